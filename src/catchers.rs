@@ -1,0 +1,48 @@
+//! JSON catchers for failures Rocket raises itself (no route, a limit hit, a guard that
+//! failed). They give the same bodies as `ApiError`.
+
+use crate::error::{ApiError, AuthFailure};
+use rocket::http::Status;
+use rocket::{catch, catchers, Catcher, Request};
+
+#[catch(401)]
+fn unauthorized(req: &Request) -> ApiError {
+    let failure = req
+        .local_cache(|| None::<AuthFailure>)
+        .unwrap_or(AuthFailure::Missing);
+    ApiError::Unauthorized(failure)
+}
+
+#[catch(404)]
+fn not_found() -> ApiError {
+    ApiError::NotFound
+}
+
+#[catch(413)]
+fn too_large() -> ApiError {
+    ApiError::PayloadTooLarge
+}
+
+#[catch(503)]
+fn unavailable() -> ApiError {
+    ApiError::Unavailable
+}
+
+#[catch(default)]
+fn default(
+    status: Status,
+    _req: &Request,
+) -> rocket::response::status::Custom<rocket::serde::json::Json<serde_json::Value>> {
+    let message = match status.code {
+        500..=599 => crate::error::INTERNAL_MESSAGE.to_string(),
+        _ => status.reason().unwrap_or("Error").to_string(),
+    };
+    rocket::response::status::Custom(
+        status,
+        rocket::serde::json::Json(serde_json::json!({ "message": message })),
+    )
+}
+
+pub fn all() -> Vec<Catcher> {
+    catchers![unauthorized, not_found, too_large, unavailable, default]
+}

@@ -1,0 +1,145 @@
+//! Command-line interface. Every `serve` flag also reads `CFDI_EXTRACT_<FLAG>`.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cfdi-extract",
+    version,
+    about = "Self-hosted CFDI invoice extraction service"
+)]
+pub struct Cli {
+    /// Data directory: database and encryption key. Created if missing.
+    #[arg(
+        long,
+        global = true,
+        env = "CFDI_EXTRACT_DATA_DIR",
+        default_value = "./data"
+    )]
+    pub data_dir: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP API and the background workers.
+    Serve(ServeArgs),
+    /// Manage organizations.
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// Manage users (API credentials).
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Listen address.
+    #[arg(long, env = "CFDI_EXTRACT_ADDRESS", default_value = "127.0.0.1")]
+    pub address: std::net::IpAddr,
+    /// Listen port (0 picks a free one; the real port is printed).
+    #[arg(long, env = "CFDI_EXTRACT_PORT", default_value_t = 8000)]
+    pub port: u16,
+    /// Background job workers (extractions, validations, deliveries).
+    #[arg(long, env = "CFDI_EXTRACT_WORKERS", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
+    /// Zero-setup mode: create the demo organization and user when no user exists.
+    #[arg(long, env = "CFDI_EXTRACT_DEV")]
+    pub dev: bool,
+    /// Simulated tax-authority latency per call (sandbox provider).
+    #[arg(long, env = "CFDI_EXTRACT_SIM_LATENCY", default_value = "300ms", value_parser = parse_duration)]
+    pub sim_latency: Duration,
+    /// Timeout of one webhook delivery attempt.
+    #[arg(long, env = "CFDI_EXTRACT_WEBHOOK_TIMEOUT", default_value = "15s", value_parser = parse_duration)]
+    pub webhook_timeout: Duration,
+    /// Delay before each delivery attempt, comma-separated; its length is the attempt count.
+    #[arg(long, env = "CFDI_EXTRACT_WEBHOOK_RETRY_SCHEDULE", default_value = "0s,5s,5m,30m,2h,5h,10h,10h", value_parser = parse_schedule)]
+    pub webhook_retry_schedule: RetrySchedule,
+    /// Refuse deliveries to loopback, private and link-local addresses.
+    #[arg(long, env = "CFDI_EXTRACT_WEBHOOK_BLOCK_PRIVATE")]
+    pub webhook_block_private: bool,
+    /// Encryption key for stored CIEC passwords (base64 of 32 bytes). Default: `secret.key` in the data directory.
+    #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
+    pub encryption_key: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OrgCommand {
+    /// Create an organization and print its id.
+    Create { name: String },
+    /// List organizations.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user in an organization; the password is read from stdin.
+    Create {
+        /// Organization id or exact name.
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        email: String,
+        /// Read the password from standard input (the only way, so it stays out of shell history).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+    /// List users.
+    List {
+        /// Only this organization (id or exact name).
+        #[arg(long)]
+        org: Option<String>,
+    },
+    /// Change a user's password; read from stdin.
+    SetPassword {
+        #[arg(long)]
+        email: String,
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+}
+
+/// The delays before each webhook delivery attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetrySchedule(pub Vec<Duration>);
+
+/// Parses `300ms`, `5s`, `5m`, `2h` (humantime syntax).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s.trim()).map_err(|e| format!("invalid duration {s:?}: {e}"))
+}
+
+pub fn parse_schedule(s: &str) -> Result<RetrySchedule, String> {
+    let steps = s
+        .split(',')
+        .map(parse_duration)
+        .collect::<Result<Vec<_>, _>>()?;
+    if steps.is_empty() {
+        return Err("the schedule needs at least one step".into());
+    }
+    Ok(RetrySchedule(steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_the_documented_units() {
+        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert!(parse_duration("five").is_err());
+    }
+
+    #[test]
+    fn schedule_lists_every_step() {
+        let s = parse_schedule("0s,5s,5m").expect("valid");
+        assert_eq!(s.0.len(), 3);
+        assert!(parse_schedule("0s,,5s").is_err());
+    }
+}

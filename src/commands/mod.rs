@@ -1,0 +1,15 @@
+//! Subcommands.
+
+pub mod org;
+pub mod serve;
+pub mod user;
+
+use crate::cli::{Cli, Command};
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(&cli.data_dir, args),
+        Command::Org(cmd) => org::run(&cli.data_dir, cmd),
+        Command::User(cmd) => user::run(&cli.data_dir, cmd),
+    }
+}

@@ -1,0 +1,44 @@
+//! The validated configuration of `serve`, built once and passed around (never global).
+
+use crate::cli::{RetrySchedule, ServeArgs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub address: std::net::IpAddr,
+    pub port: u16,
+    pub workers: usize,
+    pub dev: bool,
+    pub sim_latency: Duration,
+    pub webhook_timeout: Duration,
+    pub webhook_retry_schedule: RetrySchedule,
+    pub webhook_block_private: bool,
+    pub encryption_key: Option<String>,
+}
+
+impl Config {
+    pub fn new(data_dir: &Path, args: ServeArgs) -> Self {
+        Self {
+            data_dir: data_dir.to_path_buf(),
+            address: args.address,
+            port: args.port,
+            workers: usize::from(args.workers),
+            dev: args.dev,
+            sim_latency: args.sim_latency,
+            webhook_timeout: args.webhook_timeout,
+            webhook_retry_schedule: args.webhook_retry_schedule,
+            webhook_block_private: args.webhook_block_private,
+            encryption_key: args.encryption_key,
+        }
+    }
+}
+
+pub fn db_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("cfdi-extract.db")
+}
+
+pub fn key_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("secret.key")
+}

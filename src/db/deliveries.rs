@@ -1,0 +1,150 @@
+//! SQL for `deliveries` (one per event and webhook) and their attempt log.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub event: String,
+    pub status: String,
+    pub attempts: u32,
+    pub response_status: Option<u16>,
+    pub last_error: Option<String>,
+    pub last_attempt_at: Option<String>,
+    pub next_attempt_at: Option<String>,
+    pub created_at: String,
+}
+
+impl Delivery {
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id, "event_id": self.event_id, "event": self.event,
+            "status": self.status, "attempts": self.attempts,
+            "response_status": self.response_status, "last_error": self.last_error,
+            "last_attempt_at": self.last_attempt_at, "next_attempt_at": self.next_attempt_at,
+            "created_at": self.created_at,
+        })
+    }
+}
+
+const SELECT: &str = "SELECT d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
+    d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at
+    FROM deliveries d JOIN events e ON e.id = d.event_id";
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Delivery> {
+    Ok(Delivery {
+        id: r.get(0)?,
+        webhook_id: r.get(1)?,
+        event_id: r.get(2)?,
+        event: r.get(3)?,
+        status: r.get(4)?,
+        attempts: r.get(5)?,
+        response_status: r.get(6)?,
+        last_error: r.get(7)?,
+        last_attempt_at: r.get(8)?,
+        next_attempt_at: r.get(9)?,
+        created_at: r.get(10)?,
+    })
+}
+
+pub fn insert(
+    conn: &Connection,
+    webhook_id: &str,
+    event_id: &str,
+    next_attempt_at: &str,
+) -> anyhow::Result<String> {
+    let id = uuid::Uuid::now_v7().to_string();
+    conn.prepare_cached(
+        "INSERT INTO deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?5)",
+    )?
+    .execute(params![
+        id,
+        webhook_id,
+        event_id,
+        next_attempt_at,
+        crate::time::now()
+    ])?;
+    Ok(id)
+}
+
+pub fn list(
+    conn: &Connection,
+    webhook_id: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<Delivery>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "{SELECT} WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.id < ?2) ORDER BY d.id DESC LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![webhook_id, after, limit], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What a delivery attempt needs: the webhook's url and token and the event's body.
+pub struct Outgoing {
+    pub delivery: Delivery,
+    pub url: String,
+    pub token: String,
+    pub payload: String,
+    pub event_created_at: String,
+}
+
+pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
+                    d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at,
+                    w.url, w.token, e.payload, e.created_at
+             FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
+             WHERE d.id = ?1"
+        ))?
+        .query_row([id], |r| {
+            Ok(Outgoing {
+                delivery: from_row(r)?,
+                url: r.get(11)?,
+                token: r.get(12)?,
+                payload: r.get(13)?,
+                event_created_at: r.get(14)?,
+            })
+        })
+        .optional()?)
+}
+
+/// The result of one attempt.
+pub struct Attempt<'a> {
+    pub number: u32,
+    pub response_status: u16,
+    pub error: Option<&'a str>,
+    pub duration_ms: u64,
+    /// None when the delivery is over (succeeded or out of attempts).
+    pub next_attempt_at: Option<&'a str>,
+    pub status: &'a str,
+}
+
+pub fn record_attempt(conn: &Connection, id: &str, a: &Attempt) -> anyhow::Result<()> {
+    let now = crate::time::now();
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, response_status, error, duration_ms, attempted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![id, a.number, a.response_status, a.error, a.duration_ms as i64, now])?;
+    conn.prepare_cached(
+        "UPDATE deliveries SET status = ?2, attempts = ?3, response_status = ?4, last_error = ?5,
+                last_attempt_at = ?6, next_attempt_at = ?7
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        a.status,
+        a.number,
+        (a.response_status != 0).then_some(a.response_status),
+        a.error,
+        now,
+        a.next_attempt_at
+    ])?;
+    Ok(())
+}

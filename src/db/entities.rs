@@ -1,0 +1,136 @@
+//! SQL for `entities`. Every query is scoped by `org_id` except the worker's own loads.
+
+use crate::domain::entity::CredentialStatus;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone)]
+pub struct Entity {
+    pub id: String,
+    pub org_id: String,
+    pub tax_id: String,
+    pub name: String,
+    pub ciec_ciphertext: Vec<u8>,
+    pub credential_status: CredentialStatus,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Entity {
+    /// The public view: never the password, sealed or not.
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id, "tax_id": self.tax_id, "name": self.name,
+            "credential_status": self.credential_status.as_str(),
+            "created_at": self.created_at, "updated_at": self.updated_at,
+        })
+    }
+
+    /// The `entity` object embedded in extraction events.
+    pub fn summary(&self) -> Value {
+        json!({ "id": self.id, "tax_id": self.tax_id, "name": self.name })
+    }
+}
+
+const COLUMNS: &str =
+    "id, org_id, tax_id, name, ciec_ciphertext, credential_status, created_at, updated_at";
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Entity> {
+    let status: String = r.get(5)?;
+    Ok(Entity {
+        id: r.get(0)?,
+        org_id: r.get(1)?,
+        tax_id: r.get(2)?,
+        name: r.get(3)?,
+        ciec_ciphertext: r.get(4)?,
+        credential_status: CredentialStatus::parse(&status).unwrap_or(CredentialStatus::Pending),
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+    })
+}
+
+pub fn insert(
+    conn: &Connection,
+    org_id: &str,
+    tax_id: &str,
+    name: &str,
+    ciphertext: &[u8],
+) -> anyhow::Result<Entity> {
+    let now = crate::time::now();
+    let e = Entity {
+        id: uuid::Uuid::now_v7().to_string(),
+        org_id: org_id.to_string(),
+        tax_id: tax_id.to_string(),
+        name: name.to_string(),
+        ciec_ciphertext: ciphertext.to_vec(),
+        credential_status: CredentialStatus::Pending,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    conn.execute(
+        &format!("INSERT INTO entities ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+        params![
+            e.id,
+            e.org_id,
+            e.tax_id,
+            e.name,
+            e.ciec_ciphertext,
+            e.credential_status.as_str(),
+            e.created_at,
+            e.updated_at
+        ],
+    )?;
+    Ok(e)
+}
+
+pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM entities WHERE id = ?1 AND org_id = ?2"
+        ))?
+        .query_row(params![id, org_id], from_row)
+        .optional()?)
+}
+
+/// For workers, which act on an id they queued themselves.
+pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Entity>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM entities WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+pub fn list(
+    conn: &Connection,
+    org_id: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<Entity>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM entities WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub fn update(conn: &Connection, e: &Entity) -> anyhow::Result<()> {
+    conn.execute(
+        "UPDATE entities SET name = ?2, ciec_ciphertext = ?3, credential_status = ?4, updated_at = ?5 WHERE id = ?1",
+        params![e.id, e.name, e.ciec_ciphertext, e.credential_status.as_str(), e.updated_at],
+    )?;
+    Ok(())
+}
+
+/// Deletes the entity; its extractions, invoices, documents and payment entries go with
+/// it (foreign keys cascade), and so do its queued jobs.
+pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    conn.execute(
+        "DELETE FROM jobs WHERE status = 'queued' AND (target_id = ?1 OR target_id IN
+           (SELECT id FROM extractions WHERE entity_id = ?1))",
+        [id],
+    )?;
+    Ok(conn.execute(
+        "DELETE FROM entities WHERE id = ?1 AND org_id = ?2",
+        params![id, org_id],
+    )? == 1)
+}

@@ -1,0 +1,145 @@
+//! SQL for the durable job queue. A job row exists while the work is pending or running;
+//! finishing deletes it (the outcome lives on the resource it worked on).
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    ValidateCredential,
+    RunExtraction,
+    DeliverWebhook,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ValidateCredential => "validate_credential",
+            Kind::RunExtraction => "run_extraction",
+            Kind::DeliverWebhook => "deliver_webhook",
+        }
+    }
+
+    fn parse(s: &str) -> rusqlite::Result<Kind> {
+        match s {
+            "validate_credential" => Ok(Kind::ValidateCredential),
+            "run_extraction" => Ok(Kind::RunExtraction),
+            "deliver_webhook" => Ok(Kind::DeliverWebhook),
+            other => Err(rusqlite::Error::InvalidColumnType(
+                1,
+                format!("unknown job kind {other}"),
+                rusqlite::types::Type::Text,
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: i64,
+    pub kind: Kind,
+    pub target_id: String,
+    /// Attempts including the one being run.
+    pub attempts: u32,
+}
+
+pub fn enqueue(
+    conn: &Connection,
+    kind: Kind,
+    target_id: &str,
+    serial_key: Option<&str>,
+    run_at: &str,
+) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO jobs (kind, target_id, serial_key, status, run_at, created_at)
+         VALUES (?1, ?2, ?3, 'queued', ?4, ?5)",
+    )?
+    .execute(params![
+        kind.as_str(),
+        target_id,
+        serial_key,
+        run_at,
+        crate::time::now()
+    ])?;
+    Ok(())
+}
+
+/// Claims the oldest due job that heads its serial key, and marks it running.
+/// `provider_jobs_allowed` is false when enough workers are already talking to the tax
+/// authority, so that deliveries always have a worker.
+pub fn claim(
+    conn: &Connection,
+    now: &str,
+    provider_jobs_allowed: bool,
+) -> anyhow::Result<Option<Job>> {
+    let job = conn
+        .prepare_cached(
+            "SELECT id, kind, target_id, attempts FROM jobs j
+             WHERE status = 'queued' AND run_at <= ?1
+               AND (?2 OR kind = 'deliver_webhook')
+               AND (serial_key IS NULL OR NOT EXISTS (
+                     SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))
+             ORDER BY run_at, id LIMIT 1",
+        )?
+        .query_row(params![now, provider_jobs_allowed], |r| {
+            Ok(Job {
+                id: r.get(0)?,
+                kind: Kind::parse(&r.get::<_, String>(1)?)?,
+                target_id: r.get(2)?,
+                attempts: r.get::<_, u32>(3)? + 1,
+            })
+        })
+        .optional()?;
+    if let Some(job) = &job {
+        conn.prepare_cached(
+            "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
+        )?
+        .execute(params![job.id, now])?;
+    }
+    Ok(job)
+}
+
+pub fn running_provider_jobs(conn: &Connection) -> anyhow::Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind != 'deliver_webhook'",
+        )?
+        .query_row([], |r| r.get::<_, i64>(0))? as usize)
+}
+
+pub fn complete(conn: &Connection, id: i64) -> anyhow::Result<()> {
+    conn.prepare_cached("DELETE FROM jobs WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+pub fn reschedule(conn: &Connection, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL WHERE id = ?1",
+    )?
+    .execute(params![id, run_at, error])?;
+    Ok(())
+}
+
+/// A job left `running` by a crash or a stop goes back to the queue.
+pub fn recover(conn: &Connection) -> anyhow::Result<usize> {
+    Ok(conn.execute(
+        "UPDATE jobs SET status = 'queued', locked_at = NULL WHERE status = 'running'",
+        [],
+    )?)
+}
+
+/// When the next queued job becomes due.
+pub fn next_run_at(conn: &Connection) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// Drops queued (not running) jobs of one kind for a target, e.g. a superseded validation.
+pub fn drop_queued(conn: &Connection, kind: Kind, target_id: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "DELETE FROM jobs WHERE kind = ?1 AND target_id = ?2 AND status = 'queued'",
+        params![kind.as_str(), target_id],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! SQLite through an r2d2 pool. Every connection gets the same pragmas. Async callers go
+//! through `read` / `write`, which run on tokio's blocking pool so the executor never
+//! waits on SQLite; worker threads and the CLI use the synchronous `conn` / `tx`.
+
+pub mod deliveries;
+pub mod entities;
+
+pub mod jobs;
+pub mod migrate;
+pub mod orgs;
+pub mod users;
+pub mod webhooks;
+
+use anyhow::Context;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use std::path::Path;
+
+pub type Pool = r2d2::Pool<SqliteConnectionManager>;
+pub type PooledConn = r2d2::PooledConnection<SqliteConnectionManager>;
+
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool,
+}
+
+fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
+    // busy_timeout first: the other pragmas may need the lock.
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA cache_size = -16000;
+         PRAGMA temp_store = MEMORY;",
+    )
+}
+
+impl Db {
+    /// Opens (creating if needed) the database in `data_dir` and migrates it.
+    pub fn open(data_dir: &Path, max_connections: u32) -> anyhow::Result<Db> {
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+        let manager =
+            SqliteConnectionManager::file(crate::config::db_path(data_dir)).with_init(configure);
+        let pool = r2d2::Pool::builder()
+            .max_size(max_connections)
+            .min_idle(Some(1))
+            .build(manager)
+            .context("cannot open the database")?;
+        let db = Db { pool };
+        migrate::apply(&mut *db.conn()?).context("cannot apply the schema")?;
+        Ok(db)
+    }
+
+    pub fn conn(&self) -> anyhow::Result<PooledConn> {
+        self.pool.get().context("no database connection available")
+    }
+
+    /// Runs `f` in an IMMEDIATE transaction (takes the write lock up front, so two
+    /// writers never deadlock upgrading a read lock) and commits when it returns Ok.
+    pub fn tx<T>(&self, f: impl FnOnce(&Transaction) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// A read on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> anyhow::Result<T> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || f(&*db.conn()?))
+            .await
+            .context("database task panicked")?
+    }
+
+    /// A write transaction on the blocking pool.
+    pub async fn write<T, F>(&self, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction) -> anyhow::Result<T> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || db.tx(f))
+            .await
+            .context("database task panicked")?
+    }
+}
+
+/// True when `err` is a UNIQUE constraint violation (turned into a 422 by callers).
+pub fn is_unique_violation(err: &anyhow::Error) -> bool {
+    matches!(
+        err.downcast_ref::<rusqlite::Error>(),
+        Some(rusqlite::Error::SqliteFailure(e, _))
+            if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+    )
+}

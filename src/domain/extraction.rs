@@ -1,0 +1,235 @@
+//! Extractions: one run against the tax authority for an entity, a period and a direction.
+
+use super::{required_object, required_string};
+use crate::error::FieldErrors;
+use chrono::NaiveDate;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Issued,
+    Received,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Issued => "issued",
+            Direction::Received => "received",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "issued" => Some(Direction::Issued),
+            "received" => Some(Direction::Received),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Pending,
+    Running,
+    Finished,
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Running => "running",
+            Status::Finished => "finished",
+            Status::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(Status::Pending),
+            "running" => Some(Status::Running),
+            "finished" => Some(Status::Finished),
+            "failed" => Some(Status::Failed),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedReason {
+    InvalidCredentials,
+    CredentialsNotValidated,
+    SatUnavailable,
+    InternalError,
+}
+
+impl FailedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailedReason::InvalidCredentials => "invalid_credentials",
+            FailedReason::CredentialsNotValidated => "credentials_not_validated",
+            FailedReason::SatUnavailable => "sat_unavailable",
+            FailedReason::InternalError => "internal_error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewExtraction {
+    pub entity_id: String,
+    pub period: Period,
+    pub direction: Direction,
+}
+
+/// A date field: `YYYY-MM-DD` or RFC 3339.
+fn date_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    errors: &mut FieldErrors,
+) -> Option<NaiveDate> {
+    let s = required_string(obj, key, field, errors)?;
+    let date = crate::time::parse_date(&s);
+    if date.is_none() {
+        errors.add(field, "must be a date (YYYY-MM-DD)");
+    }
+    date
+}
+
+impl NewExtraction {
+    pub fn parse(body: &Map<String, Value>) -> Result<NewExtraction, FieldErrors> {
+        let mut errors = FieldErrors::new();
+        let entity_id =
+            required_string(body, "entity_id", "entity_id", &mut errors).and_then(|s| {
+                let id = uuid::Uuid::parse_str(s.trim()).ok().map(|u| u.to_string());
+                if id.is_none() {
+                    errors.add("entity_id", "must be a UUID");
+                }
+                id
+            });
+        let options = required_object(body, "options", "options", &mut errors);
+        let mut period = None;
+        let mut direction = None;
+        if let Some(options) = options {
+            if let Some(p) = required_object(options, "period", "options.period", &mut errors) {
+                let from = date_field(p, "from", "options.period.from", &mut errors);
+                let to = date_field(p, "to", "options.period.to", &mut errors);
+                if let (Some(from), Some(to)) = (from, to) {
+                    if to < from {
+                        errors.add(
+                            "options.period.to",
+                            "must be on or after options.period.from",
+                        );
+                    } else {
+                        period = Some(Period { from, to });
+                    }
+                }
+            }
+            if let Some(d) = required_string(
+                options,
+                "download_type",
+                "options.download_type",
+                &mut errors,
+            ) {
+                direction = Direction::parse(&d);
+                if direction.is_none() {
+                    errors.add("options.download_type", "must be issued or received");
+                }
+            }
+        }
+        match (entity_id, period, direction) {
+            (Some(entity_id), Some(period), Some(direction)) if errors.is_empty() => {
+                Ok(NewExtraction {
+                    entity_id,
+                    period,
+                    direction,
+                })
+            }
+            _ => Err(errors),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<NewExtraction, FieldErrors> {
+        NewExtraction::parse(v.as_object().expect("object"))
+    }
+
+    fn body(from: &str, to: &str, kind: &str) -> Value {
+        json!({
+            "entity_id": "0196b0a0-0000-7000-8000-000000000001",
+            "options": { "period": { "from": from, "to": to }, "download_type": kind }
+        })
+    }
+
+    #[test]
+    fn valid_bodies_parse_including_same_day_and_timestamps() {
+        let e = parse(body("2026-01-01", "2026-01-01", "issued")).expect("valid");
+        assert_eq!(e.period.from, e.period.to);
+        let e = parse(body(
+            "2026-01-01T00:00:00Z",
+            "2026-01-31T23:59:59-06:00",
+            "received",
+        ))
+        .expect("valid");
+        assert_eq!(e.direction, Direction::Received);
+    }
+
+    #[test]
+    fn each_rule_fails_on_its_dotted_field() {
+        let cases = [
+            (
+                body("2026-02-01", "2026-01-01", "issued"),
+                "options.period.to",
+            ),
+            (
+                body("2026-13-01", "2026-01-01", "issued"),
+                "options.period.from",
+            ),
+            (body("2026-01-01", "soon", "issued"), "options.period.to"),
+            (
+                body("2026-01-01", "2026-01-02", "both"),
+                "options.download_type",
+            ),
+            (
+                json!({"entity_id": "nope", "options": {"period": {"from": "2026-01-01", "to": "2026-01-01"}, "download_type": "issued"}}),
+                "entity_id",
+            ),
+            (
+                json!({"options": {"period": {"from": "2026-01-01", "to": "2026-01-01"}, "download_type": "issued"}}),
+                "entity_id",
+            ),
+            (
+                json!({"entity_id": "0196b0a0-0000-7000-8000-000000000001"}),
+                "options",
+            ),
+            (
+                json!({"entity_id": "0196b0a0-0000-7000-8000-000000000001", "options": {"download_type": "issued"}}),
+                "options.period",
+            ),
+            (
+                json!({"entity_id": "0196b0a0-0000-7000-8000-000000000001", "options": []}),
+                "options",
+            ),
+        ];
+        for (b, field) in cases {
+            let errors = parse(b.clone()).expect_err("invalid");
+            assert!(
+                errors.contains(field),
+                "{b} should fail on {field}: {errors:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Validated values of the API. Raw input is a JSON object; each `parse` collects every
+//! field error (dotted names for nested fields) before it fails.
+
+pub mod entity;
+pub mod extraction;
+pub mod webhook;
+
+use crate::error::FieldErrors;
+use serde_json::{Map, Value};
+
+pub const BLANK: &str = "can't be blank";
+pub const NOT_A_STRING: &str = "must be a string";
+
+/// A field that must hold a non-blank string. Adds an error and returns None otherwise.
+pub fn required_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    errors: &mut FieldErrors,
+) -> Option<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => {
+            errors.add(field, BLANK);
+            None
+        }
+        Some(value) => string_value(value, field, errors),
+    }
+}
+
+/// A field that may be absent (None), but when present must be a non-blank string.
+pub fn optional_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    field: &str,
+    errors: &mut FieldErrors,
+) -> Option<String> {
+    obj.get(key).and_then(|v| string_value(v, field, errors))
+}
+
+fn string_value(value: &Value, field: &str, errors: &mut FieldErrors) -> Option<String> {
+    match value {
+        Value::String(s) if s.trim().is_empty() => {
+            errors.add(field, BLANK);
+            None
+        }
+        Value::String(s) => Some(s.clone()),
+        _ => {
+            errors.add(field, NOT_A_STRING);
+            None
+        }
+    }
+}
+
+/// A nested object that is required (`options`, `options.period`).
+pub fn required_object<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    field: &str,
+    errors: &mut FieldErrors,
+) -> Option<&'a Map<String, Value>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => {
+            errors.add(field, BLANK);
+            None
+        }
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => {
+            errors.add(field, "must be an object");
+            None
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The one error type of the HTTP edge. Every non-2xx JSON body comes from here or from
+//! `catchers`, which produce the same shapes.
+
+use rocket::http::{Header, Status};
+use rocket::response::{self, Responder};
+use rocket::serde::json::Json;
+use rocket::Request;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Field name -> messages, with dotted names for nested fields (`options.period.to`).
+/// Ordered so bodies are stable.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct FieldErrors(BTreeMap<String, Vec<String>>);
+
+impl FieldErrors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn single(field: &str, message: &str) -> Self {
+        let mut e = Self::new();
+        e.add(field, message);
+        e
+    }
+
+    pub fn add(&mut self, field: &str, message: &str) {
+        self.0
+            .entry(field.to_string())
+            .or_default()
+            .push(message.to_string());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains(&self, field: &str) -> bool {
+        self.0.contains_key(field)
+    }
+
+    /// Ok when nothing was added; otherwise a 422.
+    pub fn into_result(self) -> Result<(), ApiError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(self))
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "errors": self.0 })
+    }
+}
+
+/// Which of the two 401 messages applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    Missing,
+    Invalid,
+}
+
+impl AuthFailure {
+    pub fn message(self) -> &'static str {
+        match self {
+            AuthFailure::Missing => {
+                "Missing Authorization header: use HTTP Basic authentication with your email and password"
+            }
+            AuthFailure::Invalid => "Invalid credentials",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("unauthorized")]
+    Unauthorized(AuthFailure),
+    #[error("validation failed")]
+    Validation(FieldErrors),
+    #[error("not found")]
+    NotFound,
+    #[error("{0} not found")]
+    FieldNotFound(&'static str),
+    #[error("payload too large")]
+    PayloadTooLarge,
+    #[error("service unavailable")]
+    Unavailable,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+pub const NOT_FOUND_MESSAGE: &str = "Not found";
+pub const TOO_LARGE_MESSAGE: &str = "Request body is larger than 1 MiB";
+pub const INTERNAL_MESSAGE: &str = "Internal server error";
+pub const WWW_AUTHENTICATE: &str = "Basic realm=\"cfdi-extract\"";
+
+impl ApiError {
+    pub fn validation(field: &str, message: &str) -> Self {
+        ApiError::Validation(FieldErrors::single(field, message))
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            ApiError::Unauthorized(_) => Status::Unauthorized,
+            ApiError::Validation(_) => Status::UnprocessableEntity,
+            ApiError::NotFound | ApiError::FieldNotFound(_) => Status::NotFound,
+            ApiError::PayloadTooLarge => Status::PayloadTooLarge,
+            ApiError::Unavailable => Status::ServiceUnavailable,
+            ApiError::Internal(_) => Status::InternalServerError,
+        }
+    }
+
+    pub fn body(&self) -> Value {
+        match self {
+            ApiError::Unauthorized(f) => json!({ "message": f.message() }),
+            ApiError::Validation(errors) => errors.to_json(),
+            ApiError::NotFound => json!({ "message": NOT_FOUND_MESSAGE }),
+            ApiError::FieldNotFound(field) => json!({ "errors": { *field: ["not found"] } }),
+            ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
+            ApiError::Unavailable => json!({ "status": "unavailable" }),
+            ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
+impl<'r> Responder<'r, 'static> for ApiError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        if let ApiError::Internal(cause) = &self {
+            log::error!("{} {}: {cause:#}", req.method(), req.uri().path());
+        }
+        let status = self.status();
+        let mut res = Json(self.body()).respond_to(req)?;
+        res.set_status(status);
+        if status == Status::Unauthorized {
+            res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
+        }
+        Ok(res)
+    }
+}
+
+/// A successful JSON answer with an explicit status (201 on create).
+pub struct Created(pub Value);
+
+impl<'r> Responder<'r, 'static> for Created {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let mut res = Json(self.0).respond_to(req)?;
+        res.set_status(Status::Created);
+        Ok(res)
+    }
+}

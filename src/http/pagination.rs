@@ -1,0 +1,125 @@
+//! `?limit=` / `?cursor=` and the `{ data, next_cursor }` envelope. A cursor is the
+//! opaque base64 of the last row's sort key; lists fetch `limit + 1` rows to know
+//! whether another page exists.
+
+use crate::error::FieldErrors;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::{json, Value};
+
+pub const DEFAULT_LIMIT: usize = 50;
+pub const MAX_LIMIT: usize = 500;
+
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    pub limit: usize,
+    /// The sort key after which the page starts (decoded cursor).
+    pub after: Option<Vec<String>>,
+}
+
+impl Page {
+    /// Parses `limit` and `cursor`, adding errors under their names. `key_len` is the
+    /// number of parts the list's sort key has.
+    pub fn parse(
+        limit: Option<&str>,
+        cursor: Option<&str>,
+        key_len: usize,
+        errors: &mut FieldErrors,
+    ) -> Page {
+        let limit = match limit.map(str::trim) {
+            None => DEFAULT_LIMIT,
+            Some(s) => match s.parse::<usize>() {
+                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+                _ => {
+                    errors.add("limit", "must be an integer from 1 to 500");
+                    DEFAULT_LIMIT
+                }
+            },
+        };
+        let after = match cursor {
+            None | Some("") => None,
+            Some(c) => match decode(c) {
+                Some(parts) if parts.len() == key_len => Some(parts),
+                _ => {
+                    errors.add("cursor", "is invalid");
+                    None
+                }
+            },
+        };
+        Page { limit, after }
+    }
+
+    /// Builds the envelope from up to `limit + 1` rows, each with its sort key.
+    pub fn envelope<T>(&self, mut rows: Vec<(Vec<String>, T)>, view: impl Fn(T) -> Value) -> Value {
+        let more = rows.len() > self.limit;
+        rows.truncate(self.limit);
+        let next_cursor = if more {
+            rows.last().map(|(key, _)| encode(key))
+        } else {
+            None
+        };
+        let data: Vec<Value> = rows.into_iter().map(|(_, row)| view(row)).collect();
+        json!({ "data": data, "next_cursor": next_cursor })
+    }
+
+    /// `LIMIT` for the query: one more than the page to detect a next page.
+    pub fn fetch(&self) -> i64 {
+        (self.limit + 1) as i64
+    }
+}
+
+fn encode(key: &[String]) -> String {
+    URL_SAFE_NO_PAD.encode(serde_json::to_vec(key).unwrap_or_default())
+}
+
+fn decode(cursor: &str) -> Option<Vec<String>> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor.trim()).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_and_bounds() {
+        let mut e = FieldErrors::new();
+        assert_eq!(Page::parse(None, None, 1, &mut e).limit, 50);
+        assert_eq!(Page::parse(Some("500"), None, 1, &mut e).limit, 500);
+        assert!(e.is_empty());
+        Page::parse(Some("0"), None, 1, &mut e);
+        assert!(e.contains("limit"));
+        let mut e = FieldErrors::new();
+        Page::parse(Some("501"), None, 1, &mut e);
+        Page::parse(Some("abc"), None, 1, &mut e);
+        assert!(e.contains("limit"));
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        let page = Page {
+            limit: 1,
+            after: None,
+        };
+        let env = page.envelope(vec![(vec!["a".into()], 1), (vec!["b".into()], 2)], |n| {
+            json!(n)
+        });
+        let cursor = env["next_cursor"].as_str().expect("more pages").to_string();
+        let mut e = FieldErrors::new();
+        let next = Page::parse(None, Some(&cursor), 1, &mut e);
+        assert_eq!(next.after, Some(vec!["a".to_string()]));
+        Page::parse(None, Some("!!not-base64"), 1, &mut e);
+        Page::parse(None, Some(&cursor), 2, &mut e);
+        assert!(e.contains("cursor"));
+    }
+
+    #[test]
+    fn last_page_has_no_cursor() {
+        let page = Page {
+            limit: 5,
+            after: None,
+        };
+        let env = page.envelope(vec![(vec!["a".into()], 1)], |n| json!(n));
+        assert!(env["next_cursor"].is_null());
+    }
+}

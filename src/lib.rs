@@ -1,0 +1,30 @@
+//! cfdi-extract: a self-hosted service that extracts Mexican electronic invoices (CFDI)
+//! from the tax authority, keeps payment balances exact and serves them over a JSON API.
+//!
+//! Flow: HTTP edge (`routes`, `auth`, `http`, `error`) -> domain (`domain`, `cfdi`,
+//! `payments`) -> storage (`db`). Background work (`jobs`) and the tax-authority
+//! providers (`sat`) sit beside the edge and use the same domain and storage.
+
+pub mod auth;
+pub mod catchers;
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod crypto;
+pub mod db;
+pub mod docs;
+pub mod domain;
+pub mod error;
+pub mod events;
+pub mod http;
+
+pub mod jobs;
+pub mod logging;
+pub mod password;
+
+pub mod routes;
+pub mod sat;
+pub mod server;
+pub mod time;
+pub mod webhook_signing;

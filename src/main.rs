@@ -1,0 +1,19 @@
+use clap::Parser;
+use std::process::ExitCode;
+
+// argon2 allocates 19 MiB per verification; glibc's allocator keeps such blocks per
+// thread arena and grows to gigabytes under bursts, mimalloc returns them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let cli = cfdi_extract::cli::Cli::parse();
+    cfdi_extract::logging::init();
+    match cfdi_extract::commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! `/v1/entities`: taxpayers and their CIEC credential.
+
+use super::{keyed_by_id, Ctx};
+use crate::auth::AuthUser;
+use crate::db::{self, jobs::Kind};
+use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
+use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::events::{self, Resource};
+use crate::http::{
+    ids,
+    json_body::{BodyError, JsonBody},
+    pagination::Page,
+    query::Query,
+};
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{delete, get, patch, post, routes, Route};
+use serde_json::Value;
+
+pub fn routes() -> Vec<Route> {
+    routes![
+        create_entity,
+        list_entities,
+        get_entity,
+        update_entity,
+        delete_entity
+    ]
+}
+
+fn serial_key(entity_id: &str) -> String {
+    format!("credential:{entity_id}")
+}
+
+#[post("/v1/entities", data = "<body>")]
+async fn create_entity(
+    user: AuthUser,
+    body: Result<JsonBody, BodyError>,
+    ctx: &Ctx,
+) -> ApiResult<Created> {
+    let new = NewEntity::parse(&body?.0).map_err(ApiError::Validation)?;
+    let sealed = ctx.cipher.seal(&new.ciec_password)?;
+    let created = ctx
+        .db
+        .write(move |tx| {
+            let e = db::entities::insert(tx, &user.org_id, &new.tax_id, &new.name, &sealed)?;
+            db::jobs::enqueue(
+                tx,
+                Kind::ValidateCredential,
+                &e.id,
+                Some(&serial_key(&e.id)),
+                &crate::time::now(),
+            )?;
+            Ok(e)
+        })
+        .await;
+    let entity = match created {
+        Ok(e) => e,
+        Err(e) if db::is_unique_violation(&e) => {
+            return Err(ApiError::validation("tax_id", "has already been taken"))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    ctx.waker.wake();
+    Ok(Created(entity.view()))
+}
+
+#[get("/v1/entities")]
+async fn list_entities(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let mut errors = FieldErrors::new();
+    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
+    errors.into_result()?;
+    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| db::entities::list(c, &user.org_id, after.as_deref(), fetch))
+        .await?;
+    Ok(Json(
+        page.envelope(keyed_by_id(rows, |e| &e.id), |e| e.view()),
+    ))
+}
+
+#[get("/v1/entities/<id>")]
+async fn get_entity(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let id = ids::parse(id)?;
+    let entity = ctx
+        .db
+        .read(move |c| db::entities::get(c, &user.org_id, &id))
+        .await?;
+    Ok(Json(entity.ok_or(ApiError::NotFound)?.view()))
+}
+
+#[patch("/v1/entities/<id>", data = "<body>")]
+async fn update_entity(
+    user: AuthUser,
+    id: &str,
+    body: Result<JsonBody, BodyError>,
+    ctx: &Ctx,
+) -> ApiResult<Json<Value>> {
+    let patch = EntityPatch::parse(&body?.0).map_err(ApiError::Validation)?;
+    let id = ids::parse(id)?;
+    let sealed = patch
+        .ciec_password
+        .as_deref()
+        .map(|p| ctx.cipher.seal(p))
+        .transpose()?;
+    let first_attempt_at = ctx.first_attempt_at();
+    let updated = ctx
+        .db
+        .write(move |tx| {
+            let Some(mut e) = db::entities::get(tx, &user.org_id, &id)? else {
+                return Ok(None);
+            };
+            if let Some(name) = patch.name {
+                e.name = name;
+            }
+            e.updated_at = crate::time::now();
+            if let Some(sealed) = sealed {
+                // A new password must be validated again.
+                e.ciec_ciphertext = sealed;
+                let was = e.credential_status;
+                e.credential_status = CredentialStatus::Pending;
+                db::jobs::drop_queued(tx, Kind::ValidateCredential, &e.id)?;
+                db::jobs::enqueue(
+                    tx,
+                    Kind::ValidateCredential,
+                    &e.id,
+                    Some(&serial_key(&e.id)),
+                    &crate::time::now(),
+                )?;
+                db::entities::update(tx, &e)?;
+                if was != CredentialStatus::Pending {
+                    events::emit(
+                        tx,
+                        &e.org_id,
+                        Resource::Entity,
+                        &e.id,
+                        e.view(),
+                        &first_attempt_at,
+                    )?;
+                }
+            } else {
+                db::entities::update(tx, &e)?;
+            }
+            Ok(Some(e))
+        })
+        .await?;
+    ctx.waker.wake();
+    Ok(Json(updated.ok_or(ApiError::NotFound)?.view()))
+}
+
+#[delete("/v1/entities/<id>")]
+async fn delete_entity(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Status> {
+    let id = ids::parse(id)?;
+    let deleted = ctx
+        .db
+        .write(move |tx| db::entities::delete(tx, &user.org_id, &id))
+        .await?;
+    if deleted {
+        Ok(Status::NoContent)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}

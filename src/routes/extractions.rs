@@ -1,0 +1,4 @@
+use rocket::Route;
+pub fn routes() -> Vec<Route> {
+    vec![]
+}

@@ -1,0 +1,33 @@
+//! Routes outside `/v1`: health.
+
+use crate::db::Db;
+use crate::error::{ApiError, ApiResult};
+use rocket::serde::json::Json;
+use rocket::{get, routes, Route, State};
+use serde_json::{json, Value};
+
+pub fn routes() -> Vec<Route> {
+    routes![get_health]
+}
+
+/// 200 when the database answers a query, 503 otherwise.
+#[get("/up")]
+async fn get_health(db: &State<Db>) -> ApiResult<Json<Value>> {
+    let ok = db
+        .read(|conn| {
+            Ok(conn
+                .query_row("SELECT 1 FROM orgs LIMIT 1", [], |_| Ok(()))
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(()),
+                    e => Err(e),
+                })?)
+        })
+        .await;
+    match ok {
+        Ok(()) => Ok(Json(json!({ "status": "ok" }))),
+        Err(e) => {
+            log::error!("health check failed: {e:#}");
+            Err(ApiError::Unavailable)
+        }
+    }
+}

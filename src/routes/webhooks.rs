@@ -1,0 +1,111 @@
+//! `/v1/webhooks`: registrations and their delivery log.
+
+use super::{keyed_by_id, Ctx};
+use crate::auth::AuthUser;
+use crate::db;
+use crate::domain::webhook::NewWebhook;
+use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::http::{
+    ids,
+    json_body::{BodyError, JsonBody},
+    pagination::Page,
+    query::Query,
+};
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{delete, get, post, routes, Route};
+use serde_json::Value;
+
+pub fn routes() -> Vec<Route> {
+    routes![
+        create_webhook,
+        list_webhooks,
+        get_webhook,
+        delete_webhook,
+        list_webhook_deliveries
+    ]
+}
+
+#[post("/v1/webhooks", data = "<body>")]
+async fn create_webhook(
+    user: AuthUser,
+    body: Result<JsonBody, BodyError>,
+    ctx: &Ctx,
+) -> ApiResult<Created> {
+    let new = NewWebhook::parse(&body?.0).map_err(ApiError::Validation)?;
+    let token = crate::crypto::webhook_token()?;
+    let hook = ctx
+        .db
+        .write(move |tx| db::webhooks::insert(tx, &user.org_id, &new.url, &new.events, &token))
+        .await?;
+    Ok(Created(hook.view()))
+}
+
+fn page_of(query: &Query) -> ApiResult<Page> {
+    let mut errors = FieldErrors::new();
+    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
+    errors.into_result()?;
+    Ok(page)
+}
+
+#[get("/v1/webhooks")]
+async fn list_webhooks(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let page = page_of(&query)?;
+    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| db::webhooks::list(c, &user.org_id, after.as_deref(), fetch))
+        .await?;
+    Ok(Json(
+        page.envelope(keyed_by_id(rows, |w| &w.id), |w| w.view()),
+    ))
+}
+
+#[get("/v1/webhooks/<id>")]
+async fn get_webhook(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let id = ids::parse(id)?;
+    let hook = ctx
+        .db
+        .read(move |c| db::webhooks::get(c, &user.org_id, &id))
+        .await?;
+    Ok(Json(hook.ok_or(ApiError::NotFound)?.view()))
+}
+
+#[delete("/v1/webhooks/<id>")]
+async fn delete_webhook(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Status> {
+    let id = ids::parse(id)?;
+    let deleted = ctx
+        .db
+        .write(move |tx| db::webhooks::delete(tx, &user.org_id, &id))
+        .await?;
+    if deleted {
+        Ok(Status::NoContent)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}
+
+#[get("/v1/webhooks/<id>/deliveries")]
+async fn list_webhook_deliveries(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Value>> {
+    let page = page_of(&query)?;
+    let id = ids::parse(id)?;
+    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| {
+            if db::webhooks::get(c, &user.org_id, &id)?.is_none() {
+                return Ok(None);
+            }
+            db::deliveries::list(c, &id, after.as_deref(), fetch).map(Some)
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(
+        page.envelope(keyed_by_id(rows, |d| &d.id), |d| d.view()),
+    ))
+}

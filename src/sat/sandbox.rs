@@ -1,0 +1,200 @@
+//! The sandbox tax authority: a deterministic simulator so the service runs with zero
+//! setup and tests need no network. Its rules (documented in `/docs/sandbox`):
+//! - every call takes `--sim-latency`;
+//! - a password starting `bad` is refused; one starting `chg` passes validation and is
+//!   refused at every extraction login;
+//! - a tax_id starting `OFF` is unreachable; one starting `UNA` logs in but its invoice
+//!   service is down; one starting `BIG` has about 500 invoices a day;
+//! - invoices come from `sandbox_docs`, the same for a (tax_id, direction, day) every time;
+//! - withheld XML and late cancellations depend on whether the extraction asking is the
+//!   one that first listed the invoice, recorded in `sandbox_listings`.
+
+use super::sandbox_docs::{self, SandboxInvoice};
+use super::{Credential, Document, Metadata, RunContext, SatError, Session, TaxAuthority};
+use crate::db::Db;
+use crate::domain::extraction::{Direction, Period};
+use rusqlite::params;
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub struct Sandbox {
+    db: Db,
+    latency: Duration,
+}
+
+impl Sandbox {
+    pub fn new(db: Db, latency: Duration) -> Self {
+        Self { db, latency }
+    }
+
+    fn call(&self) {
+        if !self.latency.is_zero() {
+            std::thread::sleep(self.latency);
+        }
+    }
+}
+
+fn unreachable(tax_id: &str) -> bool {
+    tax_id.starts_with("OFF")
+}
+
+impl TaxAuthority for Sandbox {
+    fn validate(&self, credential: &Credential) -> Result<(), SatError> {
+        self.call();
+        if unreachable(&credential.tax_id) {
+            return Err(SatError::Unavailable(
+                "sandbox: OFF tax ids are unreachable".into(),
+            ));
+        }
+        if credential.password.starts_with("bad") {
+            return Err(SatError::InvalidCredentials);
+        }
+        Ok(())
+    }
+
+    fn login(
+        &self,
+        credential: &Credential,
+        run: &RunContext,
+    ) -> Result<Box<dyn Session>, SatError> {
+        self.validate(credential)?;
+        if credential.password.starts_with("chg") {
+            return Err(SatError::InvalidCredentials);
+        }
+        Ok(Box::new(SandboxSession {
+            db: self.db.clone(),
+            latency: self.latency,
+            tax_id: credential.tax_id.clone(),
+            run: run.clone(),
+            listed: HashMap::new(),
+        }))
+    }
+}
+
+struct SandboxSession {
+    db: Db,
+    latency: Duration,
+    tax_id: String,
+    run: RunContext,
+    /// uuid -> (invoice, listed first by this run)
+    listed: HashMap<String, (SandboxInvoice, bool)>,
+}
+
+fn docs_direction(d: Direction) -> sandbox_docs::Direction {
+    match d {
+        Direction::Issued => sandbox_docs::Direction::Issued,
+        Direction::Received => sandbox_docs::Direction::Received,
+    }
+}
+
+impl SandboxSession {
+    fn call(&self) {
+        if !self.latency.is_zero() {
+            std::thread::sleep(self.latency);
+        }
+    }
+
+    /// Records which run first listed each invoice; returns the uuids this run was first for.
+    fn record_listing(
+        &self,
+        direction: Direction,
+        invoices: &[SandboxInvoice],
+    ) -> anyhow::Result<HashMap<String, bool>> {
+        self.db.tx(|tx| {
+            let mut insert = tx.prepare_cached(
+                "INSERT OR IGNORE INTO sandbox_listings (entity_id, direction, uuid, first_extraction_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut first = tx.prepare_cached(
+                "SELECT first_extraction_id FROM sandbox_listings WHERE entity_id = ?1 AND direction = ?2 AND uuid = ?3",
+            )?;
+            let mut out = HashMap::with_capacity(invoices.len());
+            for inv in invoices {
+                insert.execute(params![self.run.entity_id, direction.as_str(), inv.uuid, self.run.extraction_id])?;
+                let by: String = first.query_row(params![self.run.entity_id, direction.as_str(), inv.uuid], |r| r.get(0))?;
+                out.insert(inv.uuid.clone(), by == self.run.extraction_id);
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl Session for SandboxSession {
+    fn list(&mut self, direction: Direction, period: Period) -> Result<Vec<Metadata>, SatError> {
+        self.call();
+        if self.tax_id.starts_with("UNA") {
+            return Err(SatError::Unavailable(
+                "sandbox: the invoice service is down for UNA tax ids".into(),
+            ));
+        }
+        let invoices = sandbox_docs::invoices_for_period(
+            &self.tax_id,
+            docs_direction(direction),
+            period.from,
+            period.to,
+        );
+        let first = self.record_listing(direction, &invoices)?;
+        let mut out = Vec::with_capacity(invoices.len());
+        for inv in invoices {
+            let first_listing = first.get(&inv.uuid).copied().unwrap_or(false);
+            out.push(metadata(&inv, first_listing));
+            self.listed.insert(inv.uuid.clone(), (inv, first_listing));
+        }
+        Ok(out)
+    }
+
+    fn download(
+        &mut self,
+        direction: Direction,
+        items: &[Metadata],
+    ) -> Result<Vec<Document>, SatError> {
+        self.call();
+        let dir = docs_direction(direction);
+        let mut docs = Vec::with_capacity(items.len());
+        for item in items {
+            let Some((inv, first_listing)) = self.listed.get(&item.uuid) else {
+                return Err(SatError::Unavailable(format!(
+                    "sandbox: {} was not listed in this session",
+                    item.uuid
+                )));
+            };
+            if inv.xml_withheld_first && *first_listing {
+                docs.push(Document {
+                    uuid: item.uuid.clone(),
+                    xml: None,
+                    pdf: None,
+                });
+                continue;
+            }
+            docs.push(Document {
+                uuid: item.uuid.clone(),
+                xml: Some(sandbox_docs::render_xml(&self.tax_id, dir, inv)),
+                pdf: sandbox_docs::render_pdf(&self.tax_id, dir, inv),
+            });
+        }
+        Ok(docs)
+    }
+}
+
+const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
+
+fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
+    // Half of the cancelled invoices were cancelled after the first listing saw them.
+    let cancelled = inv.cancelled_at.is_some() && !(inv.cancellation_seen_late && first_listing);
+    Metadata {
+        uuid: inv.uuid.clone(),
+        issuer_tax_id: inv.issuer_tax_id.clone(),
+        issuer_name: Some(inv.issuer_name.clone()),
+        receiver_tax_id: inv.receiver_tax_id.clone(),
+        receiver_name: Some(inv.receiver_name.clone()),
+        issued_at: Some(inv.issued_at.format(LOCAL_TIME).to_string()),
+        certified_at: None,
+        total: Some(inv.total),
+        invoice_type: Some(inv.invoice_type.to_string()),
+        cancelled,
+        cancelled_at: inv
+            .cancelled_at
+            .filter(|_| cancelled)
+            .map(|t| t.format(LOCAL_TIME).to_string()),
+    }
+}

@@ -1,0 +1,46 @@
+//! Builds the Rocket instance: configuration, managed state, routes, catchers, and the
+//! fairing that prints the real listening address.
+
+use crate::auth::Authenticator;
+use crate::jobs::Context;
+use rocket::config::{LogLevel, Shutdown};
+use rocket::data::{Limits, ToByteUnit};
+use rocket::fairing::AdHoc;
+use rocket::{Build, Rocket};
+use std::sync::Arc;
+
+pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
+    let config = &ctx.config;
+    let figment = rocket::Config::figment()
+        .merge(("address", config.address))
+        .merge(("port", config.port))
+        .merge(("log_level", LogLevel::Off))
+        .merge(("cli_colors", false))
+        .merge(("ident", "cfdi-extract"))
+        .merge(("limits", Limits::default().limit("bytes", 2.mebibytes())))
+        .merge((
+            "shutdown",
+            Shutdown {
+                grace: 5,
+                mercy: 5,
+                ..Shutdown::default()
+            },
+        ));
+    rocket::custom(figment)
+        .manage(ctx.db.clone())
+        .manage(Authenticator::new())
+        .manage(ctx.clone())
+        .mount("/", crate::routes::service::routes())
+        .mount("/", crate::routes::v1())
+        .mount("/", crate::docs::routes())
+        .register("/", crate::catchers::all())
+        .attach(AdHoc::on_liftoff("announce", |rocket| {
+            Box::pin(async move {
+                let c = rocket.config();
+                // Printed once the socket is bound, so `--port 0` shows the real port.
+                println!("listening on http://{}:{}", c.address, c.port);
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+            })
+        }))
+}
