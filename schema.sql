@@ -90,6 +90,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     last_payment_date   TEXT,
     fully_paid_at       TEXT,
     payment_conflicts   INTEGER NOT NULL DEFAULT 0,
+    outstanding         INTEGER NOT NULL DEFAULT 0, -- due_amount > 0, decided exactly in Rust
     items_json          TEXT,
     payments_json       TEXT,
     created_at          TEXT NOT NULL,

@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod catchers;
+pub mod cfdi;
 
 pub mod cli;
 pub mod commands;
@@ -18,10 +19,12 @@ pub mod domain;
 pub mod error;
 pub mod events;
 pub mod http;
+pub mod ingest;
 
 pub mod jobs;
 pub mod logging;
 pub mod password;
+pub mod payments;
 
 pub mod routes;
 pub mod sat;

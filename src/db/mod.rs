@@ -4,6 +4,7 @@
 
 pub mod deliveries;
 pub mod entities;
+pub mod invoices;
 
 pub mod jobs;
 pub mod migrate;

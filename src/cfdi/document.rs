@@ -1,0 +1,287 @@
+//! The Comprobante itself: header, parties, items, relations and stamp.
+
+use roxmltree::{Document, Node};
+
+use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
+use super::{depth, pagos, Cfdi, CfdiError, InvoiceType, Item, Party, Related, Stamp, Version};
+
+const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+
+// Comprobante attributes: 3.3/4.0 spelling, then 3.2 spelling.
+const TYPE: Attr = Attr::new("TipoDeComprobante", "tipoDeComprobante");
+const SERIES: Attr = Attr::new("Serie", "serie");
+const FOLIO: Attr = Attr::new("Folio", "folio");
+const DATE: Attr = Attr::new("Fecha", "fecha");
+const CURRENCY: Attr = Attr::new("Moneda", "Moneda");
+const EXCHANGE_RATE: Attr = Attr::new("TipoCambio", "TipoCambio");
+const SUBTOTAL: Attr = Attr::new("SubTotal", "subTotal");
+const DISCOUNT: Attr = Attr::new("Descuento", "descuento");
+const TOTAL: Attr = Attr::new("Total", "total");
+const PAYMENT_METHOD: Attr = Attr::new("MetodoPago", "metodoDePago");
+const PAYMENT_FORM: Attr = Attr::new("FormaPago", "formaDePago");
+
+// Emisor / Receptor.
+const ISSUER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Emisor@Rfc");
+const RECEIVER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Receptor@Rfc");
+const NAME: Attr = Attr::new("Nombre", "nombre");
+const REGIME: Attr = Attr::new("RegimenFiscal", "RegimenFiscal");
+const REGIME_32: Attr = Attr::new("Regimen", "Regimen");
+const CFDI_USE: Attr = Attr::new("UsoCFDI", "UsoCFDI");
+
+// Impuestos (root level).
+const TAXES_TRANSFERRED: Attr = Attr::new("TotalImpuestosTrasladados", "totalImpuestosTrasladados");
+const TAXES_WITHHELD: Attr = Attr::new("TotalImpuestosRetenidos", "totalImpuestosRetenidos");
+
+// Concepto.
+const PRODUCT_CODE: Attr = Attr::new("ClaveProdServ", "noIdentificacion");
+const DESCRIPTION: Attr = Attr::labeled("Descripcion", "descripcion", "Concepto@Descripcion");
+const QUANTITY: Attr = Attr::labeled("Cantidad", "cantidad", "Concepto@Cantidad");
+const UNIT_CODE: Attr = Attr::new("ClaveUnidad", "ClaveUnidad");
+const UNIT: Attr = Attr::new("Unidad", "unidad");
+const UNIT_PRICE: Attr = Attr::labeled("ValorUnitario", "valorUnitario", "Concepto@ValorUnitario");
+const ITEM_DISCOUNT: Attr = Attr::labeled("Descuento", "descuento", "Concepto@Descuento");
+const AMOUNT: Attr = Attr::labeled("Importe", "importe", "Concepto@Importe");
+
+// CfdiRelacionados and TimbreFiscalDigital (same spelling in every version).
+const RELATION_TYPE: Attr = Attr::field("TipoRelacion", "CfdiRelacionados@TipoRelacion");
+const RELATED_UUID: Attr = Attr::field("UUID", "CfdiRelacionado@UUID");
+const STAMP_UUID: Attr = Attr::field("UUID", "TimbreFiscalDigital@UUID");
+const STAMP_DATE: Attr = Attr::field("FechaTimbrado", "TimbreFiscalDigital@FechaTimbrado");
+const STAMP_PROVIDER: Attr = Attr::field("RfcProvCertif", "TimbreFiscalDigital@RfcProvCertif");
+// TFD 1.0 spells it `version`, 1.1 `Version`.
+const STAMP_VERSION: Attr = Attr::new("Version", "version");
+
+/// Decodes, parses and maps a whole document.
+pub(super) fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+    let text = decode(bytes)?;
+    if depth::exceeds(text, depth::MAX_DEPTH) {
+        let limit = depth::MAX_DEPTH;
+        return Err(CfdiError::Malformed(format!(
+            "elements nested deeper than {limit} levels"
+        )));
+    }
+    let doc = Document::parse(text).map_err(|e| CfdiError::Malformed(e.to_string()))?;
+    parse_comprobante(doc.root_element())
+}
+
+/// Strips a UTF-8 BOM and checks the input is non-blank UTF-8.
+fn decode(bytes: &[u8]) -> Result<&str, CfdiError> {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(CfdiError::Empty);
+    }
+    std::str::from_utf8(bytes).map_err(|e| CfdiError::Malformed(format!("invalid UTF-8: {e}")))
+}
+
+/// Where a document's CFDI elements live and how its attributes are spelled.
+#[derive(Clone, Copy)]
+struct Cfd {
+    ns: &'static str,
+    version: Version,
+}
+
+impl Cfd {
+    fn reader<'a, 'i>(self, node: Node<'a, 'i>) -> Reader<'a, 'i> {
+        Reader::new(node, self.version == Version::V32)
+    }
+
+    fn child<'a, 'i>(self, node: Node<'a, 'i>, name: &'static str) -> Option<Node<'a, 'i>> {
+        xml::child(node, self.ns, name)
+    }
+
+    fn children<'a, 'i>(
+        self,
+        node: Node<'a, 'i>,
+        name: &'static str,
+    ) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
+        xml::children(node, self.ns, name)
+    }
+}
+
+fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
+    let cfd = identify(root)?;
+    let r = cfd.reader(root);
+    let invoice_type = parse_invoice_type(r.required(TYPE)?)?;
+    let issued_at = r.required(DATE)?.to_owned();
+    let issuer = parse_issuer(cfd, root)?;
+    let receiver = parse_receiver(cfd, root)?;
+    let subtotal = r.required_decimal(SUBTOTAL)?;
+    let total = r.required_decimal(TOTAL)?;
+    let taxes = cfd.child(root, "Impuestos").map(|node| cfd.reader(node));
+    let tax_total = |attr| taxes.map_or(Ok(None), |t| t.decimal(attr));
+    let complements: Vec<Node> = cfd
+        .children(root, "Complemento")
+        .flat_map(|c| c.descendants())
+        .collect();
+    // A Pagos complement only means something on a Pago (type P) document.
+    let payments = if invoice_type == InvoiceType::P {
+        pagos::parse(&complements)?
+    } else {
+        Vec::new()
+    };
+    Ok(Cfdi {
+        version: cfd.version,
+        invoice_type,
+        series: r.string(SERIES),
+        folio: r.string(FOLIO),
+        issued_at,
+        issuer,
+        receiver,
+        currency: r.string(CURRENCY),
+        exchange_rate: r.decimal(EXCHANGE_RATE)?,
+        subtotal,
+        discount: r.decimal(DISCOUNT)?,
+        total,
+        taxes_transferred: tax_total(TAXES_TRANSFERRED)?,
+        taxes_withheld: tax_total(TAXES_WITHHELD)?,
+        payment_method: payment_method(cfd, r),
+        payment_form: r.string(PAYMENT_FORM),
+        stamp: parse_stamp(&complements),
+        items: parse_items(cfd, root)?,
+        payments,
+        related: parse_related(cfd, root),
+    })
+}
+
+/// Checks the root is a Comprobante of a known namespace and version.
+fn identify(root: Node<'_, '_>) -> Result<Cfd, CfdiError> {
+    let tag = root.tag_name();
+    let ns = match tag.namespace() {
+        Some(CFD3) => CFD3,
+        Some(CFD4) => CFD4,
+        _ => return Err(CfdiError::NotCfdi(expanded_name(root))),
+    };
+    if tag.name() != "Comprobante" {
+        return Err(CfdiError::NotCfdi(expanded_name(root)));
+    }
+    // The attribute's spelling depends on the version it declares, so try both.
+    let declared = root
+        .attribute("Version")
+        .or_else(|| root.attribute("version"))
+        .ok_or(CfdiError::Missing("Version"))?;
+    let version = match (ns, declared.trim()) {
+        (CFD3, "3.2") => Version::V32,
+        (CFD3, "3.3") => Version::V33,
+        (CFD4, "4.0") => Version::V40,
+        _ => return Err(CfdiError::UnsupportedVersion(declared.to_owned())),
+    };
+    Ok(Cfd { ns, version })
+}
+
+fn expanded_name(node: Node<'_, '_>) -> String {
+    let tag = node.tag_name();
+    match tag.namespace() {
+        Some(ns) => format!("{{{ns}}}{}", tag.name()),
+        None => tag.name().to_owned(),
+    }
+}
+
+fn parse_invoice_type(value: &str) -> Result<InvoiceType, CfdiError> {
+    InvoiceType::from_code(value).ok_or_else(|| CfdiError::Invalid {
+        field: "TipoDeComprobante",
+        value: value.to_owned(),
+    })
+}
+
+/// 3.2's metodoDePago holds a payment form or free text, never PUE/PPD.
+fn payment_method(cfd: Cfd, r: Reader<'_, '_>) -> Option<String> {
+    if cfd.version == Version::V32 {
+        return None;
+    }
+    r.raw(PAYMENT_METHOD)
+        .map(str::trim)
+        .filter(|m| matches!(*m, "PUE" | "PPD"))
+        .map(str::to_owned)
+}
+
+fn parse_issuer(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
+    let node = cfd
+        .child(root, "Emisor")
+        .ok_or(CfdiError::Missing("Emisor"))?;
+    let r = cfd.reader(node);
+    // 3.2 puts the regime in RegimenFiscal child elements, later versions in an attribute.
+    let regime = if cfd.version == Version::V32 {
+        cfd.child(node, "RegimenFiscal")
+            .and_then(|child| cfd.reader(child).string(REGIME_32))
+    } else {
+        r.string(REGIME)
+    };
+    Ok(Party {
+        tax_id: r.required(ISSUER_RFC)?.to_owned(),
+        name: r.string(NAME),
+        regime,
+        cfdi_use: None,
+    })
+}
+
+fn parse_receiver(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
+    let node = cfd
+        .child(root, "Receptor")
+        .ok_or(CfdiError::Missing("Receptor"))?;
+    let r = cfd.reader(node);
+    let cfdi_use = if cfd.version == Version::V32 {
+        None
+    } else {
+        r.string(CFDI_USE)
+    };
+    Ok(Party {
+        tax_id: r.required(RECEIVER_RFC)?.to_owned(),
+        name: r.string(NAME),
+        regime: None,
+        cfdi_use,
+    })
+}
+
+fn parse_items(cfd: Cfd, root: Node<'_, '_>) -> Result<Vec<Item>, CfdiError> {
+    cfd.children(root, "Conceptos")
+        .flat_map(|list| cfd.children(list, "Concepto"))
+        .map(|node| parse_item(cfd.reader(node)))
+        .collect()
+}
+
+fn parse_item(r: Reader<'_, '_>) -> Result<Item, CfdiError> {
+    Ok(Item {
+        product_code: r.string(PRODUCT_CODE),
+        description: r.required(DESCRIPTION)?.to_owned(),
+        quantity: r.required_decimal(QUANTITY)?,
+        // 3.3/4.0 have both a SAT unit code and a free-text unit; prefer the code.
+        unit: r.string(UNIT_CODE).or_else(|| r.string(UNIT)),
+        unit_price: r.required_decimal(UNIT_PRICE)?,
+        discount: r.decimal(ITEM_DISCOUNT)?,
+        amount: r.required_decimal(AMOUNT)?,
+    })
+}
+
+/// CfdiRelacionado entries; ones without a UUID cannot link anything and are skipped.
+fn parse_related(cfd: Cfd, root: Node<'_, '_>) -> Vec<Related> {
+    let mut related = Vec::new();
+    for group in cfd.children(root, "CfdiRelacionados") {
+        let relation_type = cfd.reader(group).string(RELATION_TYPE);
+        for entry in cfd.children(group, "CfdiRelacionado") {
+            if let Some(uuid) = cfd.reader(entry).uuid(RELATED_UUID) {
+                related.push(Related {
+                    relation_type: relation_type.clone(),
+                    uuid,
+                });
+            }
+        }
+    }
+    related
+}
+
+/// The first TimbreFiscalDigital among the complements, wherever it is nested.
+fn parse_stamp(complements: &[Node<'_, '_>]) -> Option<Stamp> {
+    let node = complements
+        .iter()
+        .find(|node| xml::is_element(**node, TFD, "TimbreFiscalDigital"))?;
+    let r = Reader::new(*node, false);
+    let legacy = Reader::new(*node, true);
+    Some(Stamp {
+        uuid: r.uuid(STAMP_UUID),
+        version: r
+            .string(STAMP_VERSION)
+            .or_else(|| legacy.string(STAMP_VERSION)),
+        certified_at: r.string(STAMP_DATE),
+        provider_tax_id: r.string(STAMP_PROVIDER),
+    })
+}

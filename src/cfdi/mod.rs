@@ -1,0 +1,252 @@
+//! CFDI (Mexican electronic invoice) parser.
+//!
+//! Reads CFDI 3.2, 3.3 and 4.0 documents, the TimbreFiscalDigital stamp
+//! (1.0 and 1.1) and the Pagos 1.0 / 2.0 payment complements into plain
+//! structs. Amounts are exact decimals with the scale they were written
+//! with. Elements are matched by namespace URI and local name, never by
+//! prefix. The parser never panics: every bad input maps to a [`CfdiError`].
+
+mod depth;
+mod document;
+mod pagos;
+mod xml;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+pub use rust_decimal::Decimal;
+use serde::Serialize;
+
+/// CFDI schema version of the Comprobante.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Version {
+    #[serde(rename = "3.2")]
+    V32,
+    #[serde(rename = "3.3")]
+    V33,
+    #[serde(rename = "4.0")]
+    V40,
+}
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V32 => "3.2",
+            Version::V33 => "3.3",
+            Version::V40 => "4.0",
+        }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// TipoDeComprobante: Ingreso, Egreso, Traslado, Nómina, Pago.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum InvoiceType {
+    I,
+    E,
+    T,
+    N,
+    P,
+}
+
+impl InvoiceType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InvoiceType::I => "I",
+            InvoiceType::E => "E",
+            InvoiceType::T => "T",
+            InvoiceType::N => "N",
+            InvoiceType::P => "P",
+        }
+    }
+
+    /// Parses a 3.3/4.0 code (`I`, `E`, ...) or a 3.2 word (`ingreso`,
+    /// `egreso`, `traslado`), case-insensitively.
+    pub fn from_code(code: &str) -> Option<Self> {
+        let code = code.trim().to_ascii_lowercase();
+        match code.as_str() {
+            "i" | "ingreso" => Some(InvoiceType::I),
+            "e" | "egreso" => Some(InvoiceType::E),
+            "t" | "traslado" => Some(InvoiceType::T),
+            "n" => Some(InvoiceType::N),
+            "p" => Some(InvoiceType::P),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for InvoiceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A parsed Comprobante. Strings are kept as written unless noted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cfdi {
+    pub version: Version,
+    pub invoice_type: InvoiceType,
+    pub series: Option<String>,
+    pub folio: Option<String>,
+    /// Fecha as written, e.g. "2025-01-24T10:10:41".
+    pub issued_at: String,
+    pub issuer: Party,
+    pub receiver: Party,
+    /// Moneda as written (may be free text such as "Pesos", or "XXX").
+    pub currency: Option<String>,
+    pub exchange_rate: Option<Decimal>,
+    pub subtotal: Decimal,
+    pub discount: Option<Decimal>,
+    pub total: Decimal,
+    /// Root-level Impuestos@TotalImpuestosTrasladados.
+    pub taxes_transferred: Option<Decimal>,
+    /// Root-level Impuestos@TotalImpuestosRetenidos.
+    pub taxes_withheld: Option<Decimal>,
+    /// MetodoPago, only when it is "PUE" or "PPD" (never for 3.2).
+    pub payment_method: Option<String>,
+    /// FormaPago (3.2: formaDePago) as written.
+    pub payment_form: Option<String>,
+    pub stamp: Option<Stamp>,
+    pub items: Vec<Item>,
+    /// Every Pago of every Pagos complement, in document order; only for type P.
+    pub payments: Vec<Payment>,
+    pub related: Vec<Related>,
+}
+
+/// Emisor or Receptor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Party {
+    /// Rfc as written; may be empty when the attribute is present but empty.
+    pub tax_id: String,
+    pub name: Option<String>,
+    /// Emisor's RegimenFiscal; always None for the Receptor.
+    pub regime: Option<String>,
+    /// Receptor's UsoCFDI; always None for the Emisor.
+    pub cfdi_use: Option<String>,
+}
+
+/// TimbreFiscalDigital.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stamp {
+    /// Upper-cased; None when absent or empty.
+    pub uuid: Option<String>,
+    pub version: Option<String>,
+    /// FechaTimbrado as written.
+    pub certified_at: Option<String>,
+    /// RfcProvCertif as written ("" stays `Some("")`).
+    pub provider_tax_id: Option<String>,
+}
+
+/// A Concepto line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Item {
+    /// ClaveProdServ (3.2: noIdentificacion).
+    pub product_code: Option<String>,
+    pub description: String,
+    pub quantity: Decimal,
+    /// ClaveUnidad, else Unidad (3.2: unidad).
+    pub unit: Option<String>,
+    pub unit_price: Decimal,
+    pub discount: Option<Decimal>,
+    pub amount: Decimal,
+}
+
+/// One Pago node of a Pagos 1.0 or 2.0 complement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Payment {
+    /// FechaPago as written.
+    pub paid_at: String,
+    /// FormaDePagoP.
+    pub payment_form: Option<String>,
+    /// MonedaP.
+    pub currency: String,
+    /// TipoCambioP.
+    pub exchange_rate: Option<Decimal>,
+    /// Monto, in `currency`.
+    pub amount: Decimal,
+    /// DoctoRelacionado rows, verbatim (duplicates are kept).
+    pub related_documents: Vec<RelatedDocument>,
+}
+
+/// A DoctoRelacionado row. Amounts are in the document's currency (MonedaDR).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RelatedDocument {
+    /// IdDocumento upper-cased; None when absent or empty.
+    pub uuid: Option<String>,
+    pub series: Option<String>,
+    pub folio: Option<String>,
+    /// MonedaDR.
+    pub currency: Option<String>,
+    /// MonedaDR units per unit of MonedaP: Pagos 2.0 EquivalenciaDR,
+    /// Pagos 1.0 TipoCambioDR. Absent means 1.
+    pub equivalence: Option<Decimal>,
+    /// MetodoDePagoDR (Pagos 1.0 only).
+    pub payment_method: Option<String>,
+    /// NumParcialidad.
+    pub installment: Option<u32>,
+    /// ImpSaldoAnt.
+    pub previous_balance: Option<Decimal>,
+    /// ImpPagado (may be absent in Pagos 1.0).
+    pub amount_paid: Option<Decimal>,
+    /// ImpSaldoInsoluto.
+    pub outstanding_balance: Option<Decimal>,
+}
+
+/// A CfdiRelacionado entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Related {
+    /// TipoRelacion of the enclosing CfdiRelacionados.
+    pub relation_type: Option<String>,
+    /// Upper-cased UUID.
+    pub uuid: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CfdiError {
+    #[error("empty document")]
+    Empty,
+    #[error("malformed XML: {0}")]
+    Malformed(String),
+    /// The root is not `{cfd/3 or cfd/4}Comprobante`.
+    #[error("not a CFDI: {0}")]
+    NotCfdi(String),
+    #[error("unsupported CFDI version {0:?}")]
+    UnsupportedVersion(String),
+    /// A required element or attribute, e.g. "Emisor", "Receptor@Rfc", "Total".
+    #[error("missing {0}")]
+    Missing(&'static str),
+    /// A present value that cannot be parsed, e.g. a non-decimal amount.
+    #[error("invalid {field}: {value:?}")]
+    Invalid { field: &'static str, value: String },
+    #[error("not stamped: no TimbreFiscalDigital UUID")]
+    Unstamped,
+}
+
+impl Cfdi {
+    /// Parses a CFDI; unstamped documents parse (stamp None or stamp.uuid None).
+    pub fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+        document::parse(bytes)
+    }
+
+    /// The fiscal UUID, or [`CfdiError::Unstamped`].
+    pub fn uuid(&self) -> Result<&str, CfdiError> {
+        self.stamp
+            .as_ref()
+            .and_then(|stamp| stamp.uuid.as_deref())
+            .ok_or(CfdiError::Unstamped)
+    }
+
+    /// parse + require a stamp UUID: what ingestion uses.
+    pub fn parse_stamped(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+        let cfdi = Cfdi::parse(bytes)?;
+        cfdi.uuid()?;
+        Ok(cfdi)
+    }
+}

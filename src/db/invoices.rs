@@ -1,0 +1,260 @@
+//! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
+//! are metadata-only and never leave this module through the API's queries.
+
+use crate::payments::Entry;
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+
+/// Parsed decimal text, or None.
+fn dec(s: Option<String>) -> Option<Decimal> {
+    s.and_then(|s| s.parse().ok())
+}
+
+/// Decimal text as an exact JSON number (serde_json keeps its digits as written).
+fn money(s: Option<String>) -> Value {
+    s.and_then(|s| serde_json::from_str::<Value>(&s).ok())
+        .filter(Value::is_number)
+        .unwrap_or(Value::Null)
+}
+
+pub struct InvoiceRow {
+    pub id: String,
+    pub view: Value,
+    pub issued_at: String,
+}
+
+const VIEW_COLUMNS: &str = "id, entity_id, uuid, direction, type, version, series, folio, issued_at, certified_at,
+    issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name, receiver_cfdi_use,
+    currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
+    payment_method, payment_form, status, cancelled_at, has_pdf, paid_amount, due_amount,
+    last_payment_date, fully_paid_at, payment_conflicts, created_at, updated_at";
+
+fn view_from_row(r: &rusqlite::Row) -> rusqlite::Result<InvoiceRow> {
+    let s = |i: usize| r.get::<_, Option<String>>(i);
+    let issued_at: Option<String> = s(8)?;
+    let view = json!({
+        "id": r.get::<_, String>(0)?,
+        "entity_id": r.get::<_, String>(1)?,
+        "uuid": r.get::<_, String>(2)?,
+        "direction": r.get::<_, String>(3)?,
+        "type": s(4)?,
+        "version": s(5)?,
+        "series": s(6)?,
+        "folio": s(7)?,
+        "issued_at": issued_at,
+        "certified_at": s(9)?,
+        "issuer": { "tax_id": s(10)?, "name": s(11)?, "tax_regime": s(12)? },
+        "receiver": { "tax_id": s(13)?, "name": s(14)?, "cfdi_use": s(15)? },
+        "currency": s(16)?,
+        "exchange_rate": money(s(17)?),
+        "subtotal": money(s(18)?),
+        "discount": money(s(19)?),
+        "taxes_transferred": money(s(20)?),
+        "taxes_withheld": money(s(21)?),
+        "total": money(s(22)?),
+        "payment_method": s(23)?,
+        "payment_form": s(24)?,
+        "status": r.get::<_, String>(25)?,
+        "cancelled_at": s(26)?,
+        "has_pdf": r.get::<_, bool>(27)?,
+        "paid_amount": money(s(28)?),
+        "due_amount": money(s(29)?),
+        "last_payment_date": s(30)?,
+        "fully_paid_at": s(31)?,
+        "payment_conflicts": r.get::<_, bool>(32)?,
+        "created_at": r.get::<_, String>(33)?,
+        "updated_at": r.get::<_, String>(34)?,
+    });
+    Ok(InvoiceRow {
+        id: r.get(0)?,
+        view,
+        issued_at: issued_at.unwrap_or_default(),
+    })
+}
+
+/// Filters of `GET /v1/invoices`, already validated.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub entity_id: Option<String>,
+    pub direction: Option<String>,
+    pub invoice_type: Option<String>,
+    pub status: Option<String>,
+    pub payment_method: Option<String>,
+    pub issuer_tax_id: Option<String>,
+    pub receiver_tax_id: Option<String>,
+    pub uuid: Option<String>,
+    /// Inclusive lower bound, `YYYY-MM-DD`.
+    pub issued_from: Option<String>,
+    /// Exclusive upper bound: the day after the inclusive `issued_to`.
+    pub issued_before: Option<String>,
+    pub outstanding: Option<bool>,
+}
+
+/// Newest `issued_at` first, then id; keyset pagination on `(issued_at, id)`.
+pub fn list(
+    conn: &Connection,
+    org_id: &str,
+    f: &Filter,
+    after: Option<(&str, &str)>,
+    limit: i64,
+) -> anyhow::Result<Vec<InvoiceRow>> {
+    let mut sql =
+        format!("SELECT {VIEW_COLUMNS} FROM invoices WHERE org_id = :org AND xml_processed = 1");
+    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
+    let conditions: [(&str, &Option<String>, &str); 10] = [
+        (":entity", &f.entity_id, " AND entity_id = :entity"),
+        (":direction", &f.direction, " AND direction = :direction"),
+        (":type", &f.invoice_type, " AND type = :type"),
+        (":status", &f.status, " AND status = :status"),
+        (
+            ":method",
+            &f.payment_method,
+            " AND payment_method = :method",
+        ),
+        (":issuer", &f.issuer_tax_id, " AND issuer_tax_id = :issuer"),
+        (
+            ":receiver",
+            &f.receiver_tax_id,
+            " AND receiver_tax_id = :receiver",
+        ),
+        (":uuid", &f.uuid, " AND uuid = :uuid"),
+        (":from", &f.issued_from, " AND issued_at >= :from"),
+        (":before", &f.issued_before, " AND issued_at < :before"),
+    ];
+    for (name, value, clause) in conditions.iter() {
+        if let Some(v) = value.as_ref() {
+            sql.push_str(clause);
+            args.push((name, v));
+        }
+    }
+    match f.outstanding {
+        Some(true) => sql.push_str(" AND outstanding = 1"),
+        Some(false) => sql.push_str(" AND outstanding = 0"),
+        None => {}
+    }
+    let (after_at, after_id);
+    if let Some((at, id)) = after {
+        (after_at, after_id) = (at.to_string(), id.to_string());
+        sql.push_str(" AND (issued_at, id) < (:after_at, :after_id)");
+        args.push((":after_at", &after_at));
+        args.push((":after_id", &after_id));
+    }
+    sql.push_str(" ORDER BY issued_at DESC, id DESC LIMIT :limit");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(args.as_slice(), view_from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A visible invoice with its detail (`items`, and `payments` for type P).
+pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Value>> {
+    let row = conn
+        .prepare_cached(&format!(
+            "SELECT {VIEW_COLUMNS}, items_json, payments_json FROM invoices
+             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1"
+        ))?
+        .query_row(params![id, org_id], |r| {
+            let mut row = view_from_row(r)?;
+            let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
+            if let Some(obj) = row.view.as_object_mut() {
+                obj.insert(
+                    "items".into(),
+                    parse(r.get(35)?).unwrap_or_else(|| json!([])),
+                );
+                if let Some(payments) = parse(r.get(36)?) {
+                    obj.insert("payments".into(), payments);
+                }
+            }
+            Ok(row.view)
+        })
+        .optional()?;
+    Ok(row)
+}
+
+/// Whether a visible invoice exists in the organization, and its fields needed by the
+/// document endpoint: (uuid, entity_id, has_pdf).
+pub fn visible(
+    conn: &Connection,
+    org_id: &str,
+    id: &str,
+) -> anyhow::Result<Option<(String, String, bool)>> {
+    Ok(conn
+        .prepare_cached("SELECT uuid, entity_id, has_pdf FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1")?
+        .query_row(params![id, org_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?)
+}
+
+pub fn document(
+    conn: &Connection,
+    invoice_id: &str,
+    kind: &str,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    Ok(conn
+        .prepare_cached("SELECT content FROM documents WHERE invoice_id = ?1 AND kind = ?2")?
+        .query_row(params![invoice_id, kind], |r| r.get(0))
+        .optional()?)
+}
+
+/// The entries of payment complements that name an invoice, oldest first, with the
+/// complement's id, uuid and status.
+pub fn payments_of(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Vec<(String, Entry)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.id, p.uuid, p.status, e.paid_at, e.installment, e.previous_balance, e.amount_paid,
+                e.outstanding_balance, e.currency, e.equivalence
+         FROM payment_entries e JOIN invoices p ON p.id = e.payment_invoice_id
+         WHERE e.entity_id = ?1 AND e.related_uuid = ?2
+         ORDER BY e.paid_at, p.uuid, e.seq",
+    )?;
+    let rows = stmt.query_map(params![entity_id, uuid], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            Entry {
+                payment_uuid: r.get(1)?,
+                payment_cancelled: r.get::<_, String>(2)? == "cancelled",
+                paid_at: r.get(3)?,
+                installment: r.get(4)?,
+                previous_balance: dec(r.get(5)?),
+                amount_paid: dec(r.get(6)?),
+                outstanding_balance: dec(r.get(7)?),
+                currency: r.get(8)?,
+                equivalence: dec(r.get(9)?),
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The JSON entry of `GET /v1/invoices/{id}/payments`.
+pub fn payment_view(payment_invoice_id: &str, e: &Entry) -> Value {
+    let num = |d: Option<Decimal>| d.map_or(Value::Null, |d| money(Some(d.to_string())));
+    json!({
+        "payment_invoice_id": payment_invoice_id,
+        "payment_uuid": e.payment_uuid,
+        "paid_at": e.paid_at,
+        "installment": e.installment,
+        "previous_balance": num(e.previous_balance),
+        "amount_paid": num(e.amount()),
+        "outstanding_balance": num(e.outstanding_balance),
+        "currency": e.currency,
+        "equivalence": num(e.equivalence),
+        "cancelled": e.payment_cancelled,
+    })
+}
+
+/// The id of an invoice of an entity and whether its XML was processed.
+pub fn find(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Option<(String, bool)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, xml_processed FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
+        )?
+        .query_row(params![entity_id, uuid], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
+}
