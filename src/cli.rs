@@ -34,6 +34,26 @@ pub enum Command {
     /// Manage users (API credentials).
     #[command(subcommand)]
     User(UserCommand),
+    /// Work with invoices directly.
+    #[command(subcommand)]
+    Invoices(InvoicesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InvoicesCommand {
+    /// Import CFDI XML files you already have (e.g. from a SAT bulk download) into an
+    /// entity, through the same path extractions use. Prints one line per file.
+    Import {
+        /// The entity's id.
+        #[arg(long)]
+        entity: String,
+        /// Whether the entity issued or received these invoices.
+        #[arg(long, value_parser = ["issued", "received"])]
+        direction: String,
+        /// XML files; a PDF with the same name beside a file is imported with it.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,5 +1,6 @@
 //! Subcommands.
 
+pub mod invoices;
 pub mod org;
 pub mod serve;
 pub mod user;
@@ -11,5 +12,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(&cli.data_dir, args),
         Command::Org(cmd) => org::run(&cli.data_dir, cmd),
         Command::User(cmd) => user::run(&cli.data_dir, cmd),
+        Command::Invoices(cmd) => invoices::run(&cli.data_dir, cmd),
     }
 }

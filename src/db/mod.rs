@@ -4,6 +4,7 @@
 
 pub mod deliveries;
 pub mod entities;
+pub mod extractions;
 pub mod invoices;
 
 pub mod jobs;

@@ -8,6 +8,7 @@
 
 pub mod credential;
 pub mod delivery;
+pub mod extraction;
 
 use crate::config::Config;
 use crate::crypto::Cipher;
@@ -164,7 +165,7 @@ fn sleep_budget(ctx: &Context) -> Duration {
 fn run(ctx: &Context, job: Job) {
     let result = match job.kind {
         Kind::ValidateCredential => credential::run(ctx, &job),
-        Kind::RunExtraction => anyhow::Result::Ok(Outcome::Done),
+        Kind::RunExtraction => extraction::run(ctx, &job),
         Kind::DeliverWebhook => delivery::run(ctx, &job),
     };
     let recorded = ctx.db.tx(|tx| match &result {

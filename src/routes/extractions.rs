@@ -1,4 +1,107 @@
-use rocket::Route;
+//! `/v1/extractions`: runs against the tax authority.
+
+use super::{keyed_by_id, Ctx};
+use crate::auth::AuthUser;
+use crate::db::{self, jobs::Kind};
+use crate::domain::extraction::{NewExtraction, Status};
+use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::http::{
+    ids,
+    json_body::{BodyError, JsonBody},
+    pagination::Page,
+    query::Query,
+};
+use rocket::serde::json::Json;
+use rocket::{get, post, routes, Route};
+use serde_json::Value;
+
 pub fn routes() -> Vec<Route> {
-    vec![]
+    routes![create_extraction, list_extractions, get_extraction]
+}
+
+/// One entity's extractions run one at a time, in creation order.
+pub fn serial_key(entity_id: &str) -> String {
+    format!("entity:{entity_id}")
+}
+
+#[post("/v1/extractions", data = "<body>")]
+async fn create_extraction(
+    user: AuthUser,
+    body: Result<JsonBody, BodyError>,
+    ctx: &Ctx,
+) -> ApiResult<Created> {
+    let new = NewExtraction::parse(&body?.0).map_err(ApiError::Validation)?;
+    let created = ctx
+        .db
+        .write(move |tx| {
+            if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
+                return Ok(None);
+            }
+            let e = db::extractions::insert(tx, &user.org_id, &new)?;
+            db::jobs::enqueue(
+                tx,
+                Kind::RunExtraction,
+                &e.id,
+                Some(&serial_key(&e.entity_id)),
+                &crate::time::now(),
+            )?;
+            Ok(Some(e))
+        })
+        .await?
+        .ok_or(ApiError::FieldNotFound("entity_id"))?;
+    ctx.waker.wake();
+    Ok(Created(created.view()))
+}
+
+#[get("/v1/extractions")]
+async fn list_extractions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let mut errors = FieldErrors::new();
+    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
+    let entity_id = query
+        .get("entity_id")
+        .and_then(|v| match uuid::Uuid::parse_str(v.trim()) {
+            Ok(u) => Some(u.to_string()),
+            Err(_) => {
+                errors.add("entity_id", "must be a UUID");
+                None
+            }
+        });
+    let status = query.get("status").and_then(|v| {
+        let s = Status::parse(v);
+        if s.is_none() {
+            errors.add(
+                "status",
+                "must be one of pending, running, finished, failed",
+            );
+        }
+        s
+    });
+    errors.into_result()?;
+    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| {
+            db::extractions::list(
+                c,
+                &user.org_id,
+                entity_id.as_deref(),
+                status.map(Status::as_str),
+                after.as_deref(),
+                fetch,
+            )
+        })
+        .await?;
+    Ok(Json(
+        page.envelope(keyed_by_id(rows, |e| &e.id), |e| e.view()),
+    ))
+}
+
+#[get("/v1/extractions/<id>")]
+async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let id = ids::parse(id)?;
+    let found = ctx
+        .db
+        .read(move |c| db::extractions::get(c, &user.org_id, &id))
+        .await?;
+    Ok(Json(found.ok_or(ApiError::NotFound)?.view()))
 }

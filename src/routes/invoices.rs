@@ -1,4 +1,344 @@
-use rocket::Route;
+//! `/v1/invoices`: processed invoices, their documents and the payments that pay them.
+
+use super::Ctx;
+use crate::auth::AuthUser;
+use crate::db::{self, invoices::Filter};
+use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::http::{ids, pagination::Page, query::Query};
+use rocket::http::{ContentType, Header};
+use rocket::response::{self, Responder};
+use rocket::serde::json::Json;
+use rocket::{get, routes, Request, Route};
+use serde_json::Value;
+
 pub fn routes() -> Vec<Route> {
-    vec![]
+    routes![
+        list_invoices,
+        get_invoice,
+        get_invoice_cfdi,
+        list_invoice_payments
+    ]
+}
+
+/// A query value that must be one of `allowed`.
+fn one_of(query: &Query, name: &str, allowed: &[&str], errors: &mut FieldErrors) -> Option<String> {
+    let v = query.get(name)?;
+    if allowed.contains(&v) {
+        Some(v.to_string())
+    } else {
+        errors.add(name, &format!("must be one of {}", allowed.join(", ")));
+        None
+    }
+}
+
+fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::NaiveDate> {
+    let v = query.get(name)?;
+    let d = crate::time::parse_date(v);
+    if d.is_none() {
+        errors.add(name, "must be a date (YYYY-MM-DD)");
+    }
+    d
+}
+
+fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
+    let entity_id = query
+        .get("entity_id")
+        .and_then(|v| match uuid::Uuid::parse_str(v.trim()) {
+            Ok(u) => Some(u.to_string()),
+            Err(_) => {
+                errors.add("entity_id", "must be a UUID");
+                None
+            }
+        });
+    let outstanding = query.get("outstanding").and_then(|v| match v {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => {
+            errors.add("outstanding", "must be true or false");
+            None
+        }
+    });
+    let upper = |name: &str| {
+        query
+            .get(name)
+            .map(|v| v.trim().to_uppercase())
+            .filter(|v| !v.is_empty())
+    };
+    let from = date(query, "issued_from", errors);
+    let to = date(query, "issued_to", errors);
+    if let (Some(f), Some(t)) = (from, to) {
+        if t < f {
+            errors.add("issued_to", "must be on or after issued_from");
+        }
+    }
+    Filter {
+        entity_id,
+        direction: one_of(query, "direction", &["issued", "received"], errors),
+        invoice_type: one_of(query, "type", &["I", "E", "T", "N", "P"], errors),
+        status: one_of(query, "status", &["active", "cancelled"], errors),
+        payment_method: one_of(query, "payment_method", &["PUE", "PPD"], errors),
+        issuer_tax_id: upper("issuer_tax_id"),
+        receiver_tax_id: upper("receiver_tax_id"),
+        uuid: upper("uuid"),
+        issued_from: from.map(|d| d.format("%Y-%m-%d").to_string()),
+        issued_before: to
+            .and_then(|d| d.succ_opt())
+            .map(|d| d.format("%Y-%m-%d").to_string()),
+        outstanding,
+    }
+}
+
+#[get("/v1/invoices")]
+async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let mut errors = FieldErrors::new();
+    let page = Page::parse(query.get("limit"), query.get("cursor"), 2, &mut errors);
+    let filter = parse_filter(&query, &mut errors);
+    errors.into_result()?;
+    let (after, fetch) = (page.after.clone(), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| {
+            let after = after.as_ref().map(|k| (k[0].as_str(), k[1].as_str()));
+            db::invoices::list(c, &user.org_id, &filter, after, fetch)
+        })
+        .await?;
+    let keyed = rows
+        .into_iter()
+        .map(|r| (vec![r.issued_at.clone(), r.id.clone()], r))
+        .collect();
+    Ok(Json(page.envelope(keyed, |r| r.view)))
+}
+
+#[get("/v1/invoices/<id>")]
+async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
+    let id = ids::parse(id)?;
+    let invoice = ctx
+        .db
+        .read(move |c| db::invoices::get(c, &user.org_id, &id))
+        .await?;
+    Ok(Json(invoice.ok_or(ApiError::NotFound)?))
+}
+
+/// The representations of an invoice document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Xml,
+    Pdf,
+    Json,
+}
+
+/// `?format=` wins; otherwise the first media type of `Accept` we can serve; JSON by default.
+fn negotiate(query: &Query, accept: Option<&str>) -> ApiResult<Format> {
+    if let Some(f) = query.get("format") {
+        return match f.trim().to_ascii_lowercase().as_str() {
+            "xml" => Ok(Format::Xml),
+            "pdf" => Ok(Format::Pdf),
+            "json" => Ok(Format::Json),
+            _ => Err(ApiError::validation(
+                "format",
+                "must be one of xml, pdf, json",
+            )),
+        };
+    }
+    let found = accept.unwrap_or("").split(',').find_map(|part| {
+        let media = part
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match media.as_str() {
+            "application/xml" | "text/xml" => Some(Format::Xml),
+            "application/pdf" => Some(Format::Pdf),
+            "application/json" | "*/*" | "application/*" => Some(Format::Json),
+            _ => None,
+        }
+    });
+    Ok(found.unwrap_or(Format::Json))
+}
+
+/// Raw document bytes with their content type.
+pub struct Document {
+    bytes: Vec<u8>,
+    content_type: ContentType,
+    filename: String,
+}
+
+impl<'r> Responder<'r, 'static> for Document {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let mut res = self.bytes.respond_to(req)?;
+        res.set_header(self.content_type);
+        res.set_header(Header::new(
+            "Content-Disposition",
+            format!("inline; filename=\"{}\"", self.filename),
+        ));
+        Ok(res)
+    }
+}
+
+#[derive(rocket::Responder)]
+pub enum CfdiResponse {
+    Document(Document),
+    Json(Json<Value>),
+}
+
+struct AcceptHeader<'r>(Option<&'r str>);
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for AcceptHeader<'r> {
+    type Error = std::convert::Infallible;
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
+        rocket::request::Outcome::Success(AcceptHeader(req.headers().get_one("Accept")))
+    }
+}
+
+#[get("/v1/invoices/<id>/cfdi")]
+async fn get_invoice_cfdi(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    accept: AcceptHeader<'_>,
+    ctx: &Ctx,
+) -> ApiResult<CfdiResponse> {
+    let format = negotiate(&query, accept.0)?;
+    let id = ids::parse(id)?;
+    let org = user.org_id.clone();
+    let found = ctx.db.read(move |c| {
+        let Some((uuid, _, _)) = db::invoices::visible(c, &org, &id)? else {
+            return Ok(None);
+        };
+        let body = match format {
+            Format::Json => None,
+            Format::Xml => db::invoices::document(c, &id, "xml")?,
+            Format::Pdf => db::invoices::document(c, &id, "pdf")?,
+        };
+        let json = if format == Format::Json {
+            db::invoices::get(c, &org, &id)?
+        } else {
+            None
+        };
+        Ok(Some((uuid, body, json)))
+    });
+    let (uuid, body, json) = found.await?.ok_or(ApiError::NotFound)?;
+    match format {
+        Format::Json => Ok(CfdiResponse::Json(Json(json.ok_or(ApiError::NotFound)?))),
+        Format::Xml => Ok(CfdiResponse::Document(Document {
+            bytes: body.ok_or(ApiError::NotFound)?,
+            content_type: ContentType::XML,
+            filename: format!("{uuid}.xml"),
+        })),
+        Format::Pdf => Ok(CfdiResponse::Document(Document {
+            bytes: body.ok_or(ApiError::NotFound)?,
+            content_type: ContentType::PDF,
+            filename: format!("{uuid}.pdf"),
+        })),
+    }
+}
+
+#[get("/v1/invoices/<id>/payments")]
+async fn list_invoice_payments(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Value>> {
+    let mut errors = FieldErrors::new();
+    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
+    errors.into_result()?;
+    let id = ids::parse(id)?;
+    let entries = ctx
+        .db
+        .read(move |c| {
+            let Some((uuid, entity_id, _)) = db::invoices::visible(c, &user.org_id, &id)? else {
+                return Ok(None);
+            };
+            db::invoices::payments_of(c, &entity_id, &uuid).map(Some)
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    // Oldest first; the cursor is the position of the last entry returned.
+    let start = page
+        .after
+        .as_ref()
+        .and_then(|k| k[0].parse::<usize>().ok())
+        .unwrap_or(0);
+    let keyed = entries
+        .into_iter()
+        .enumerate()
+        .skip(start)
+        .take(page.limit + 1)
+        .map(|(i, e)| (vec![(i + 1).to_string()], e))
+        .collect();
+    Ok(Json(page.envelope(keyed, |(pid, e)| {
+        db::invoices::payment_view(&pid, &e)
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> Query {
+        Query(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn format_parameter_wins_over_accept() {
+        assert_eq!(
+            negotiate(&q(&[("format", "pdf")]), Some("application/xml")).ok(),
+            Some(Format::Pdf)
+        );
+        assert_eq!(negotiate(&q(&[]), Some("text/xml")).ok(), Some(Format::Xml));
+        assert_eq!(
+            negotiate(&q(&[]), Some("application/pdf;q=0.9, */*")).ok(),
+            Some(Format::Pdf)
+        );
+        assert_eq!(negotiate(&q(&[]), None).ok(), Some(Format::Json));
+        assert_eq!(
+            negotiate(&q(&[]), Some("image/png")).ok(),
+            Some(Format::Json)
+        );
+        assert!(negotiate(&q(&[("format", "docx")]), None).is_err());
+    }
+
+    #[test]
+    fn filters_validate_each_parameter_by_name() {
+        let mut e = FieldErrors::new();
+        parse_filter(
+            &q(&[
+                ("direction", "sideways"),
+                ("type", "X"),
+                ("issued_from", "2026-02-30"),
+                ("outstanding", "maybe"),
+                ("entity_id", "x"),
+            ]),
+            &mut e,
+        );
+        for f in [
+            "direction",
+            "type",
+            "issued_from",
+            "outstanding",
+            "entity_id",
+        ] {
+            assert!(e.contains(f), "{f}");
+        }
+        let mut e = FieldErrors::new();
+        let f = parse_filter(
+            &q(&[
+                ("issued_from", "2026-01-01"),
+                ("issued_to", "2026-01-31"),
+                ("uuid", "abc"),
+            ]),
+            &mut e,
+        );
+        assert!(e.is_empty());
+        assert_eq!(f.issued_before.as_deref(), Some("2026-02-01"));
+        assert_eq!(f.uuid.as_deref(), Some("ABC"));
+    }
 }

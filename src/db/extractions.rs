@@ -1,0 +1,165 @@
+//! SQL for `extractions`.
+
+use crate::domain::extraction::{Direction, FailedReason, NewExtraction, Status};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone)]
+pub struct Extraction {
+    pub id: String,
+    pub org_id: String,
+    pub entity_id: String,
+    pub status: Status,
+    pub period_from: String,
+    pub period_to: String,
+    pub direction: Direction,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub failed_reason: Option<String>,
+    pub invoices_found: i64,
+    pub invoices_processed: i64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Extraction {
+    pub fn view(&self) -> Value {
+        json!({
+            "id": self.id, "entity_id": self.entity_id, "status": self.status.as_str(),
+            "options": {
+                "period": { "from": self.period_from, "to": self.period_to },
+                "download_type": self.direction.as_str(),
+            },
+            "started_at": self.started_at, "finished_at": self.finished_at,
+            "failed_reason": self.failed_reason,
+            "invoices_found": self.invoices_found, "invoices_processed": self.invoices_processed,
+            "created_at": self.created_at, "updated_at": self.updated_at,
+        })
+    }
+
+    pub fn period(&self) -> Option<crate::domain::extraction::Period> {
+        let parse = |s: &str| chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok();
+        Some(crate::domain::extraction::Period {
+            from: parse(&self.period_from)?,
+            to: parse(&self.period_to)?,
+        })
+    }
+}
+
+const COLUMNS: &str =
+    "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
+    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at";
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
+    let bad =
+        |i: usize, s: String| rusqlite::Error::InvalidColumnType(i, s, rusqlite::types::Type::Text);
+    let status: String = r.get(3)?;
+    let direction: String = r.get(6)?;
+    Ok(Extraction {
+        id: r.get(0)?,
+        org_id: r.get(1)?,
+        entity_id: r.get(2)?,
+        status: Status::parse(&status).ok_or_else(|| bad(3, status.clone()))?,
+        period_from: r.get(4)?,
+        period_to: r.get(5)?,
+        direction: Direction::parse(&direction).ok_or_else(|| bad(6, direction.clone()))?,
+        started_at: r.get(7)?,
+        finished_at: r.get(8)?,
+        failed_reason: r.get(9)?,
+        invoices_found: r.get(10)?,
+        invoices_processed: r.get(11)?,
+        created_at: r.get(12)?,
+        updated_at: r.get(13)?,
+    })
+}
+
+pub fn insert(conn: &Connection, org_id: &str, new: &NewExtraction) -> anyhow::Result<Extraction> {
+    let now = crate::time::now();
+    let e = Extraction {
+        id: uuid::Uuid::now_v7().to_string(),
+        org_id: org_id.to_string(),
+        entity_id: new.entity_id.clone(),
+        status: Status::Pending,
+        period_from: new.period.from.format("%Y-%m-%d").to_string(),
+        period_to: new.period.to.format("%Y-%m-%d").to_string(),
+        direction: new.direction,
+        started_at: None,
+        finished_at: None,
+        failed_reason: None,
+        invoices_found: 0,
+        invoices_processed: 0,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    conn.execute(
+        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+        params![
+            e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
+            e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at
+        ],
+    )?;
+    Ok(e)
+}
+
+pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Extraction>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM extractions WHERE id = ?1 AND org_id = ?2"
+        ))?
+        .query_row(params![id, org_id], from_row)
+        .optional()?)
+}
+
+pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Extraction>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM extractions WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+pub fn list(
+    conn: &Connection,
+    org_id: &str,
+    entity_id: Option<&str>,
+    status: Option<&str>,
+    after: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<Extraction>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
+           AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)
+         ORDER BY id DESC LIMIT ?5"
+    ))?;
+    let rows = stmt.query_map(params![org_id, entity_id, status, after, limit], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Writes status, timestamps, reason and counters back.
+pub fn update(conn: &Connection, e: &Extraction) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE extractions SET status = ?2, started_at = ?3, finished_at = ?4, failed_reason = ?5,
+            invoices_found = ?6, invoices_processed = ?7, updated_at = ?8 WHERE id = ?1",
+    )?
+    .execute(params![
+        e.id,
+        e.status.as_str(),
+        e.started_at,
+        e.finished_at,
+        e.failed_reason,
+        e.invoices_found,
+        e.invoices_processed,
+        e.updated_at
+    ])?;
+    Ok(())
+}
+
+impl Extraction {
+    /// Moves to `failed` with a reason (finished_at set; started_at untouched).
+    pub fn fail(&mut self, reason: FailedReason) {
+        let now = crate::time::now();
+        self.status = Status::Failed;
+        self.failed_reason = Some(reason.as_str().to_string());
+        self.finished_at = Some(now.clone());
+        self.updated_at = now;
+    }
+}
