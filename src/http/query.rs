@@ -30,3 +30,33 @@ impl<'r> FromRequest<'r> for Query {
         Outcome::Success(Query(map))
     }
 }
+
+impl Query {
+    /// An optional UUID parameter (canonical form); a malformed one is a 422 on its name.
+    pub fn uuid(&self, name: &str, errors: &mut crate::error::FieldErrors) -> Option<String> {
+        let v = self.get(name)?;
+        match uuid::Uuid::parse_str(v.trim()) {
+            Ok(u) => Some(u.to_string()),
+            Err(_) => {
+                errors.add(name, "must be a UUID");
+                None
+            }
+        }
+    }
+
+    /// An optional parameter that must be one of `allowed`.
+    pub fn one_of(
+        &self,
+        name: &str,
+        allowed: &[&str],
+        errors: &mut crate::error::FieldErrors,
+    ) -> Option<String> {
+        let v = self.get(name)?;
+        if allowed.contains(&v) {
+            Some(v.to_string())
+        } else {
+            errors.add(name, &format!("must be one of {}", allowed.join(", ")));
+            None
+        }
+    }
+}

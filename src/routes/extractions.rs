@@ -3,7 +3,7 @@
 use super::{keyed_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db::{self, jobs::Kind};
-use crate::domain::extraction::{NewExtraction, Status};
+use crate::domain::extraction::NewExtraction;
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::http::{
     ids,
@@ -57,25 +57,12 @@ async fn create_extraction(
 async fn list_extractions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
     let mut errors = FieldErrors::new();
     let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
-    let entity_id = query
-        .get("entity_id")
-        .and_then(|v| match uuid::Uuid::parse_str(v.trim()) {
-            Ok(u) => Some(u.to_string()),
-            Err(_) => {
-                errors.add("entity_id", "must be a UUID");
-                None
-            }
-        });
-    let status = query.get("status").and_then(|v| {
-        let s = Status::parse(v);
-        if s.is_none() {
-            errors.add(
-                "status",
-                "must be one of pending, running, finished, failed",
-            );
-        }
-        s
-    });
+    let entity_id = query.uuid("entity_id", &mut errors);
+    let status = query.one_of(
+        "status",
+        &["pending", "running", "finished", "failed"],
+        &mut errors,
+    );
     errors.into_result()?;
     let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
     let rows = ctx
@@ -85,7 +72,7 @@ async fn list_extractions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<
                 c,
                 &user.org_id,
                 entity_id.as_deref(),
-                status.map(Status::as_str),
+                status.as_deref(),
                 after.as_deref(),
                 fetch,
             )

@@ -20,17 +20,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// A query value that must be one of `allowed`.
-fn one_of(query: &Query, name: &str, allowed: &[&str], errors: &mut FieldErrors) -> Option<String> {
-    let v = query.get(name)?;
-    if allowed.contains(&v) {
-        Some(v.to_string())
-    } else {
-        errors.add(name, &format!("must be one of {}", allowed.join(", ")));
-        None
-    }
-}
-
 fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::NaiveDate> {
     let v = query.get(name)?;
     let d = crate::time::parse_date(v);
@@ -73,10 +62,10 @@ fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
     }
     Filter {
         entity_id,
-        direction: one_of(query, "direction", &["issued", "received"], errors),
-        invoice_type: one_of(query, "type", &["I", "E", "T", "N", "P"], errors),
-        status: one_of(query, "status", &["active", "cancelled"], errors),
-        payment_method: one_of(query, "payment_method", &["PUE", "PPD"], errors),
+        direction: query.one_of("direction", &["issued", "received"], errors),
+        invoice_type: query.one_of("type", &["I", "E", "T", "N", "P"], errors),
+        status: query.one_of("status", &["active", "cancelled"], errors),
+        payment_method: query.one_of("payment_method", &["PUE", "PPD"], errors),
         issuer_tax_id: upper("issuer_tax_id"),
         receiver_tax_id: upper("receiver_tax_id"),
         uuid: upper("uuid"),
