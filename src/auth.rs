@@ -6,7 +6,9 @@
 //! and the stored hash: the password itself is never kept, and a password changed with
 //! the CLI changes the stored hash, hence the key, so it takes effect on the next
 //! request. Concurrent first requests with the same credentials share one verification
-//! (single flight), and a semaphore bounds how many argon2 runs at once.
+//! (single flight), and a semaphore bounds how many argon2 runs at once. A client
+//! address that keeps failing is answered "Invalid credentials" without argon2 for a
+//! while, so wrong-password floods cannot monopolise the CPU.
 
 use crate::db::{self, Db};
 use crate::error::AuthFailure;
@@ -17,6 +19,7 @@ use rocket::http::Status;
 use rocket::request::{FromRequest, Outcome, Request};
 use sha2::Sha256;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, Semaphore};
@@ -33,12 +36,16 @@ type Verification = Arc<OnceCell<Option<AuthUser>>>;
 
 const CACHE_TTL: Duration = Duration::from_secs(60);
 const CACHE_MAX: usize = 10_000;
+/// Failed verifications an address may have per window before it is throttled.
+const FAILURES_ALLOWED: u32 = 20;
+const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 
 pub struct Authenticator {
     key: [u8; 32],
     cache: Mutex<HashMap<CacheKey, (AuthUser, Instant)>>,
     inflight: Mutex<HashMap<CacheKey, Verification>>,
     argon2_slots: Semaphore,
+    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
 }
 
 impl Authenticator {
@@ -52,6 +59,7 @@ impl Authenticator {
             cache: Mutex::new(HashMap::new()),
             inflight: Mutex::new(HashMap::new()),
             argon2_slots: Semaphore::new(slots),
+            failures: Mutex::new(HashMap::new()),
         }
     }
 
@@ -60,6 +68,7 @@ impl Authenticator {
         &self,
         db: &Db,
         header: Option<&str>,
+        client: Option<IpAddr>,
     ) -> Result<AuthUser, AuthFailure> {
         let (email, password) = parse_basic(header)?;
         let lookup_email = email.clone();
@@ -75,6 +84,9 @@ impl Authenticator {
 
         if let Some(hit) = self.cached(&key) {
             return Ok(hit);
+        }
+        if client.is_some_and(|ip| self.throttled(ip)) {
+            return Err(AuthFailure::Invalid);
         }
         let cell = self.inflight_cell(key);
         let verdict = cell
@@ -101,8 +113,32 @@ impl Authenticator {
                 self.remember(key, user.clone());
                 Ok(user)
             }
-            None => Err(AuthFailure::Invalid),
+            None => {
+                if let Some(ip) = client {
+                    self.record_failure(ip);
+                }
+                Err(AuthFailure::Invalid)
+            }
         }
+    }
+
+    fn throttled(&self, ip: IpAddr) -> bool {
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        failures
+            .get(&ip)
+            .is_some_and(|(n, since)| *n >= FAILURES_ALLOWED && since.elapsed() < FAILURE_WINDOW)
+    }
+
+    fn record_failure(&self, ip: IpAddr) {
+        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if failures.len() >= CACHE_MAX {
+            failures.retain(|_, (_, since)| since.elapsed() < FAILURE_WINDOW);
+        }
+        let entry = failures.entry(ip).or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= FAILURE_WINDOW {
+            *entry = (0, Instant::now());
+        }
+        entry.0 += 1;
     }
 
     fn cache_key(&self, email: &str, password: &str, stored_hash: Option<&str>) -> CacheKey {
@@ -182,7 +218,7 @@ impl<'r> FromRequest<'r> for AuthUser {
             return Outcome::Error((Status::InternalServerError, AuthFailure::Invalid));
         };
         match auth
-            .authenticate(db, req.headers().get_one("Authorization"))
+            .authenticate(db, req.headers().get_one("Authorization"), req.client_ip())
             .await
         {
             Ok(user) => Outcome::Success(user),
@@ -230,5 +266,19 @@ mod tests {
         assert_ne!(k, a.cache_key("a@b.c", "pw", Some("h2")));
         assert_ne!(k, a.cache_key("a@b.c", "pw2", Some("h1")));
         assert_ne!(k, a.cache_key("a@b.cpw", "", Some("h1")));
+    }
+
+    #[test]
+    fn an_address_is_throttled_after_repeated_failures_only() {
+        let a = Authenticator::new();
+        let ip: IpAddr = "192.0.2.1".parse().expect("ip");
+        let other: IpAddr = "192.0.2.2".parse().expect("ip");
+        for _ in 0..FAILURES_ALLOWED - 1 {
+            a.record_failure(ip);
+        }
+        assert!(!a.throttled(ip));
+        a.record_failure(ip);
+        assert!(a.throttled(ip));
+        assert!(!a.throttled(other));
     }
 }

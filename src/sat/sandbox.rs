@@ -168,7 +168,10 @@ impl Session for SandboxSession {
             }
             docs.push(Document {
                 uuid: item.uuid.clone(),
-                xml: Some(sandbox_docs::render_xml(&self.tax_id, dir, inv)),
+                xml: Some(
+                    sandbox_docs::render_xml(&self.tax_id, dir, inv)
+                        .map_err(anyhow::Error::from)?,
+                ),
                 pdf: sandbox_docs::render_pdf(&self.tax_id, dir, inv),
             });
         }
@@ -196,5 +199,81 @@ fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
             .cancelled_at
             .filter(|_| cancelled)
             .map(|t| t.format(LOCAL_TIME).to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfdi::Cfdi;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn every_generated_document_parses_with_the_real_parser_and_matches_its_listing() {
+        let from = NaiveDate::from_ymd_opt(2026, 1, 1).expect("date");
+        let to = NaiveDate::from_ymd_opt(2026, 4, 30).expect("date");
+        for dir in [
+            sandbox_docs::Direction::Issued,
+            sandbox_docs::Direction::Received,
+        ] {
+            let invoices = sandbox_docs::invoices_for_period("AAA010101AAA", dir, from, to);
+            assert!(invoices.len() > 300, "about 5 a day plus complements");
+            for inv in &invoices {
+                let xml = sandbox_docs::render_xml("AAA010101AAA", dir, inv).expect("renders");
+                let cfdi =
+                    Cfdi::parse_stamped(&xml).unwrap_or_else(|e| panic!("{}: {e}", inv.uuid));
+                assert_eq!(cfdi.uuid().ok(), Some(inv.uuid.as_str()));
+                assert_eq!(
+                    cfdi.invoice_type.as_str().chars().next(),
+                    Some(inv.invoice_type)
+                );
+                assert_eq!(cfdi.total, inv.total, "{}", inv.uuid);
+                let own = match dir {
+                    sandbox_docs::Direction::Issued => &cfdi.issuer.tax_id,
+                    sandbox_docs::Direction::Received => &cfdi.receiver.tax_id,
+                };
+                assert_eq!(own, "AAA010101AAA");
+                if let Some(pdf) = sandbox_docs::render_pdf("AAA010101AAA", dir, inv) {
+                    assert!(pdf.starts_with(b"%PDF-"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn credentials_follow_the_sandbox_rules() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let sandbox = Sandbox::new(Db::open(dir.path(), 2).expect("db"), Duration::ZERO);
+        let cred = |tax_id: &str, password: &str| Credential {
+            tax_id: tax_id.into(),
+            password: password.into(),
+        };
+        let run = RunContext {
+            entity_id: "e".into(),
+            extraction_id: "x".into(),
+        };
+        assert!(sandbox.validate(&cred("AAA010101AAA", "12345678")).is_ok());
+        assert!(matches!(
+            sandbox.validate(&cred("AAA010101AAA", "badpass1")),
+            Err(SatError::InvalidCredentials)
+        ));
+        assert!(matches!(
+            sandbox.validate(&cred("OFF010101AAA", "12345678")),
+            Err(SatError::Unavailable(_))
+        ));
+        assert!(sandbox.validate(&cred("AAA010101AAA", "chgpass1")).is_ok());
+        assert!(matches!(
+            sandbox.login(&cred("AAA010101AAA", "chgpass1"), &run),
+            Err(SatError::InvalidCredentials)
+        ));
+        let mut session = sandbox
+            .login(&cred("UNA010101AAA", "12345678"), &run)
+            .expect("logs in");
+        let day = NaiveDate::from_ymd_opt(2026, 1, 1).expect("date");
+        let period = Period { from: day, to: day };
+        assert!(matches!(
+            session.list(Direction::Issued, period),
+            Err(SatError::Unavailable(_))
+        ));
     }
 }

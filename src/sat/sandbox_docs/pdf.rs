@@ -1,0 +1,393 @@
+//! The printed representation (representación impresa) of an invoice: a
+//! one-page US Letter PDF written with pdf-writer, using the standard
+//! Helvetica fonts with WinAnsiEncoding (so accents and Ñ print correctly
+//! without embedding a font).
+
+use chrono::{Datelike, NaiveDateTime, Timelike};
+use pdf_writer::{Content, Date, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+
+use super::amounts::{amounts, Amounts, Line};
+use super::stamp::{Stamp, SAT_CERTIFICATE_NUMBER};
+use super::{Currency, Kind, SandboxInvoice};
+
+const PAGE_WIDTH: f32 = 612.0;
+const PAGE_HEIGHT: f32 = 792.0;
+const LEFT: f32 = 40.0;
+const RIGHT: f32 = PAGE_WIDTH - 40.0;
+
+const CATALOG: Ref = Ref::new(1);
+const PAGES: Ref = Ref::new(2);
+const PAGE: Ref = Ref::new(3);
+const REGULAR: Ref = Ref::new(4);
+const BOLD: Ref = Ref::new(5);
+const CONTENT: Ref = Ref::new(6);
+const INFO: Ref = Ref::new(7);
+
+/// The PDF of `invoice`.
+pub(super) fn render(invoice: &SandboxInvoice) -> Vec<u8> {
+    let details = &invoice.details;
+    let amounts = amounts(details.kind, &details.seed, details.currency);
+    let stamp = Stamp::new(invoice);
+    let content = page_content(invoice, &amounts, &stamp);
+
+    let mut pdf = Pdf::new();
+    pdf.catalog(CATALOG).pages(PAGES);
+    pdf.pages(PAGES).kids([PAGE]).count(1);
+    let mut page = pdf.page(PAGE);
+    page.parent(PAGES)
+        .media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
+        .contents(CONTENT);
+    page.resources()
+        .fonts()
+        .pair(Font::Regular.name(), REGULAR)
+        .pair(Font::Bold.name(), BOLD);
+    page.finish();
+    for (id, base) in [(REGULAR, "Helvetica"), (BOLD, "Helvetica-Bold")] {
+        pdf.type1_font(id)
+            .base_font(Name(base.as_bytes()))
+            .encoding_predefined(Name(b"WinAnsiEncoding"));
+    }
+    pdf.stream(CONTENT, &content);
+    let title = format!("CFDI {}", invoice.uuid);
+    pdf.document_info(INFO)
+        .title(TextStr(&title))
+        .producer(TextStr("cfdi-extract sandbox"))
+        .creation_date(pdf_date(invoice.issued_at));
+    pdf.finish()
+}
+
+fn pdf_date(at: NaiveDateTime) -> Date {
+    // Components are in range by construction; years past u16 cannot be listed.
+    let year = u16::try_from(at.year()).unwrap_or(u16::MAX);
+    let two = |n: u32| u8::try_from(n).unwrap_or(0);
+    Date::new(year)
+        .month(two(at.month()))
+        .day(two(at.day()))
+        .hour(two(at.hour()))
+        .minute(two(at.minute()))
+        .second(two(at.second()))
+}
+
+#[derive(Clone, Copy)]
+enum Font {
+    Regular,
+    Bold,
+}
+
+impl Font {
+    fn name(self) -> Name<'static> {
+        match self {
+            Font::Regular => Name(b"F1"),
+            Font::Bold => Name(b"F2"),
+        }
+    }
+}
+
+/// `text` in WinAnsiEncoding: Latin-1 letters map to themselves, anything
+/// else the standard fonts cannot show becomes '?'.
+fn win_ansi(text: &str) -> Vec<u8> {
+    text.chars()
+        .map(|c| match u32::from(c) {
+            code @ (0x20..=0x7e | 0xa0..=0xff) => code as u8,
+            _ => b'?',
+        })
+        .collect()
+}
+
+/// Width of an amount in Helvetica (digits are 556/1000 em, both weights).
+fn amount_width(text: &str, size: f32) -> f32 {
+    let units: u32 = text
+        .chars()
+        .map(|c| match c {
+            '.' | ',' | ' ' => 278,
+            '-' => 333,
+            _ => 556,
+        })
+        .sum();
+    units as f32 * size / 1000.0
+}
+
+/// "$12,345.67"-style amount for people.
+fn display_money(cents: i64) -> String {
+    let digits = (cents.unsigned_abs() / 100).to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let sign = if cents < 0 { "-" } else { "" };
+    format!("{sign}${grouped}.{:02}", cents.unsigned_abs() % 100)
+}
+
+/// A content stream being laid out from the top of the page down.
+struct Canvas {
+    content: Content,
+    y: f32,
+}
+
+impl Canvas {
+    fn text(&mut self, font: Font, size: f32, x: f32, text: &str) {
+        self.content
+            .begin_text()
+            .set_font(font.name(), size)
+            .next_line(x, self.y)
+            .show(Str(&win_ansi(text)))
+            .end_text();
+    }
+
+    fn text_right(&mut self, font: Font, size: f32, right: f32, text: &str) {
+        self.text(font, size, right - amount_width(text, size), text);
+    }
+
+    fn line(&mut self, font: Font, size: f32, text: &str) {
+        self.text(font, size, LEFT, text);
+        self.down(size + 4.0);
+    }
+
+    fn down(&mut self, by: f32) {
+        self.y -= by;
+    }
+
+    fn rule(&mut self) {
+        self.content
+            .set_line_width(0.5)
+            .move_to(LEFT, self.y)
+            .line_to(RIGHT, self.y)
+            .stroke();
+        self.down(12.0);
+    }
+}
+
+fn page_content(invoice: &SandboxInvoice, amounts: &Amounts, stamp: &Stamp) -> Vec<u8> {
+    let mut canvas = Canvas {
+        content: Content::new(),
+        y: PAGE_HEIGHT - 48.0,
+    };
+    header(&mut canvas, invoice);
+    parties(&mut canvas, invoice);
+    items(&mut canvas, invoice.details.kind, &amounts.lines);
+    totals(&mut canvas, invoice, amounts);
+    seals(&mut canvas, stamp);
+    canvas.content.finish()
+}
+
+fn title(kind: Kind) -> &'static str {
+    match kind {
+        Kind::IncomePue | Kind::IncomePpd => "FACTURA",
+        Kind::Credit => "NOTA DE CRÉDITO",
+        Kind::Payroll => "RECIBO DE NÓMINA",
+        Kind::Transfer => "CARTA DE TRASLADO",
+        Kind::Payment => "COMPLEMENTO DE PAGO",
+    }
+}
+
+fn type_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::IncomePue | Kind::IncomePpd => "I - Ingreso",
+        Kind::Credit => "E - Egreso",
+        Kind::Payroll => "N - Nómina",
+        Kind::Transfer => "T - Traslado",
+        Kind::Payment => "P - Pago",
+    }
+}
+
+fn header(canvas: &mut Canvas, invoice: &SandboxInvoice) {
+    let details = &invoice.details;
+    canvas.text(Font::Bold, 16.0, LEFT, title(details.kind));
+    let serie = format!("Serie {}  Folio {}", details.serie, details.folio);
+    canvas.text_right(Font::Bold, 10.0, RIGHT, &serie);
+    canvas.down(24.0);
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!("Folio fiscal (UUID): {}", invoice.uuid),
+    );
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!(
+            "Fecha de emisión: {}    Lugar de expedición: {}    Exportación: 01 - No aplica",
+            invoice.issued_at.format("%Y-%m-%d %H:%M:%S"),
+            details.issuer_zip
+        ),
+    );
+    let currency = match details.currency {
+        Currency::Usd { rate_e4 } => {
+            format!(
+                "USD (tipo de cambio {}.{:04})",
+                rate_e4 / 10_000,
+                rate_e4 % 10_000
+            )
+        }
+        other => other.code().to_owned(),
+    };
+    let mut terms = format!(
+        "Tipo de comprobante: {}    Moneda: {currency}",
+        type_name(details.kind)
+    );
+    if let Some(method) = details.kind.payment_method() {
+        terms.push_str(&format!("    Método de pago: {method}"));
+    }
+    if let Some(form) = details.payment_form {
+        terms.push_str(&format!("    Forma de pago: {form}"));
+    }
+    canvas.line(Font::Regular, 9.0, &terms);
+    canvas.down(4.0);
+    canvas.rule();
+}
+
+fn parties(canvas: &mut Canvas, invoice: &SandboxInvoice) {
+    let details = &invoice.details;
+    canvas.line(Font::Bold, 10.0, "Emisor");
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!(
+            "RFC: {}    Nombre: {}",
+            invoice.issuer_tax_id, invoice.issuer_name
+        ),
+    );
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!("Régimen fiscal: {}", details.issuer_regime),
+    );
+    canvas.down(4.0);
+    canvas.line(Font::Bold, 10.0, "Receptor");
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!(
+            "RFC: {}    Nombre: {}",
+            invoice.receiver_tax_id, invoice.receiver_name
+        ),
+    );
+    canvas.line(
+        Font::Regular,
+        9.0,
+        &format!(
+            "Domicilio fiscal: {}    Régimen fiscal: {}    Uso CFDI: {}",
+            details.receiver_zip, details.receiver_regime, details.use_cfdi
+        ),
+    );
+    if let Some(uuid) = &details.related_uuid {
+        canvas.down(4.0);
+        canvas.line(
+            Font::Regular,
+            9.0,
+            &format!(
+                "CFDI relacionado (01 - Nota de crédito de los documentos relacionados): {uuid}"
+            ),
+        );
+    }
+    canvas.down(4.0);
+    canvas.rule();
+}
+
+/// Column left edges (text) and right edges (amounts) of the items table.
+const COL_QTY: f32 = LEFT;
+const COL_KEY: f32 = 90.0;
+const COL_UNIT: f32 = 150.0;
+const COL_DESCRIPTION: f32 = 185.0;
+const COL_PRICE_RIGHT: f32 = 500.0;
+
+fn items(canvas: &mut Canvas, kind: Kind, lines: &[Line]) {
+    for (x, label) in [
+        (COL_QTY, "Cantidad"),
+        (COL_KEY, "Clave"),
+        (COL_UNIT, "Unidad"),
+        (COL_DESCRIPTION, "Descripción"),
+    ] {
+        canvas.text(Font::Bold, 8.0, x, label);
+    }
+    canvas.text_right(Font::Bold, 8.0, COL_PRICE_RIGHT, "Valor unitario");
+    canvas.text_right(Font::Bold, 8.0, RIGHT, "Importe");
+    canvas.down(14.0);
+    for line in lines {
+        canvas.text(Font::Regular, 8.0, COL_QTY, &line.qty.to_string());
+        canvas.text(Font::Regular, 8.0, COL_KEY, line.clave);
+        canvas.text(Font::Regular, 8.0, COL_UNIT, line.unit);
+        let description: String = line.description.chars().take(52).collect();
+        canvas.text(Font::Regular, 8.0, COL_DESCRIPTION, &description);
+        if kind != Kind::Payment {
+            canvas.text_right(
+                Font::Regular,
+                8.0,
+                COL_PRICE_RIGHT,
+                &display_money(line.unit_cents),
+            );
+            canvas.text_right(Font::Regular, 8.0, RIGHT, &display_money(line.amount));
+        }
+        canvas.down(12.0);
+    }
+    canvas.down(2.0);
+    canvas.rule();
+}
+
+fn totals(canvas: &mut Canvas, invoice: &SandboxInvoice, amounts: &Amounts) {
+    let kind = invoice.details.kind;
+    let discount_label = if kind == Kind::Payroll {
+        "Deducciones"
+    } else {
+        "Descuento"
+    };
+    let mut rows = vec![("Subtotal", amounts.subtotal)];
+    if amounts.discount > 0 {
+        rows.push((discount_label, amounts.discount));
+    }
+    if let Some(iva) = amounts.iva {
+        rows.push(("IVA trasladado 16%", iva));
+    }
+    rows.push(("Total", amounts.total));
+    for (label, cents) in rows {
+        let font = if label == "Total" {
+            Font::Bold
+        } else {
+            Font::Regular
+        };
+        canvas.text(font, 9.0, 400.0, label);
+        canvas.text_right(font, 9.0, RIGHT, &display_money(cents));
+        canvas.down(13.0);
+    }
+    canvas.down(8.0);
+    canvas.rule();
+}
+
+fn seals(canvas: &mut Canvas, stamp: &Stamp) {
+    for (label, seal) in [
+        ("Sello digital del CFDI", &stamp.seal),
+        ("Sello digital del SAT", &stamp.sat_seal),
+    ] {
+        canvas.line(Font::Bold, 7.0, label);
+        let bytes = seal.as_bytes();
+        for chunk in bytes.chunks(150) {
+            canvas.line(Font::Regular, 6.0, &String::from_utf8_lossy(chunk));
+        }
+        canvas.down(3.0);
+    }
+    canvas.line(
+        Font::Regular,
+        7.0,
+        &format!(
+            "No. de serie del certificado del emisor: {}    No. de serie del certificado del SAT: {}",
+            stamp.certificate_number, SAT_CERTIFICATE_NUMBER
+        ),
+    );
+    canvas.line(
+        Font::Regular,
+        7.0,
+        &format!(
+            "Fecha y hora de certificación: {}    RFC del proveedor de certificación: {}",
+            stamp.stamped_at.format("%Y-%m-%dT%H:%M:%S"),
+            stamp.pac
+        ),
+    );
+    canvas.down(6.0);
+    canvas.line(
+        Font::Bold,
+        8.0,
+        "Este documento es una representación impresa de un CFDI (sandbox: sin validez fiscal).",
+    );
+}
