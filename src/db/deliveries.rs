@@ -30,9 +30,8 @@ impl Delivery {
     }
 }
 
-const SELECT: &str = "SELECT d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
-    d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at
-    FROM deliveries d JOIN events e ON e.id = d.event_id";
+const COLUMNS: &str = "d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
+    d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at";
 
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Delivery> {
     Ok(Delivery {
@@ -78,7 +77,8 @@ pub fn list(
     limit: i64,
 ) -> anyhow::Result<Vec<Delivery>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "{SELECT} WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.id < ?2) ORDER BY d.id DESC LIMIT ?3"
+        "SELECT {COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+         WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.id < ?2) ORDER BY d.id DESC LIMIT ?3"
     ))?;
     let rows = stmt.query_map(params![webhook_id, after, limit], from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -96,9 +96,7 @@ pub struct Outgoing {
 pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
-                    d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at,
-                    w.url, w.token, e.payload, e.created_at
+            "SELECT {COLUMNS}, w.url, w.token, e.payload, e.created_at
              FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.id = ?1"
         ))?

@@ -146,20 +146,19 @@ fn claim(ctx: &Context, provider_slots: usize) -> anyhow::Result<Option<Job>> {
     })
 }
 
-/// How long to sleep: until the next scheduled job, at most `IDLE_POLL`.
+/// How long to sleep: until the next scheduled job, at most `IDLE_POLL`. A job that is
+/// already due but was not claimable waits behind a running job (same serial key, or
+/// every provider slot busy), and that job's completion wakes us.
 fn sleep_budget(ctx: &Context) -> Duration {
-    let next = ctx
-        .db
-        .conn()
-        .ok()
-        .and_then(|c| db::jobs::next_run_at(&c).ok().flatten());
+    let next = ctx.db.conn().ok().and_then(|c| db::jobs::next_run_at(&c).ok().flatten());
     let Some(next) = next.and_then(|n| chrono::DateTime::parse_from_rfc3339(&n).ok()) else {
         return IDLE_POLL;
     };
     let wait = next.with_timezone(&chrono::Utc) - chrono::Utc::now();
-    wait.to_std()
-        .unwrap_or(Duration::from_millis(20))
-        .clamp(Duration::from_millis(5), IDLE_POLL)
+    match wait.to_std() {
+        Ok(d) => d.clamp(Duration::from_millis(1), IDLE_POLL),
+        Err(_) => IDLE_POLL,
+    }
 }
 
 fn run(ctx: &Context, job: Job) {
