@@ -151,7 +151,7 @@ fn transition(
     change: impl FnOnce(&mut Extraction),
     also: impl FnOnce(&rusqlite::Connection, &Extraction) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    ctx.db.tx(|tx| {
+    let committed = ctx.db.tx(|tx| {
         let Some(mut ext) = db::extractions::get_any(tx, id)? else {
             return Ok(());
         };
@@ -171,7 +171,10 @@ fn transition(
             &ctx.first_attempt_at(),
         )?;
         also(tx, &ext)
-    })
+    });
+    // The event's deliveries are due now: wake a worker rather than wait for this job to end.
+    ctx.waker.wake();
+    committed
 }
 
 fn start(ctx: &Context, id: &str) -> anyhow::Result<()> {
