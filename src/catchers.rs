@@ -1,8 +1,10 @@
 //! JSON catchers for failures Rocket raises itself (no route, a limit hit, a guard that
 //! failed). They give the same bodies as `ApiError`.
 
+use crate::auth::AuthUser;
 use crate::error::{ApiError, AuthFailure};
 use rocket::http::Status;
+use rocket::outcome::Outcome;
 use rocket::{catch, catchers, Catcher, Request};
 
 #[catch(401)]
@@ -13,8 +15,16 @@ fn unauthorized(req: &Request) -> ApiError {
     ApiError::Unauthorized(failure)
 }
 
+/// No route matched. Under `/v1`, known or not, authentication comes first, whatever
+/// the method: an unknown path is 401 without valid credentials and 404 with them.
 #[catch(404)]
-fn not_found() -> ApiError {
+async fn not_found(req: &Request<'_>) -> ApiError {
+    let path = req.uri().path();
+    if path == "/v1" || path.starts_with("/v1/") {
+        if let Outcome::Error((_, failure)) = req.guard::<AuthUser>().await {
+            return ApiError::Unauthorized(failure);
+        }
+    }
     ApiError::NotFound
 }
 

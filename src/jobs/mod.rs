@@ -150,7 +150,11 @@ fn claim(ctx: &Context, provider_slots: usize) -> anyhow::Result<Option<Job>> {
 /// already due but was not claimable waits behind a running job (same serial key, or
 /// every provider slot busy), and that job's completion wakes us.
 fn sleep_budget(ctx: &Context) -> Duration {
-    let next = ctx.db.conn().ok().and_then(|c| db::jobs::next_run_at(&c).ok().flatten());
+    let next = ctx
+        .db
+        .conn()
+        .ok()
+        .and_then(|c| db::jobs::next_run_at(&c).ok().flatten());
     let Some(next) = next.and_then(|n| chrono::DateTime::parse_from_rfc3339(&n).ok()) else {
         return IDLE_POLL;
     };

@@ -1,0 +1,14 @@
+//! Black-box tests of `cfdi-extract`: every test starts the real binary on its own data
+//! directory and port, and talks to it over HTTP (and through its CLI).
+
+mod helpers;
+mod receiver;
+
+mod auth;
+mod cli;
+mod entities;
+mod errors;
+mod isolation;
+mod lifecycle;
+mod restart;
+mod webhooks;
