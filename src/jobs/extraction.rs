@@ -6,11 +6,32 @@
 use super::{Context, Outcome};
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::entity::CredentialStatus;
-use crate::domain::extraction::{FailedReason, Status};
+use crate::domain::extraction::{FailedReason, Period, Status};
 use crate::events::{self, Resource};
 use crate::ingest::{self, Owner};
 use crate::sat::{Credential, RunContext, SatError, DOWNLOAD_BATCH};
 use std::time::Duration;
+
+/// Days listed at a time: keeps memory bounded for long periods of busy taxpayers
+/// (the portal answers per day anyway).
+const WINDOW_DAYS: u64 = 7;
+
+/// The period cut into consecutive windows of at most `WINDOW_DAYS` days.
+fn windows(period: Period) -> Vec<Period> {
+    let mut out = vec![];
+    let mut from = period.from;
+    while from <= period.to {
+        let to = from
+            .checked_add_days(chrono::Days::new(WINDOW_DAYS - 1))
+            .map_or(period.to, |d| d.min(period.to));
+        out.push(Period { from, to });
+        match to.succ_opt() {
+            Some(next) => from = next,
+            None => break,
+        }
+    }
+    out
+}
 
 /// After this many attempts that ended in an unexpected error, the run fails
 /// `internal_error` instead of being retried again.
@@ -72,46 +93,57 @@ fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
 
     let result = (|| -> Result<Outcome, SatError> {
         let mut session = ctx.provider.login(&credential, &run)?;
-        let listing = session.list(ext.direction, period)?;
-        let pending = ctx.db.tx(|tx| {
-            let pending = ingest::record_listing(tx, owner, ext.direction, &listing)?;
-            update_counters(tx, &ext.id, Some(listing.len() as i64), 0)?;
-            Ok(pending)
+        // A run that restarts recounts what it lists; processed documents are not
+        // fetched again, so invoices_processed carries on.
+        ctx.db.tx(|tx| {
+            tx.execute(
+                "UPDATE extractions SET invoices_found = 0 WHERE id = ?1",
+                [&ext.id],
+            )?;
+            Ok(())
         })?;
-        let todo: Vec<_> = pending.into_iter().map(|i| listing[i].clone()).collect();
-        for batch in todo.chunks(DOWNLOAD_BATCH) {
-            if ctx.stopping() {
-                // Leave the run resumable: what is processed stays, the rest is fetched on restart.
-                return Ok(Outcome::Retry {
-                    after: Duration::ZERO,
-                    error: "service stopping".into(),
-                });
-            }
-            let docs = session.download(ext.direction, batch)?;
-            ctx.db.tx(|tx| {
-                let mut processed = 0;
-                for (meta, doc) in batch.iter().zip(&docs) {
-                    let Some(xml) = &doc.xml else { continue };
-                    // A bad document is logged and left metadata-only; it never stops the others.
-                    match ingest::ingest_document(
-                        tx,
-                        owner,
-                        ext.direction,
-                        Some(meta),
-                        xml,
-                        doc.pdf.as_deref(),
-                    ) {
-                        Ok(_) => processed += 1,
-                        Err(ingest::IngestError::Storage(e)) => return Err(e),
-                        Err(e) => log::warn!(
-                            "extraction {}: invoice {} not processed: {e}",
-                            ext.id,
-                            meta.uuid
-                        ),
-                    }
-                }
-                update_counters(tx, &ext.id, None, processed)
+        for window in windows(period) {
+            let listing = session.list(ext.direction, window)?;
+            let pending = ctx.db.tx(|tx| {
+                let pending = ingest::record_listing(tx, owner, ext.direction, &listing)?;
+                add_counts(tx, &ext.id, listing.len() as i64, 0)?;
+                Ok(pending)
             })?;
+            let todo: Vec<_> = pending.into_iter().map(|i| listing[i].clone()).collect();
+            for batch in todo.chunks(DOWNLOAD_BATCH) {
+                if ctx.stopping() {
+                    // Leave the run resumable: what is processed stays, the rest is fetched on restart.
+                    return Ok(Outcome::Retry {
+                        after: Duration::ZERO,
+                        error: "service stopping".into(),
+                    });
+                }
+                let docs = session.download(ext.direction, batch)?;
+                ctx.db.tx(|tx| {
+                    let mut processed = 0;
+                    for (meta, doc) in batch.iter().zip(&docs) {
+                        let Some(xml) = &doc.xml else { continue };
+                        // A bad document is logged and left metadata-only; it never stops the others.
+                        match ingest::ingest_document(
+                            tx,
+                            owner,
+                            ext.direction,
+                            Some(meta),
+                            xml,
+                            doc.pdf.as_deref(),
+                        ) {
+                            Ok(_) => processed += 1,
+                            Err(ingest::IngestError::Storage(e)) => return Err(e),
+                            Err(e) => log::warn!(
+                                "extraction {}: invoice {} not processed: {e}",
+                                ext.id,
+                                meta.uuid
+                            ),
+                        }
+                    }
+                    add_counts(tx, &ext.id, 0, processed)
+                })?;
+            }
         }
         Ok(Outcome::Done)
     })();
@@ -130,14 +162,14 @@ fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
     }
 }
 
-fn update_counters(
+fn add_counts(
     tx: &rusqlite::Connection,
     id: &str,
-    found: Option<i64>,
+    found: i64,
     processed: i64,
 ) -> anyhow::Result<()> {
     tx.prepare_cached(
-        "UPDATE extractions SET invoices_found = COALESCE(?2, invoices_found),
+        "UPDATE extractions SET invoices_found = invoices_found + ?2,
             invoices_processed = invoices_processed + ?3, updated_at = ?4 WHERE id = ?1",
     )?
     .execute(rusqlite::params![id, found, processed, crate::time::now()])?;
@@ -233,4 +265,50 @@ fn finish(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    fn day(d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 1, d).expect("date")
+    }
+
+    #[test]
+    fn windows_cover_the_period_exactly_once() {
+        let w = windows(Period {
+            from: day(1),
+            to: day(31),
+        });
+        assert_eq!(w.len(), 5);
+        assert_eq!(
+            w[0],
+            Period {
+                from: day(1),
+                to: day(7)
+            }
+        );
+        assert_eq!(
+            w[4],
+            Period {
+                from: day(29),
+                to: day(31)
+            }
+        );
+        for pair in w.windows(2) {
+            assert_eq!(pair[0].to.succ_opt(), Some(pair[1].from));
+        }
+        assert_eq!(
+            windows(Period {
+                from: day(5),
+                to: day(5)
+            }),
+            vec![Period {
+                from: day(5),
+                to: day(5)
+            }]
+        );
+    }
 }

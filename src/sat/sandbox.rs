@@ -134,6 +134,8 @@ impl Session for SandboxSession {
             period.to,
         );
         let first = self.record_listing(direction, &invoices)?;
+        // Downloads name invoices of the latest listing only; keep memory to one window.
+        self.listed.clear();
         let mut out = Vec::with_capacity(invoices.len());
         for inv in invoices {
             let first_listing = first.get(&inv.uuid).copied().unwrap_or(false);

@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Benchmarks of cfdi-extract: builds nothing itself (bench/run does), starts the release
+binary on temp data dirs, seeds it through the real ingestion path (sandbox extractions),
+runs each scenario RUNS times, prints a table and writes BENCHMARKS.md.
+
+Every target is a ratio or a bound measured side by side in the same run; every figure
+is the median of the runs. Nothing here asserts timings in the test suite.
+"""
+
+import base64
+import http.client
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "cfdi-extract")
+RUNS = int(os.environ.get("BENCH_RUNS", "3"))
+DURATION = int(os.environ.get("BENCH_SECONDS", "8"))
+MILLION = int(os.environ.get("BENCH_INVOICES", "1000000"))
+BIG_DAYS_PER_ENTITY = 500  # ~500 invoices a day -> ~250k per entity
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --- the service -------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, data_dir, *extra):
+        self.data_dir = data_dir
+        args = [BIN, "serve", "--data-dir", data_dir, "--port", "0", "--sim-latency", "0ms",
+                "--webhook-timeout", "5s", *extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on http://([\d.]+):(\d+)", line)
+        if not m:
+            raise RuntimeError(f"server did not start: {line!r}")
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.base = f"http://{self.host}:{self.port}"
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def status(self, field):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024  # MiB
+        return 0.0
+
+    def rss(self):
+        return self.status("VmRSS")
+
+    def peak(self):
+        return self.status("VmHWM")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def cli(data_dir, *args, stdin=None):
+    out = subprocess.run([BIN, *args, "--data-dir", data_dir], input=stdin, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def new_user(data_dir, name):
+    org = cli(data_dir, "org", "create", name)
+    email = f"{name.lower()}@bench.mx"
+    cli(data_dir, "user", "create", "--org", org, "--email", email, "--password-stdin", stdin="bench-password\n")
+    return email, "bench-password"
+
+
+def basic(creds):
+    return "Basic " + base64.b64encode(f"{creds[0]}:{creds[1]}".encode()).decode()
+
+
+def call(server, method, path, creds=None, body=None):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=60)
+    headers = {"Content-Type": "application/json"}
+    if creds:
+        headers["Authorization"] = basic(creds)
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    res = conn.getresponse()
+    data = res.read()
+    conn.close()
+    return res.status, (json.loads(data) if data else None)
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def create_entity(server, creds, tax_id):
+    status, body = call(server, "POST", "/v1/entities", creds,
+                        {"tax_id": tax_id, "name": f"Bench {tax_id}", "ciec_password": "12345678"})
+    assert status == 201, body
+    eid = body["id"]
+    wait_for(lambda: call(server, "GET", f"/v1/entities/{eid}", creds)[1]["credential_status"] == "valid", 30, "validation")
+    return eid
+
+
+def extract(server, creds, entity_id, day_from, day_to):
+    status, body = call(server, "POST", "/v1/extractions", creds, {
+        "entity_id": entity_id,
+        "options": {"period": {"from": day_from, "to": day_to}, "download_type": "issued"}})
+    assert status == 201, body
+    return body["id"]
+
+
+def wait_extraction(server, creds, xid, timeout=3600):
+    def done():
+        _, e = call(server, "GET", f"/v1/extractions/{xid}", creds)
+        return e if e["status"] in ("finished", "failed") else None
+    e = wait_for(done, timeout, "extraction")
+    assert e["status"] == "finished", e
+    return e
+
+
+def parse_ts(s):
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+# --- load generation -----------------------------------------------------------------
+
+
+def to_ms(v):
+    m = re.match(r"([\d.]+)(us|ms|s)", v)
+    n, unit = float(m.group(1)), m.group(2)
+    return n / 1000 if unit == "us" else n if unit == "ms" else n * 1000
+
+
+def wrk(url, conns=64, seconds=DURATION, header=None):
+    args = ["wrk", "-t2", f"-c{conns}", f"-d{seconds}s", "--latency", url]
+    if header:
+        args[1:1] = ["-H", header]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    pct = dict(re.findall(r"^\s+(\d+)%\s+([\d.]+\w+)", out, re.M))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": to_ms(pct["50"]), "p99": to_ms(pct["99"]),
+            "errors": int(non2xx.group(1)) if non2xx else 0}
+
+
+def median_of(runs, key):
+    return statistics.median(r[key] for r in runs)
+
+
+def repeat(fn):
+    return [fn() for _ in range(RUNS)]
+
+
+# --- webhook receiver ------------------------------------------------------------------
+
+
+class Receiver:
+    """Records (arrival time, event created_at, event id) for every delivery."""
+
+    def __init__(self):
+        self.arrivals = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                now = time.time()
+                event = json.loads(body)
+                with outer.lock:
+                    outer.arrivals.append((now, parse_ts(event["created_at"]), event["id"]))
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def count(self):
+        with self.lock:
+            return len(self.arrivals)
+
+    def take(self):
+        with self.lock:
+            out, self.arrivals = self.arrivals, []
+        return out
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+# --- scenarios ---------------------------------------------------------------------
+
+
+def scenario_ingest(data_dir):
+    """(5) End-to-end ingest rate of a BIG entity's month vs the raw parse rate."""
+    server = Server(data_dir)
+    creds = new_user(data_dir, "Ingest")
+    results = []
+    for i in range(RUNS):
+        eid = create_entity(server, creds, f"BIGA0101{i:02d}AAA")
+        e = wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
+        elapsed = parse_ts(e["finished_at"]) - parse_ts(e["started_at"])
+        results.append({"rate": e["invoices_processed"] / elapsed, "n": e["invoices_processed"]})
+    server.stop()
+    parse = subprocess.run(["cargo", "bench", "--quiet", "--bench", "parse", "--", "BIGA010100AAA"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    parse_rate = float(re.search(r"parse_rate (\d+)", parse).group(1))
+    return {"ingest": median_of(results, "rate"), "n": results[0]["n"], "parse": parse_rate}
+
+
+def seed(server, creds, prefix, total):
+    """Loads about `total` invoices through sandbox extractions of BIG entities."""
+    entities = max(1, round(total / (BIG_DAYS_PER_ENTITY * 500)))
+    days = max(1, round(total / entities / 510))
+    start = time.time()
+    jobs = []
+    for i in range(entities):
+        eid = create_entity(server, creds, f"BIG{prefix}{i:05d}AAA")
+        first = datetime(2024, 1, 1).toordinal()
+        last = datetime.fromordinal(first + days - 1).strftime("%Y-%m-%d")
+        jobs.append(extract(server, creds, eid, "2024-01-01", last))
+    processed = sum(wait_extraction(server, creds, x)["invoices_processed"] for x in jobs)
+    return processed, time.time() - start
+
+
+def cold_auth(server, data_dir, n=64):
+    """(4) n connections start at once with the same, never-verified credentials."""
+    creds = new_user(data_dir, f"Cold{time.time_ns()}")
+    barrier = threading.Barrier(n)
+    latencies, statuses = [], []
+
+    def one():
+        conn = http.client.HTTPConnection(server.host, server.port, timeout=60)
+        conn.connect()
+        barrier.wait()
+        t = time.perf_counter()
+        conn.request("GET", "/v1/webhooks", headers={"Authorization": basic(creds)})
+        res = conn.getresponse()
+        res.read()
+        latencies.append((time.perf_counter() - t) * 1000)
+        statuses.append(res.status)
+        conn.close()
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(s == 200 for s in statuses), statuses
+    return {"p99": percentile(latencies, 99), "max": max(latencies)}
+
+
+def webhook_latency(server, creds, receiver, rate=100, seconds=8):
+    """(6a) Commit-to-arrival latency of entity.update events at `rate` events/s."""
+    call(server, "POST", "/v1/webhooks", creds, {"url": receiver.url, "events": ["entity.update"]})
+    receiver.take()
+    total = rate * seconds
+    start = time.time()
+    for i in range(total):
+        call(server, "POST", "/v1/entities", creds,
+             {"tax_id": f"LAT{time.time_ns() % 10**9:09d}", "name": "x", "ciec_password": "12345678"})
+        pause = start + (i + 1) / rate - time.time()
+        if pause > 0:
+            time.sleep(pause)
+    wait_for(lambda: receiver.count() >= total, 120, "deliveries")
+    lat = [(arrived - created) * 1000 for arrived, created, _ in receiver.take()]
+    return {"p50": percentile(lat, 50), "p99": percentile(lat, 99)}
+
+
+def webhook_fanout(server, creds, receiver, total=10_000):
+    """(6b) 10,000 events to one receiver: deliveries per second at the receiver."""
+    receiver.take()
+    per_thread = total // 8
+
+    def burst(t):
+        for i in range(per_thread):
+            call(server, "POST", "/v1/entities", creds,
+                 {"tax_id": f"FAN{t}{i:08d}", "name": "x", "ciec_password": "12345678"})
+
+    threads = [threading.Thread(target=burst, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wait_for(lambda: receiver.count() >= per_thread * 8, 600, "fan-out deliveries")
+    arrivals = sorted(a for a, _, _ in receiver.take())
+    return {"rate": len(arrivals) / (arrivals[-1] - arrivals[0])}
+
+
+def main():
+    machine = {
+        "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?"),
+        "cores": os.cpu_count(),
+        "memory": f"{round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB",
+        "kernel": platform.release(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+    }
+    log(f"machine: {machine}")
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    rows = []
+
+    log("scenario 5: ingest")
+    ingest = scenario_ingest(os.path.join(tmp, "ingest"))
+
+    data_dir = os.path.join(tmp, "main")
+    server = Server(data_dir)
+    time.sleep(1)
+    idle_rss = server.rss()
+    empty = new_user(data_dir, "Empty")
+    small = new_user(data_dir, "Small")
+    big = new_user(data_dir, "Big")
+    small_entity = create_entity(server, small, "BIGS010101AAA")
+    small_n = wait_extraction(server, small, extract(server, small, small_entity, "2025-06-01", "2025-06-02"))["invoices_processed"]
+    log(f"seeding about {MILLION} invoices")
+    big_n, seed_seconds = seed(server, big, "M", MILLION)
+    log(f"seeded {big_n} invoices in {seed_seconds:.0f}s; restarting so peak RSS covers only the scenarios")
+    server.stop()
+    server = Server(data_dir)
+    _, first = call(server, "GET", "/v1/entities?limit=1", big)
+    big_entity = first["data"][0]["id"]
+
+    log("scenario 1: /up")
+    up = repeat(lambda: wrk(server.base + "/up"))
+    log("scenario 2: trivial authenticated route")
+    call(server, "GET", "/v1/webhooks", empty)  # warm the credential cache
+    trivial = repeat(lambda: wrk(server.base + "/v1/webhooks", header=f"Authorization: {basic(empty)}"))
+    log("scenario 3: invoice listing")
+    call(server, "GET", "/v1/invoices", big)
+    call(server, "GET", "/v1/invoices", small)
+    list_big = repeat(lambda: wrk(server.base + "/v1/invoices?limit=50", header=f"Authorization: {basic(big)}"))
+    list_small = repeat(lambda: wrk(server.base + "/v1/invoices?limit=50", header=f"Authorization: {basic(small)}"))
+    filt = f"/v1/invoices?limit=50&entity_id={big_entity}&issued_from=2024-03-01&issued_to=2024-03-31&type=I"
+    list_filtered = repeat(lambda: wrk(server.base + filt, header=f"Authorization: {basic(big)}"))
+    log("scenario 4: cold authentication")
+    cold = repeat(lambda: cold_auth(server, data_dir))
+    cold_rss = server.rss()
+    log("scenario 6: webhooks")
+    receiver = Receiver()
+    hooks = new_user(data_dir, "Hooks")
+    latency = repeat(lambda: webhook_latency(server, hooks, receiver))
+    fanout = repeat(lambda: webhook_fanout(server, hooks, receiver))
+    peak = server.peak()
+
+    log("scenario 8: trivial route while another client sends wrong passwords")
+    wrong = basic((empty[0], "wrong-password"))
+
+    def under_attack():
+        attacker = subprocess.Popen(["wrk", "-t1", "-c16", f"-d{DURATION + 2}s", "-H", f"Authorization: {wrong}",
+                                     server.base + "/v1/webhooks"], stdout=subprocess.DEVNULL)
+        time.sleep(1)
+        result = wrk(server.base + "/v1/webhooks", header=f"Authorization: {basic(empty)}")
+        attacker.wait()
+        return result
+    attacked = repeat(under_attack)
+    server.stop()
+
+    up_rps, trivial_rps = median_of(up, "rps"), median_of(trivial, "rps")
+    big_p99, small_p99 = median_of(list_big, "p99"), median_of(list_small, "p99")
+    binary_mib = os.path.getsize(BIN) / 2**20
+
+    def row(n, what, target, value, ok):
+        rows.append((n, what, target, value, "met" if ok else "MISSED"))
+
+    row(1, "`GET /up`, 64 connections", "reference", f"{up_rps:,.0f} req/s", True)
+    row(2, "authenticated `GET /v1/webhooks` (empty org)", ">= 85% of (1)",
+        f"{trivial_rps:,.0f} req/s = {trivial_rps / up_rps:.0%}", trivial_rps >= 0.85 * up_rps)
+    row(3, f"`GET /v1/invoices?limit=50`, {big_n:,} invoices, p99", "< 25 ms", f"{big_p99:.1f} ms", big_p99 < 25)
+    row(3, f"same with {small_n:,} invoices, p99 (1M within 1.5x)", "ratio <= 1.5",
+        f"{small_p99:.1f} ms, ratio {big_p99 / small_p99:.2f}", big_p99 <= 1.5 * small_p99)
+    row(3, "filtered (entity_id + issued_from/to + type), 1M, p99", "< 25 ms",
+        f"{median_of(list_filtered, 'p99'):.1f} ms ({median_of(list_filtered, 'rps'):,.0f} req/s)",
+        median_of(list_filtered, "p99") < 25)
+    row(4, "cold auth: 64 connections at once, same new credentials, p99", "< 250 ms",
+        f"{median_of(cold, 'p99'):.0f} ms", median_of(cold, "p99") < 250)
+    row(4, "RSS after the cold-auth bursts", "< 200 MB", f"{cold_rss:.0f} MiB", cold_rss < 200)
+    row(5, f"ingest: BIG month ({ingest['n']:,} invoices), end to end", ">= 5,000 invoices/s",
+        f"{ingest['ingest']:,.0f} invoices/s", ingest["ingest"] >= 5000)
+    row(5, "ingest vs raw XML parse of the same documents", ">= 25%",
+        f"{ingest['ingest'] / ingest['parse']:.0%} (parse {ingest['parse']:,.0f} docs/s)",
+        ingest["ingest"] >= 0.25 * ingest["parse"])
+    row(6, "webhook commit-to-arrival at 100 events/s, p50", "< 50 ms",
+        f"{median_of(latency, 'p50'):.1f} ms", median_of(latency, "p50") < 50)
+    row(6, "same, p99", "< 250 ms", f"{median_of(latency, 'p99'):.1f} ms", median_of(latency, "p99") < 250)
+    row(6, "fan-out of 10,000 events to one receiver", ">= 1,000 deliveries/s",
+        f"{median_of(fanout, 'rate'):,.0f} deliveries/s", median_of(fanout, "rate") >= 1000)
+    row(7, "RSS idle", "< 60 MB", f"{idle_rss:.0f} MiB", idle_rss < 60)
+    row(7, "peak RSS during (3)-(6)", "< 200 MB", f"{peak:.0f} MiB", peak < 200)
+    row(7, "release binary size", "reported", f"{binary_mib:.1f} MiB", True)
+    attacked_rps = median_of(attacked, "rps")
+    row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
+        f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
+
+    table = ["| # | Scenario | Target | Measured (median of %d) | |" % RUNS, "|---|---|---|---|---|"]
+    table += [f"| {n} | {what} | {target} | {value} | {verdict} |" for n, what, target, value, verdict in rows]
+    print("\n".join(table))
+    extra = (f"Seeding {big_n:,} invoices through sandbox extractions took {seed_seconds:.0f} s "
+             f"({big_n / seed_seconds:,.0f} invoices/s).")
+    print(extra)
+    write_report(machine, table, extra)
+    subprocess.run(["rm", "-rf", tmp])
+
+
+def write_report(machine, table, extra):
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    notes_marker = "## Notes"
+    notes = ""
+    if os.path.exists(path):
+        text = open(path).read()
+        if notes_marker in text:
+            notes = text[text.index(notes_marker):]
+    with open(path, "w") as f:
+        f.write("# Benchmarks\n\n")
+        f.write("Produced by `bench/run` (it rewrites everything above the Notes section).\n\n")
+        f.write(f"- Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory']}, "
+                f"Linux {machine['kernel']}; load generator (wrk, Python) on the same machine\n")
+        f.write(f"- Date: {machine['date']}; runs per figure: {RUNS}; wrk duration: {DURATION} s, 64 connections\n")
+        f.write(f"- Command: `bench/run` (env: BENCH_RUNS={RUNS}, BENCH_SECONDS={DURATION}, BENCH_INVOICES={MILLION})\n\n")
+        f.write("\n".join(table) + "\n\n" + extra + "\n\n")
+        f.write(notes or f"{notes_marker}\n\n(none yet)\n")
+    log(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
