@@ -8,17 +8,23 @@ use chrono::NaiveDate;
 use std::time::Instant;
 
 fn main() {
-    let tax_id = std::env::args().nth(1).unwrap_or_else(|| "BIGA010101AAA".to_string());
+    let tax_id = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "BIGA010101AAA".to_string());
     let from = NaiveDate::from_ymd_opt(2026, 3, 1).expect("date");
     let to = NaiveDate::from_ymd_opt(2026, 3, 31).expect("date");
-    let docs: Vec<Vec<u8>> = sandbox_docs::invoices_for_period(&tax_id, Direction::Issued, from, to)
-        .iter()
-        .filter_map(|inv| sandbox_docs::render_xml(&tax_id, Direction::Issued, inv).ok())
-        .collect();
+    let docs: Vec<Vec<u8>> =
+        sandbox_docs::invoices_for_period(&tax_id, Direction::Issued, from, to)
+            .iter()
+            .filter_map(|inv| sandbox_docs::render_xml(&tax_id, Direction::Issued, inv).ok())
+            .collect();
     let mut rates = vec![];
     for _ in 0..5 {
         let start = Instant::now();
-        let parsed = docs.iter().filter(|d| Cfdi::parse_stamped(d).is_ok()).count();
+        let parsed = docs
+            .iter()
+            .filter(|d| Cfdi::parse_stamped(d).is_ok())
+            .count();
         assert_eq!(parsed, docs.len(), "every sandbox document parses");
         rates.push(docs.len() as f64 / start.elapsed().as_secs_f64());
     }

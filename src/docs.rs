@@ -4,6 +4,7 @@
 
 use crate::error::ApiError;
 use include_dir::{include_dir, Dir, File};
+use rocket::http::uri::error::PathError;
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, Responder};
 use rocket::{get, routes, Request, Route};
@@ -38,7 +39,8 @@ impl<'r> Responder<'r, 'static> for Asset {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         let path = self.0.path();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let content_type = ContentType::from_extension(ext).unwrap_or(ContentType::Binary);
+        // Code samples (`.py`) and unknown text read in the browser rather than download.
+        let content_type = ContentType::from_extension(ext).unwrap_or(ContentType::Plain);
         // Pages change with each release and are small: revalidate. Assets are large
         // and vendored: cache for a day.
         let cache = if ext == "html" || ext == "json" {
@@ -75,8 +77,11 @@ fn docs_index() -> Result<Asset, ApiError> {
     find("").map(Asset).ok_or(ApiError::NotFound)
 }
 
+/// Rocket refuses segments such as `..` or dot-files before we see them; those are
+/// files we do not have, so a 404 like any other.
 #[get("/docs/<path..>")]
-fn docs_file(path: PathBuf) -> Result<Asset, ApiError> {
+fn docs_file(path: Result<PathBuf, PathError>) -> Result<Asset, ApiError> {
+    let path = path.map_err(|_| ApiError::NotFound)?;
     let rel = path.to_str().ok_or(ApiError::NotFound)?;
     find(rel).map(Asset).ok_or(ApiError::NotFound)
 }

@@ -51,10 +51,18 @@ pub fn normalize_tax_id(s: &str) -> String {
     s.trim().to_uppercase()
 }
 
+/// Counted on the value as given (upper-casing can change the length: `ß` -> `SS`).
 fn check_tax_id(tax_id: &str, errors: &mut FieldErrors) {
-    let n = tax_id.chars().count();
+    let n = tax_id.trim().chars().count();
     if !(12..=13).contains(&n) {
         errors.add("tax_id", "must be 12 to 13 characters");
+    }
+    if tax_id
+        .trim()
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace())
+    {
+        errors.add("tax_id", "must not contain spaces or control characters");
     }
 }
 
@@ -73,8 +81,7 @@ fn check_password(password: &str, errors: &mut FieldErrors) {
 impl NewEntity {
     pub fn parse(body: &Map<String, Value>) -> Result<NewEntity, FieldErrors> {
         let mut errors = FieldErrors::new();
-        let tax_id =
-            required_string(body, "tax_id", "tax_id", &mut errors).map(|s| normalize_tax_id(&s));
+        let tax_id = required_string(body, "tax_id", "tax_id", &mut errors);
         let name = required_string(body, "name", "name", &mut errors);
         let ciec_password = required_string(body, "ciec_password", "ciec_password", &mut errors);
         if let Some(t) = &tax_id {
@@ -88,7 +95,7 @@ impl NewEntity {
         }
         match (tax_id, name, ciec_password) {
             (Some(tax_id), Some(name), Some(ciec_password)) if errors.is_empty() => Ok(NewEntity {
-                tax_id,
+                tax_id: normalize_tax_id(&tax_id),
                 name: name.trim().to_string(),
                 ciec_password,
             }),
@@ -190,6 +197,26 @@ mod tests {
                 "{body} should fail on {field}: {errors:?}"
             );
         }
+    }
+
+    #[test]
+    fn create_rejects_control_characters_and_counts_before_upper_casing() {
+        let bad = NewEntity::parse(&obj(
+            json!({"tax_id": "CTL01010\u{5}AAA", "name": "n", "ciec_password": "12345678"}),
+        ));
+        assert!(bad.expect_err("control").contains("tax_id"));
+        let spaced = NewEntity::parse(&obj(
+            json!({"tax_id": "AAA 010101AA", "name": "n", "ciec_password": "12345678"}),
+        ));
+        assert!(spaced.expect_err("space").contains("tax_id"));
+        let sharp = NewEntity::parse(&obj(
+            json!({"tax_id": "ßßßßßßßßßßßß", "name": "n", "ciec_password": "12345678"}),
+        ));
+        assert!(sharp.is_ok());
+        let padded = NewEntity::parse(&obj(
+            json!({"tax_id": " aaa010101aaa ", "name": "n", "ciec_password": "12345678"}),
+        ));
+        assert_eq!(padded.expect("trimmed").tax_id, "AAA010101AAA");
     }
 
     #[test]

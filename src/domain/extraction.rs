@@ -76,6 +76,10 @@ impl FailedReason {
     }
 }
 
+/// The SAT keeps about six years of CFDI online; a longer period is a mistake, and an
+/// unbounded one would keep a worker busy for hours.
+pub const MAX_PERIOD_DAYS: i64 = 6 * 366;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Period {
     pub from: NaiveDate,

@@ -40,6 +40,11 @@ const MAX_ATTEMPTS: u32 = 3;
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     match execute(ctx, &job.target_id) {
         Ok(outcome) => Ok(outcome),
+        // The entity (and with it this extraction) was deleted while it ran: the
+        // failed write is expected and there is nothing left to do.
+        Err(_) if db::extractions::get_any(&*ctx.db.conn()?, &job.target_id)?.is_none() => {
+            Ok(Outcome::Done)
+        }
         Err(e) if job.attempts >= MAX_ATTEMPTS => {
             log::error!("extraction {} failed for good: {e:#}", job.target_id);
             finish(

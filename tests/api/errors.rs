@@ -259,7 +259,11 @@ fn create_entity_returns_401_when_no_credentials_and_body_is_too_large() {
     // connection, so write the request by hand and read the early answer, like curl.
     use std::io::{Read, Write};
     let app = TestApp::spawn();
-    let addr = app.anonymous().base_url.trim_start_matches("http://").to_string();
+    let addr = app
+        .anonymous()
+        .base_url
+        .trim_start_matches("http://")
+        .to_string();
     let mut stream = std::net::TcpStream::connect(&addr).expect("connect");
     let head = format!(
         "POST /v1/entities HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",

@@ -1,0 +1,959 @@
+//! Real responses of a running server, checked against the OpenAPI document: every
+//! status a request produced must be documented for its operation, and its JSON body
+//! must validate against the documented schema (with formats asserted) and carry no
+//! property the schema does not list.
+
+use crate::harness::{cli, eventually, manifest_dir, Resp, Server, EMAIL, PASSWORD};
+use crate::openapi::{deref, document, operations, Operation};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Validates `instance` against `schema`, whose `$ref`s point into `doc`'s components.
+/// Returns the errors as text.
+pub fn schema_errors(doc: &Value, schema: &Value, instance: &Value) -> Vec<String> {
+    let root = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "components": doc["components"].clone(),
+        "allOf": [schema],
+    });
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&root)
+        .unwrap_or_else(|e| panic!("the documented schema does not compile: {e}\n{schema}"));
+    let mut errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| format!("at {:?}: {e}", e.instance_path().as_str()))
+        .collect();
+    let mut extra = vec![];
+    undocumented(doc, schema, instance, "", &mut extra);
+    errors.extend(
+        extra
+            .into_iter()
+            .map(|p| format!("at {p:?}: a property the schema does not document")),
+    );
+    errors
+}
+
+/// The `properties` an object schema declares, following `$ref` and `allOf`, with
+/// the schema that declares each; and the `additionalProperties` schema, if any.
+fn object_properties<'a>(
+    doc: &'a Value,
+    schema: &'a Value,
+    props: &mut BTreeMap<String, &'a Value>,
+    additional: &mut Option<&'a Value>,
+) {
+    let schema = deref(doc, schema);
+    if let Some(p) = schema.get("properties").and_then(Value::as_object) {
+        for (k, v) in p {
+            props.entry(k.clone()).or_insert(v);
+        }
+    }
+    if let Some(a) = schema.get("additionalProperties") {
+        if a.is_object() {
+            *additional = Some(a);
+        }
+    }
+    for key in ["allOf"] {
+        if let Some(all) = schema.get(key).and_then(Value::as_array) {
+            for s in all {
+                object_properties(doc, s, props, additional);
+            }
+        }
+    }
+}
+
+/// Collects the paths of object properties in `value` that `schema` does not declare.
+/// Schemas with `oneOf`/`anyOf` are checked against the branch that validates.
+fn undocumented(doc: &Value, schema: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
+    let schema = deref(doc, schema);
+    for key in ["oneOf", "anyOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            for b in branches {
+                if schema_valid(doc, b, value) {
+                    undocumented(doc, b, value, at, out);
+                    return;
+                }
+            }
+            return;
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let mut props = BTreeMap::new();
+            let mut additional = None;
+            object_properties(doc, schema, &mut props, &mut additional);
+            let declares_object = !props.is_empty() || additional.is_some();
+            for (k, v) in map {
+                let here = format!("{at}/{k}");
+                match (props.get(k), additional) {
+                    (Some(s), _) => undocumented(doc, s, v, &here, out),
+                    (None, Some(a)) => undocumented(doc, a, v, &here, out),
+                    (None, None) if declares_object => out.push(here),
+                    (None, None) => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    undocumented(doc, item_schema, v, &format!("{at}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn schema_valid(doc: &Value, schema: &Value, value: &Value) -> bool {
+    let root = json!({
+        "components": doc["components"].clone(),
+        "allOf": [schema],
+    });
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&root)
+        .map(|v| v.is_valid(value))
+        .unwrap_or(false)
+}
+
+/// The media type of a Content-Type value.
+fn media_type(ct: &str) -> String {
+    ct.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Checks responses against the document and remembers what was exercised.
+struct Checker {
+    doc: Value,
+    ops: Vec<Operation>,
+    problems: Vec<String>,
+    /// Schema mismatches, grouped: (operation, status, what) -> (count, an example).
+    mismatches: BTreeMap<String, (usize, String)>,
+    /// (operation, status) pairs seen.
+    seen: BTreeSet<(String, u16)>,
+    checked_bodies: usize,
+}
+
+impl Checker {
+    fn new() -> Checker {
+        let doc = document();
+        let ops = operations(&doc);
+        Checker {
+            doc,
+            ops,
+            problems: vec![],
+            mismatches: BTreeMap::new(),
+            seen: BTreeSet::new(),
+            checked_bodies: 0,
+        }
+    }
+
+    fn op(&self, method: &str, path: &str) -> Operation {
+        self.ops
+            .iter()
+            .find(|o| o.method.eq_ignore_ascii_case(method) && o.path == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} {path} is not in the OpenAPI document"))
+    }
+
+    /// Checks `res`, the answer of `url` to operation `(method, path)`: its status is
+    /// documented, its Content-Type is one documented for that status, and a JSON body
+    /// matches the schema. Returns the response.
+    fn check(&mut self, method: &str, path: &str, url: &str, res: Resp) -> Resp {
+        let op = self.op(method, path);
+        let name = format!("{} {url}", method.to_uppercase());
+        self.seen.insert((op.name(), res.status));
+        let Some(documented) = op.response(&self.doc, res.status).cloned() else {
+            self.problems.push(format!(
+                "{name}: status {} is not documented for {} (body {})",
+                res.status,
+                op.name(),
+                res.text()
+            ));
+            return res;
+        };
+        let content = documented.get("content").and_then(Value::as_object);
+        let ct = media_type(res.content_type());
+        match content {
+            None => {
+                if !res.body.is_empty() {
+                    self.problems.push(format!(
+                        "{name}: {} is documented without a body, got {ct:?}: {}",
+                        res.status,
+                        res.text()
+                    ));
+                }
+            }
+            Some(content) => {
+                let Some(media) = content.get(&ct) else {
+                    self.problems.push(format!(
+                        "{name}: {} answered {ct:?}; documented: {:?}",
+                        res.status,
+                        content.keys().collect::<Vec<_>>()
+                    ));
+                    return res;
+                };
+                if ct == "application/json" {
+                    let body: Value = match serde_json::from_slice(&res.body) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            self.problems
+                                .push(format!("{name}: not JSON ({e}): {}", res.text()));
+                            return res;
+                        }
+                    };
+                    match media.get("schema") {
+                        Some(schema) => {
+                            self.checked_bodies += 1;
+                            for e in schema_errors(&self.doc, schema, &body) {
+                                let key =
+                                    format!("{} {}: {}", op.name(), res.status, generalize(&e));
+                                let entry = self.mismatches.entry(key).or_insert_with(|| {
+                                    (
+                                        0,
+                                        format!(
+                                            "e.g. {name}: {e}\n      body: {}",
+                                            truncate(&body.to_string(), 400)
+                                        ),
+                                    )
+                                });
+                                entry.0 += 1;
+                            }
+                        }
+                        None => self
+                            .problems
+                            .push(format!("{name}: {} JSON has no schema", res.status)),
+                    }
+                }
+            }
+        }
+        res
+    }
+
+    /// Asserts that every operation was seen with a 2xx, and every check passed.
+    fn finish(self, also_expected: &[(&str, u16)]) {
+        let mut problems = self.problems;
+        for (key, (count, example)) in &self.mismatches {
+            problems.push(format!("{key} ({count} times)\n    {example}"));
+        }
+        for op in &self.ops {
+            if !self
+                .seen
+                .iter()
+                .any(|(n, s)| *n == op.name() && (200..300).contains(s))
+            {
+                problems.push(format!(
+                    "{}: never answered a 2xx in this test; teach tests/docs/shapes.rs to \
+                     exercise it",
+                    op.name()
+                ));
+            }
+            for (code, _) in op.op["responses"].as_object().into_iter().flatten() {
+                let Ok(code) = code.parse::<u16>() else {
+                    continue;
+                };
+                // 500 and 503 cannot be provoked from outside; 413 and the rest should be.
+                if code >= 500 {
+                    continue;
+                }
+                if !self.seen.contains(&(op.name(), code)) {
+                    problems.push(format!(
+                        "{}: documented status {code} was never produced by this test",
+                        op.name()
+                    ));
+                }
+            }
+        }
+        for (name, code) in also_expected {
+            if !self.seen.contains(&(name.to_string(), *code)) {
+                problems.push(format!("{name}: expected to see {code}"));
+            }
+        }
+        assert!(
+            self.checked_bodies >= 40,
+            "only {} bodies were validated",
+            self.checked_bodies
+        );
+        assert!(
+            problems.is_empty(),
+            "{} responses disagree with static/docs/api/openapi.json:\n{}",
+            problems.len(),
+            problems.join("\n")
+        );
+    }
+}
+
+/// A schema error without its instance's value and array indices, so that one
+/// mismatch seen in many responses is reported once.
+fn generalize(error: &str) -> String {
+    let mut out = String::new();
+    let mut rest = error;
+    // `at "/items/3/amount": "309.30" is not of type "number"`
+    if let Some((path, msg)) = rest.split_once(": ") {
+        let path: Vec<String> = path
+            .split('/')
+            .map(|seg| {
+                let bare = seg.trim_end_matches('"');
+                if !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit()) {
+                    seg.replacen(bare, "N", 1)
+                } else {
+                    seg.to_string()
+                }
+            })
+            .collect();
+        out.push_str(&path.join("/"));
+        out.push_str(": ");
+        rest = msg;
+    }
+    // Drop the leading value: `"309.30" is not of type` -> `is not of type`.
+    match rest
+        .find(" is not ")
+        .or_else(|| rest.find(" is a required"))
+    {
+        Some(i) if rest.starts_with('"') || rest.starts_with('{') || rest.starts_with('[') => {
+            out.push_str("<value>");
+            out.push_str(&rest[i..]);
+        }
+        _ => out.push_str(rest),
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        s.to_string()
+    } else {
+        let mut end = n;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    }
+}
+
+/// What the local receiver was sent (bodies).
+type Received = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// A local webhook receiver that answers 200 to every request; returns its URL and the
+/// bodies it receives.
+fn start_receiver() -> (String, Received) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a receiver");
+    let port = listener.local_addr().expect("addr").port();
+    let received: Received = Arc::default();
+    let store = received.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" || line == "\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_ok() {
+                    store.lock().expect("receiver lock").push(body);
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                );
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/hooks"), received)
+}
+
+/// Replaces `{name}` in `template` with `value`.
+fn fill(template: &str, value: &str) -> String {
+    let mut out = String::new();
+    for (i, seg) in template.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        if seg.starts_with('{') && seg.ends_with('}') {
+            out.push_str(value);
+        } else {
+            out.push_str(seg);
+        }
+    }
+    out
+}
+
+const AUTH: Option<(&str, &str)> = Some((EMAIL, PASSWORD));
+
+#[test]
+fn real_responses_match_the_documented_schemas() {
+    let server = Server::start();
+    let mut c = Checker::new();
+    let data_dir = server.data_dir().to_string_lossy().to_string();
+
+    // --- Create what the reads will show.
+    let res = server.post_json(
+        "/v1/entities",
+        &json!({"tax_id": "DOC010101AB1", "name": "Docs Shapes SA", "ciec_password": "goodpass"}),
+    );
+    let entity = c
+        .check("post", "/v1/entities", "/v1/entities", res)
+        .expect(201);
+    let entity_id = entity["id"].as_str().expect("entity id").to_string();
+    // A second entity, deleted at the end.
+    let res = server.post_json(
+        "/v1/entities",
+        &json!({"tax_id": "DEL010101AB1", "name": "To delete", "ciec_password": "goodpass"}),
+    );
+    let doomed = c
+        .check("post", "/v1/entities", "/v1/entities", res)
+        .expect(201);
+    let doomed_id = doomed["id"].as_str().expect("entity id").to_string();
+
+    eventually(DEADLINE, "the credential to be validated", || {
+        let e = server.get(&format!("/v1/entities/{entity_id}")).expect(200);
+        (e["credential_status"] == "valid").then_some(())
+    });
+
+    let (receiver, received) = start_receiver();
+    let res = server.post_json("/v1/webhooks", &json!({"url": receiver}));
+    let hook_ok = c
+        .check("post", "/v1/webhooks", "/v1/webhooks", res)
+        .expect(201);
+    // Port 9 (discard) refuses connections: failed attempts with an error.
+    let res = server.post_json(
+        "/v1/webhooks",
+        &json!({"url": "http://127.0.0.1:9/refused", "events": ["extraction.update"]}),
+    );
+    let hook_refused = c
+        .check("post", "/v1/webhooks", "/v1/webhooks", res)
+        .expect(201);
+    let res = server.post_json("/v1/webhooks", &json!({"url": "http://127.0.0.1:9/gone"}));
+    let hook_doomed = c
+        .check("post", "/v1/webhooks", "/v1/webhooks", res)
+        .expect(201);
+    let webhook_ids: Vec<String> = [&hook_ok, &hook_refused]
+        .iter()
+        .map(|h| h["id"].as_str().expect("webhook id").to_string())
+        .collect();
+
+    // Invoices of every version and several types, imported as a user would.
+    let samples = manifest_dir().join("../shared/cfdi-samples");
+    assert!(
+        samples.is_dir(),
+        "the CFDI samples are expected at {samples:?}"
+    );
+    let sample = |name: &str| samples.join(name).to_string_lossy().to_string();
+    let issued = [
+        "cfdi40-ingreso-pue-real-tfd.xml",
+        "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml",
+        "cfdi40-pago20-tfd-full-payment-of-ppd.xml",
+        "cfdi33-ingreso-pue-real-implocal-tfd.xml",
+        "cfdi32-ingreso-real-legacy-tfd10.xml",
+        "cfdi40-nomina-compensacion-tfd.xml",
+    ];
+    let mut args = vec![
+        "invoices".to_string(),
+        "import".to_string(),
+        "--data-dir".to_string(),
+        data_dir.clone(),
+        "--entity".to_string(),
+        entity_id.clone(),
+        "--direction".to_string(),
+        "issued".to_string(),
+    ];
+    args.extend(issued.iter().map(|n| sample(n)));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    cli(&args, None);
+
+    // A sandbox extraction: a month of received invoices.
+    let res = server.post_json(
+        "/v1/extractions",
+        &json!({"entity_id": entity_id, "options": {
+            "period": {"from": "2024-03-01", "to": "2024-03-31"}, "download_type": "received"}}),
+    );
+    let extraction = c
+        .check("post", "/v1/extractions", "/v1/extractions", res)
+        .expect(201);
+    let extraction_id = extraction["id"]
+        .as_str()
+        .expect("extraction id")
+        .to_string();
+    let done = eventually(DEADLINE, "the extraction to finish", || {
+        let e = server
+            .get(&format!("/v1/extractions/{extraction_id}"))
+            .expect(200);
+        matches!(e["status"].as_str(), Some("finished" | "failed")).then_some(e)
+    });
+    assert_eq!(
+        done["status"], "finished",
+        "the sandbox extraction finishes: {done}"
+    );
+    // A failing one too (the second entity's credential is still pending or valid; a
+    // password starting with `bad` makes it invalid).
+    let res = server.request(
+        "PATCH",
+        &format!("/v1/entities/{doomed_id}"),
+        AUTH,
+        Some(br#"{"name": "To delete (renamed)", "ciec_password": "badpass1"}"#),
+        &[],
+    );
+    c.check("patch", "/v1/entities/{id}", "/v1/entities/{id}", res)
+        .expect(200);
+    eventually(DEADLINE, "the bad credential to be rejected", || {
+        let e = server.get(&format!("/v1/entities/{doomed_id}")).expect(200);
+        (e["credential_status"] == "invalid").then_some(())
+    });
+    let res = server.post_json(
+        "/v1/extractions",
+        &json!({"entity_id": doomed_id, "options": {
+            "period": {"from": "2024-03-01", "to": "2024-03-02"}, "download_type": "issued"}}),
+    );
+    let failing = c
+        .check("post", "/v1/extractions", "/v1/extractions", res)
+        .expect(201);
+    let failing_id = failing["id"].as_str().expect("id").to_string();
+    eventually(DEADLINE, "the extraction to fail", || {
+        let e = server
+            .get(&format!("/v1/extractions/{failing_id}"))
+            .expect(200);
+        (e["status"] == "failed").then_some(())
+    });
+
+    // Deliveries: one succeeded (receiver), one failed after its attempts (refused).
+    eventually(DEADLINE, "deliveries to settle", || {
+        let ok = server
+            .get(&format!("/v1/webhooks/{}/deliveries", webhook_ids[0]))
+            .expect(200);
+        let refused = server
+            .get(&format!("/v1/webhooks/{}/deliveries", webhook_ids[1]))
+            .expect(200);
+        let any = |v: &Value, status: &str| {
+            v["data"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|x| x["status"] == status))
+        };
+        let got = |event: &str| {
+            received
+                .lock()
+                .expect("receiver lock")
+                .iter()
+                .any(|b| serde_json::from_slice::<Value>(b).is_ok_and(|v| v["event"] == event))
+        };
+        (any(&ok, "succeeded")
+            && any(&refused, "failed")
+            && got("entity.update")
+            && got("extraction.update"))
+        .then_some(())
+    });
+
+    // The events delivered match their documented schemas.
+    let bodies = received.lock().expect("receiver lock").clone();
+    let mut kinds = BTreeSet::new();
+    for body in &bodies {
+        let event: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => {
+                c.problems.push(format!("a delivery is not JSON ({e})"));
+                continue;
+            }
+        };
+        let schema = match event["event"].as_str() {
+            Some("extraction.update") => "ExtractionUpdateEvent",
+            Some("entity.update") => "EntityUpdateEvent",
+            other => {
+                c.problems
+                    .push(format!("a delivery of an unknown event {other:?}: {event}"));
+                continue;
+            }
+        };
+        kinds.insert(schema);
+        let reference = json!({"$ref": format!("#/components/schemas/{schema}")});
+        for e in schema_errors(&c.doc, &reference, &event) {
+            let key = format!("webhook delivery {schema}: {}", generalize(&e));
+            let entry = c.mismatches.entry(key).or_insert_with(|| {
+                (
+                    0,
+                    format!(
+                        "e.g. {e}\n      body: {}",
+                        truncate(&event.to_string(), 400)
+                    ),
+                )
+            });
+            entry.0 += 1;
+        }
+    }
+    assert_eq!(
+        kinds.len(),
+        2,
+        "both kinds of event were delivered to the receiver: {kinds:?}"
+    );
+
+    // --- Every invoice, every way.
+    let mut invoices: Vec<Value> = vec![];
+    let mut cursor: Option<String> = None;
+    loop {
+        let url = match &cursor {
+            Some(cur) => format!("/v1/invoices?limit=100&cursor={cur}"),
+            None => "/v1/invoices?limit=100".to_string(),
+        };
+        let res = server.get(&url);
+        let page = c.check("get", "/v1/invoices", &url, res).expect(200);
+        invoices.extend(page["data"].as_array().expect("data").iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(cur) => cursor = Some(cur.to_string()),
+            None => break,
+        }
+    }
+    let versions: BTreeSet<&str> = invoices
+        .iter()
+        .filter_map(|i| i["version"].as_str())
+        .collect();
+    let types: BTreeSet<&str> = invoices.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert!(
+        versions.len() >= 3 && types.len() >= 3,
+        "varied invoices to check: versions {versions:?}, types {types:?}"
+    );
+    let invoice_ids: Vec<String> = invoices
+        .iter()
+        .map(|i| i["id"].as_str().expect("id").to_string())
+        .collect();
+    let with_pdf = invoices
+        .iter()
+        .find(|i| i["has_pdf"] == true)
+        .map(|i| i["id"].clone());
+    let without_pdf = invoices
+        .iter()
+        .find(|i| i["has_pdf"] == false)
+        .map(|i| i["id"].clone());
+
+    // --- Every documented GET with a JSON 200, for every id we have.
+    let get_ops: Vec<Operation> = c
+        .ops
+        .iter()
+        .filter(|o| o.method == "get")
+        .cloned()
+        .collect();
+    for op in &get_ops {
+        let ids: Vec<String> = if !op.path.contains('{') {
+            vec![String::new()]
+        } else if op.path.starts_with("/v1/entities/") {
+            vec![entity_id.clone(), doomed_id.clone()]
+        } else if op.path.starts_with("/v1/extractions/") {
+            vec![extraction_id.clone(), failing_id.clone()]
+        } else if op.path.starts_with("/v1/invoices/") {
+            invoice_ids.clone()
+        } else if op.path.starts_with("/v1/webhooks/") {
+            webhook_ids.clone()
+        } else {
+            panic!(
+                "{}: no sample id for this path; teach tests/docs/shapes.rs",
+                op.name()
+            )
+        };
+        for id in &ids {
+            let url = fill(&op.path, id);
+            let res = server.get(&url);
+            let res = c.check("get", &op.path, &url, res);
+            assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+            // Lists: a page of one, so that next_cursor is a string, then the cursor.
+            let has_limit = op.query_parameters().iter().any(|p| p["name"] == "limit");
+            if has_limit && id == ids.first().unwrap_or(id) {
+                let url1 = format!("{url}?limit=1");
+                let page = c.check("get", &op.path, &url1, server.get(&url1));
+                if let Some(cur) = page.json()["next_cursor"].as_str() {
+                    let url2 = format!("{url}?limit=1&cursor={cur}");
+                    c.check("get", &op.path, &url2, server.get(&url2));
+                }
+            }
+        }
+        // Every documented enum value of a query parameter is accepted (200), and
+        // a value outside the enum is a 422 on the parameter.
+        for p in op.query_parameters() {
+            let name = p["name"].as_str().unwrap_or("");
+            let schema = deref(&c.doc, &p["schema"]).clone();
+            let base = fill(&op.path, ids.first().map(String::as_str).unwrap_or(""));
+            let samples: Vec<String> = if let Some(values) = schema["enum"].as_array() {
+                values
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            } else if schema["format"] == "date" {
+                vec!["2024-03-05".into()]
+            } else if schema["format"] == "uuid" {
+                vec![entity_id.clone()]
+            } else if schema["type"] == "boolean" {
+                vec!["true".into(), "false".into()]
+            } else {
+                continue;
+            };
+            for v in samples {
+                let url = format!("{base}?{name}={v}");
+                let res = c.check("get", &op.path, &url, server.get(&url));
+                let accept_not_200 = name == "format" && v == "pdf";
+                if !accept_not_200 {
+                    assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+                }
+            }
+            if schema["enum"].is_array() || schema["format"] == "date" || schema["format"] == "uuid"
+            {
+                let url = format!("{base}?{name}=not-a-valid-value");
+                let res = c.check("get", &op.path, &url, server.get(&url));
+                if res.status != 422 || !res.json()["errors"][name].is_array() {
+                    c.problems.push(format!(
+                        "GET {url}: a bad {name} should be a 422 on {name:?}, got {} {}",
+                        res.status,
+                        res.text()
+                    ));
+                }
+            }
+        }
+    }
+
+    // --- The invoice document: negotiated formats.
+    let cfdi = "/v1/invoices/{id}/cfdi";
+    let some_invoice = invoice_ids[0].clone();
+    for (accept, query, want) in [
+        ("application/xml", "", "application/xml"),
+        ("text/xml", "", "text/xml"),
+        ("application/json", "", "application/json"),
+        ("*/*", "?format=xml", "application/xml"),
+    ] {
+        let url = format!("/v1/invoices/{some_invoice}/cfdi{query}");
+        let res = server.request("GET", &url, AUTH, None, &[("accept", accept)]);
+        let res = c.check("get", cfdi, &url, res);
+        assert_eq!(res.status, 200, "GET {url} ({accept}): {}", res.text());
+        let ct = media_type(res.content_type());
+        assert!(
+            ct == want || (want.ends_with("/xml") && ct.ends_with("/xml")),
+            "GET {url} with Accept {accept}: {ct}"
+        );
+    }
+    if let Some(id) = with_pdf.as_ref().and_then(Value::as_str) {
+        let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
+        let res = c.check("get", cfdi, &url, server.get(&url));
+        assert_eq!(res.status, 200);
+        assert!(res.body.starts_with(b"%PDF"), "a PDF");
+    } else {
+        c.problems.push("no invoice with a PDF to check".into());
+    }
+    if let Some(id) = without_pdf.as_ref().and_then(Value::as_str) {
+        let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
+        let res = c.check("get", cfdi, &url, server.get(&url));
+        assert_eq!(res.status, 404, "no PDF: {}", res.text());
+    }
+    let url = format!("/v1/invoices/{some_invoice}/cfdi");
+    let res = server.request("GET", &url, AUTH, None, &[("accept", "image/png")]);
+    c.check("get", cfdi, &url, res);
+
+    // --- Errors, for every operation.
+    let random = uuid::Uuid::new_v4().to_string();
+    let valid_bodies: BTreeMap<&str, Value> = [
+        (
+            "/v1/entities",
+            json!({"tax_id": "ERR010101AB1", "name": "x", "ciec_password": "goodpass"}),
+        ),
+        ("/v1/entities/{id}", json!({"name": "renamed"})),
+        (
+            "/v1/extractions",
+            json!({"entity_id": random, "options": {
+                "period": {"from": "2024-03-01", "to": "2024-03-02"}, "download_type": "issued"}}),
+        ),
+        ("/v1/webhooks", json!({"url": "http://127.0.0.1:9/x"})),
+    ]
+    .into_iter()
+    .collect();
+    let all_ops = c.ops.clone();
+    for op in &all_ops {
+        let real_id = if op.path.starts_with("/v1/entities/") {
+            entity_id.clone()
+        } else if op.path.starts_with("/v1/extractions/") {
+            extraction_id.clone()
+        } else if op.path.starts_with("/v1/webhooks/") {
+            webhook_ids[0].clone()
+        } else {
+            some_invoice.clone()
+        };
+        let url = fill(&op.path, &real_id);
+        let method = op.method.to_uppercase();
+        let body = valid_bodies
+            .get(op.path.as_str())
+            .map(|b| serde_json::to_vec(b).expect("json"));
+        if op.has_request_body() && body.is_none() {
+            c.problems.push(format!(
+                "{}: no sample body; teach tests/docs/shapes.rs",
+                op.name()
+            ));
+        }
+        if op.requires_auth(&c.doc) {
+            // 401: no credentials, wrong password, unknown user, undecodable value.
+            for auth in [
+                None,
+                Some((EMAIL, "wrong-password")),
+                Some(("nobody@example.com", "x")),
+            ] {
+                let res = server.request(&method, &url, auth, body.as_deref(), &[]);
+                let res = c.check(&op.method, &op.path, &url, res);
+                assert_eq!(res.status, 401, "{method} {url} with {auth:?}");
+            }
+            let res = server.request(
+                &method,
+                &url,
+                None,
+                body.as_deref(),
+                &[("authorization", "Basic !!!not-base64")],
+            );
+            c.check(&op.method, &op.path, &url, res);
+        }
+        // 404: a well-formed id that does not exist, and a malformed one.
+        if op.path.contains('{') {
+            for id in [random.as_str(), "not-a-uuid"] {
+                let url = fill(&op.path, id);
+                let res = server.request(&method, &url, AUTH, body.as_deref(), &[]);
+                let res = c.check(&op.method, &op.path, &url, res);
+                assert_eq!(res.status, 404, "{method} {url}: {}", res.text());
+            }
+        }
+        if op.has_request_body() {
+            // 422: a body that is not a JSON object, an empty one, an empty object.
+            for bad in [&b"[1, 2]"[..], b"not json", b"", b"{}"] {
+                if bad == b"{}" && op.method == "patch" {
+                    continue; // every PATCH field is optional
+                }
+                let res = server.request(&method, &url, AUTH, Some(bad), &[]);
+                let res = c.check(&op.method, &op.path, &url, res);
+                assert_eq!(
+                    res.status,
+                    422,
+                    "{method} {url} with {bad:?}: {}",
+                    res.text()
+                );
+            }
+            // 413: over 1 MiB.
+            let big = format!("{{\"name\": \"{}\"}}", "x".repeat(1024 * 1024 + 10));
+            let res = server.request(&method, &url, AUTH, Some(big.as_bytes()), &[]);
+            let res = c.check(&op.method, &op.path, &url, res);
+            assert_eq!(res.status, 413, "{method} {url} with 1 MiB: {}", res.text());
+        }
+        if op.query_parameters().iter().any(|p| p["name"] == "limit") {
+            for bad in ["limit=0", "limit=501", "limit=abc", "cursor=%21%21"] {
+                let url = format!("{url}?{bad}");
+                let res = server.request(&method, &url, AUTH, None, &[]);
+                let res = c.check(&op.method, &op.path, &url, res);
+                assert_eq!(res.status, 422, "{method} {url}: {}", res.text());
+            }
+        }
+    }
+    // Field errors of the bodies.
+    for (path, body) in [
+        (
+            "/v1/entities",
+            json!({"tax_id": "SHORT", "name": " ", "ciec_password": "x"}),
+        ),
+        (
+            "/v1/entities",
+            json!({"tax_id": "DOC010101AB1", "name": "dup", "ciec_password": "goodpass"}),
+        ),
+        (
+            "/v1/extractions",
+            json!({"entity_id": "nope", "options": {}}),
+        ),
+        (
+            "/v1/extractions",
+            json!({"entity_id": entity_id, "options": {
+            "period": {"from": "2024-03-05", "to": "2024-03-01"}, "download_type": "both"}}),
+        ),
+        (
+            "/v1/webhooks",
+            json!({"url": "ftp://example.com", "events": ["nope"]}),
+        ),
+    ] {
+        let res = c.check("post", path, path, server.post_json(path, &body));
+        assert_eq!(res.status, 422, "POST {path} {body}: {}", res.text());
+    }
+    let url = format!("/v1/entities/{entity_id}");
+    let res = server.request(
+        "PATCH",
+        &url,
+        AUTH,
+        Some(br#"{"tax_id": "OTHER0101AB1"}"#),
+        &[],
+    );
+    let res = c.check("patch", "/v1/entities/{id}", &url, res);
+    assert_eq!(res.status, 422, "tax_id cannot change: {}", res.text());
+    // The field-scoped 404 of an extraction on a missing entity.
+    let res = server.post_json("/v1/extractions", &valid_bodies["/v1/extractions"]);
+    let res = c.check("post", "/v1/extractions", "/v1/extractions", res);
+    assert_eq!(res.status, 404, "{}", res.text());
+
+    // --- Deletes last.
+    let hook_doomed_id = hook_doomed["id"].as_str().expect("id");
+    let url = format!("/v1/webhooks/{hook_doomed_id}");
+    let res = server.request("DELETE", &url, AUTH, None, &[]);
+    assert_eq!(
+        c.check("delete", "/v1/webhooks/{id}", &url, res).status,
+        204
+    );
+    let url = format!("/v1/entities/{doomed_id}");
+    let res = server.request("DELETE", &url, AUTH, None, &[]);
+    assert_eq!(
+        c.check("delete", "/v1/entities/{id}", &url, res).status,
+        204
+    );
+
+    // /up needs no credentials.
+    let res = c.check("get", "/up", "/up", server.get_anon("/up"));
+    assert_eq!(res.status, 200);
+
+    c.finish(&[
+        ("POST /v1/extractions", 404),
+        ("GET /v1/invoices/{id}/cfdi", 404),
+    ]);
+}
+
+#[test]
+fn schema_checker_reports_wrong_and_undocumented_fields() {
+    let doc = json!({"components": {"schemas": {
+        "Thing": {"type": "object", "required": ["id"], "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "when": {"type": ["string", "null"], "format": "date-time"}}},
+        "Detail": {"allOf": [{"$ref": "#/components/schemas/Thing"},
+            {"type": "object", "properties": {"items": {"type": "array",
+                "items": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}]}
+    }}});
+    let schema = json!({"$ref": "#/components/schemas/Detail"});
+    let good =
+        json!({"id": "01a1ffdf-6ae8-74b8-a93c-fea7fe8a04b9", "when": null, "items": [{"n": 1}]});
+    assert_eq!(schema_errors(&doc, &schema, &good), Vec::<String>::new());
+    let bad = json!({"id": "nope", "when": "yesterday", "items": [{"n": 1, "m": 2}], "extra": 1});
+    let errors = schema_errors(&doc, &schema, &bad);
+    assert_eq!(errors.len(), 4, "{errors:#?}");
+    assert!(
+        errors.iter().any(|e| e.contains("/items/0/m")),
+        "{errors:#?}"
+    );
+    assert!(errors.iter().any(|e| e.contains("/extra")), "{errors:#?}");
+    // Numbers as the service writes them (arbitrary precision, trailing zeros).
+    let money = json!({"type": "object", "properties": {"total": {"type": "number"},
+        "n": {"type": "integer"}}});
+    let v: Value = serde_json::from_str(r#"{"total": 1000.00, "n": 3}"#).expect("json");
+    assert_eq!(schema_errors(&doc, &money, &v), Vec::<String>::new());
+}

@@ -1,0 +1,276 @@
+//! `GET /v1/invoices/{id}/cfdi`: the original XML byte for byte, the PDF, or the
+//! invoice JSON, negotiated on `Accept` or `?format=`.
+
+use crate::helpers::{Client, Resp, TestApp};
+use crate::support::*;
+use cfdi_extract::sat::sandbox_docs;
+use serde_json::Value;
+
+const PDF: &[u8] =
+    b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n";
+
+fn cfdi(client: &Client, id: &str, query: &str, accept: Option<&str>) -> Resp {
+    let path = format!("/v1/invoices/{id}/cfdi{query}");
+    match accept {
+        Some(a) => client.request("GET", &path, None, &[("Accept", a)]),
+        None => client.get(&path),
+    }
+}
+
+#[track_caller]
+fn assert_xml(resp: &Resp, expected: &[u8], what: &str) {
+    assert_eq!(resp.status, 200, "{what}: {}", resp.text());
+    let ct = resp.header("content-type").unwrap_or("");
+    assert!(ct.contains("xml"), "{what}: content-type {ct:?}");
+    assert!(
+        resp.body == expected,
+        "{what}: the original XML byte for byte ({} bytes served, {} expected)",
+        resp.body.len(),
+        expected.len()
+    );
+}
+
+#[track_caller]
+fn assert_pdf(resp: &Resp, expected: &[u8], what: &str) {
+    assert_eq!(resp.status, 200, "{what}: {}", resp.text());
+    let ct = resp.header("content-type").unwrap_or("");
+    assert!(
+        ct.starts_with("application/pdf"),
+        "{what}: content-type {ct:?}"
+    );
+    assert!(resp.body == expected, "{what}: the stored PDF");
+}
+
+#[track_caller]
+fn assert_json_invoice(resp: &Resp, invoice: &Value, what: &str) {
+    let body = resp.expect(200);
+    let ct = resp.header("content-type").unwrap_or("");
+    assert!(
+        ct.starts_with("application/json"),
+        "{what}: content-type {ct:?}"
+    );
+    assert_eq!(&body, invoice, "{what}: the invoice object");
+}
+
+const STAMPED: &[&str] = &[
+    "cfdi32-ingreso-real-legacy-tfd10.xml",
+    "cfdi32-ingreso-tfd11-special-chars-rfc.xml",
+    "cfdi33-ingreso-ppd-multiples-tasas-tfd.xml",
+    "cfdi33-ingreso-pue-detallista-tfd.xml",
+    "cfdi33-ingreso-pue-real-implocal-tfd.xml",
+    "cfdi33-ingreso-pue-tfd-leading-comment.xml",
+    "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml",
+    "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml",
+    "cfdi40-ingreso-pue-descuento-tfd.xml",
+    "cfdi40-ingreso-pue-real-tfd.xml",
+    "cfdi40-ingreso-pue-tfd-ampersand-rfc.xml",
+    "cfdi40-nomina-compensacion-tfd.xml",
+    "cfdi40-nomina-tfd-zero-uuid.xml",
+    "cfdi40-pago20-tfd-full-payment-of-ppd.xml",
+];
+
+#[test]
+fn cfdi_serves_the_original_xml_byte_for_byte_for_every_imported_sample() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let ids = import_samples(&app, &entity, "issued", STAMPED);
+    for (file, id) in &ids {
+        let original = sample_bytes(file);
+        assert_xml(
+            &cfdi(&client, id, "", Some("application/xml")),
+            &original,
+            &format!("{file} Accept: application/xml"),
+        );
+        assert_xml(
+            &cfdi(&client, id, "?format=xml", None),
+            &original,
+            &format!("{file} ?format=xml"),
+        );
+    }
+}
+
+#[test]
+fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let file = "cfdi40-ingreso-pue-real-tfd.xml";
+    let id = import_samples(&app, &entity, "issued", &[file])
+        .remove(file)
+        .expect("imported");
+    let original = sample_bytes(file);
+    let invoice = client.get(&format!("/v1/invoices/{id}")).expect(200);
+    assert_eq!(invoice["has_pdf"], false);
+
+    assert_xml(
+        &cfdi(&client, &id, "", Some("application/xml")),
+        &original,
+        "application/xml",
+    );
+    assert_xml(
+        &cfdi(&client, &id, "", Some("text/xml")),
+        &original,
+        "text/xml",
+    );
+    assert_xml(
+        &cfdi(&client, &id, "", Some("text/html, application/xml;q=0.9")),
+        &original,
+        "a list with application/xml",
+    );
+    assert_xml(
+        &cfdi(&client, &id, "?format=xml", None),
+        &original,
+        "?format=xml",
+    );
+    assert_xml(
+        &cfdi(&client, &id, "?format=xml", Some("application/json")),
+        &original,
+        "?format=xml wins over Accept",
+    );
+    assert_json_invoice(&cfdi(&client, &id, "", None), &invoice, "no Accept");
+    assert_json_invoice(
+        &cfdi(&client, &id, "", Some("application/json")),
+        &invoice,
+        "Accept: application/json",
+    );
+    assert_json_invoice(
+        &cfdi(&client, &id, "?format=json", None),
+        &invoice,
+        "?format=json",
+    );
+    assert_json_invoice(
+        &cfdi(&client, &id, "?format=json", Some("application/xml")),
+        &invoice,
+        "?format=json wins over Accept",
+    );
+
+    // No PDF: 404 with a message, whichever way it is asked for.
+    cfdi(&client, &id, "?format=pdf", None).expect_not_found();
+    cfdi(&client, &id, "", Some("application/pdf")).expect_not_found();
+    cfdi(&client, &id, "?format=pdf", Some("application/xml")).expect_not_found();
+
+    // An unknown format: 422 on `format`, before any 404.
+    cfdi(&client, &id, "?format=docx", None).expect_field_error("format");
+    cfdi(&client, "not-a-uuid", "?format=docx", None).expect_field_error("format");
+    cfdi(&client, "not-a-uuid", "?format=xml", None).expect_not_found();
+}
+
+#[test]
+fn cfdi_serves_a_pdf_imported_beside_its_xml() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let file = "cfdi40-ingreso-pue-descuento-tfd.xml";
+    let xml_path = dir.path().join(file);
+    std::fs::copy(sample_path(file), &xml_path).expect("copy the sample");
+    std::fs::write(dir.path().join("cfdi40-ingreso-pue-descuento-tfd.pdf"), PDF).expect("pdf");
+    // A second file without a PDF beside it, in the same import.
+    let plain = dir.path().join("cfdi40-ingreso-pue-real-tfd.xml");
+    std::fs::copy(sample_path("cfdi40-ingreso-pue-real-tfd.xml"), &plain).expect("copy");
+    let ids: std::collections::BTreeMap<String, String> =
+        import(&app, &entity, "issued", &[xml_path, plain])
+            .into_iter()
+            .collect();
+    let id = &ids[file];
+    let invoice = client.get(&format!("/v1/invoices/{id}")).expect(200);
+    assert_eq!(invoice["has_pdf"], true, "{invoice}");
+    assert_pdf(&cfdi(&client, id, "?format=pdf", None), PDF, "?format=pdf");
+    assert_pdf(
+        &cfdi(&client, id, "", Some("application/pdf")),
+        PDF,
+        "Accept: application/pdf",
+    );
+    assert_pdf(
+        &cfdi(&client, id, "?format=pdf", Some("application/xml")),
+        PDF,
+        "?format=pdf wins",
+    );
+    assert_xml(
+        &cfdi(&client, id, "", Some("application/xml")),
+        &sample_bytes(file),
+        "the XML is still there",
+    );
+    assert_json_invoice(&cfdi(&client, id, "", None), &invoice, "JSON by default");
+
+    let other = &ids["cfdi40-ingreso-pue-real-tfd.xml"];
+    let plain_invoice = client.get(&format!("/v1/invoices/{other}")).expect(200);
+    assert_eq!(plain_invoice["has_pdf"], false);
+    cfdi(&client, other, "?format=pdf", None).expect_not_found();
+
+    // Another organization sees none of it.
+    let stranger = app.create_user_in_new_org();
+    let client_b = app.client_as(&stranger);
+    cfdi(&client_b, id, "?format=pdf", None).expect_not_found();
+    cfdi(&client_b, id, "", Some("application/xml")).expect_not_found();
+}
+
+#[test]
+fn sandbox_invoices_serve_their_real_pdf_or_404_and_complements_have_none() {
+    let tax_id = "EKU9003173C9";
+    let (from, to) = month(2026, 2);
+    let expected = sandbox(tax_id, "issued", from, to);
+    let visible = |i: &&sandbox_docs::SandboxInvoice| !i.xml_withheld_first;
+    let with_pdf = expected
+        .iter()
+        .filter(visible)
+        .find(|i| i.invoice_type == 'I' && i.has_pdf)
+        .expect("an I invoice with a PDF");
+    let without_pdf = expected
+        .iter()
+        .filter(visible)
+        .find(|i| matches!(i.invoice_type, 'I' | 'E' | 'N') && !i.has_pdf)
+        .expect("an I/E/N invoice without a PDF");
+    let complement = expected
+        .iter()
+        .filter(visible)
+        .find(|i| i.invoice_type == 'P')
+        .expect("a complement");
+
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity_id = id_of(&valid_entity(&client, tax_id, "sandbox1"));
+    extract(&client, &entity_id, from, to, "issued");
+    let dir = docs_direction("issued");
+
+    let listed = invoice_by_uuid(&client, &with_pdf.uuid).expect("listed");
+    let id = id_of(&listed);
+    assert_eq!(listed["has_pdf"], true, "{listed}");
+    let resp = cfdi(&client, &id, "?format=pdf", None);
+    assert!(resp.body.starts_with(b"%PDF-"), "a real PDF");
+    let rendered = sandbox_docs::render_pdf(tax_id, dir, with_pdf).expect("the sandbox PDF");
+    assert_pdf(&resp, &rendered, "the sandbox's PDF");
+    let xml = sandbox_docs::render_xml(tax_id, dir, with_pdf).expect("the sandbox XML");
+    assert_xml(
+        &cfdi(&client, &id, "", Some("text/xml")),
+        &xml,
+        "the sandbox's XML",
+    );
+
+    let listed = invoice_by_uuid(&client, &without_pdf.uuid).expect("listed");
+    assert_eq!(listed["has_pdf"], false, "{listed}");
+    cfdi(&client, &id_of(&listed), "?format=pdf", None).expect_not_found();
+    cfdi(&client, &id_of(&listed), "", Some("application/pdf")).expect_not_found();
+
+    let listed = invoice_by_uuid(&client, &complement.uuid).expect("listed");
+    assert_eq!(listed["has_pdf"], false, "{listed}");
+    cfdi(&client, &id_of(&listed), "?format=pdf", None).expect_not_found();
+    let xml = sandbox_docs::render_xml(tax_id, dir, complement).expect("the sandbox XML");
+    assert_xml(
+        &cfdi(&client, &id_of(&listed), "?format=xml", None),
+        &xml,
+        "P XML",
+    );
+
+    // has_pdf agrees with the sandbox for every listed invoice; no P or T has one.
+    let all = invoices_by_uuid(&client, &entity_id);
+    for inv in expected.iter().filter(visible) {
+        let listed = &all[&inv.uuid];
+        assert_eq!(listed["has_pdf"], inv.has_pdf, "{}", inv.uuid);
+    }
+    for kind in ["P", "T"] {
+        let listed = invoices(&client, &format!("entity_id={entity_id}&type={kind}"));
+        assert!(listed.iter().all(|i| i["has_pdf"] == false), "{kind}");
+    }
+}
