@@ -18,7 +18,8 @@ const DEMO_PASSWORD: &str = "demo-password";
 pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
     // Workers hold one connection each; the rest serve requests.
-    let db = Db::open(&config.data_dir, (config.workers as u32).saturating_add(16))?;
+    let db_connections = (config.workers as u32).saturating_add(8);
+    let db = Db::open(&config.data_dir, db_connections)?;
     let cipher = Cipher::load(
         config.encryption_key.as_deref(),
         &config::key_path(&config.data_dir),
@@ -36,10 +37,23 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         config: config.clone(),
     });
     let workers = Workers::start(ctx.clone(), config.workers)?;
-    let served = rocket::execute(crate::server::build(ctx).launch());
+    let served = runtime(db_connections)?.block_on(crate::server::build(ctx).launch());
     // Rocket has stopped accepting requests; let running jobs reach a resumable point.
     workers.stop();
     served.map(|_| ()).context("the HTTP server failed")
+}
+
+/// The HTTP server's runtime. Blocking work (SQLite, argon2) runs on tokio's blocking
+/// pool; bounding that pool to about the database pool's size makes a burst of requests
+/// queue inside tokio instead of parking hundreds of threads (each with its own stack
+/// and allocator heap) on a connection.
+fn runtime(db_connections: u32) -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .thread_name("http")
+        .max_blocking_threads(db_connections as usize)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 /// `--dev`: a demo organization and user when the service has no user yet.

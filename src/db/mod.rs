@@ -1,4 +1,5 @@
-//! SQLite through an r2d2 pool. Every connection gets the same pragmas. Async callers go
+//! SQLite through an r2d2 pool. Every connection gets the same pragmas (a 4 MiB page
+//! cache each, so the pool's memory stays bounded). Async callers go
 //! through `read` / `write`, which run on tokio's blocking pool so the executor never
 //! waits on SQLite; worker threads and the CLI use the synchronous `conn` / `tx`.
 
@@ -33,7 +34,7 @@ fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
          PRAGMA foreign_keys = ON;
-         PRAGMA cache_size = -16000;
+         PRAGMA cache_size = -4096;
          PRAGMA temp_store = MEMORY;",
     )
 }
