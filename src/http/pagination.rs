@@ -49,6 +49,22 @@ impl Page {
         Page { limit, after }
     }
 
+    /// `limit` and `cursor` of a list without other parameters; a bad one is a 422.
+    pub fn from_query(
+        query: &crate::http::query::Query,
+        key_len: usize,
+    ) -> Result<Page, crate::error::ApiError> {
+        let mut errors = FieldErrors::new();
+        let page = Page::parse(
+            query.get("limit"),
+            query.get("cursor"),
+            key_len,
+            &mut errors,
+        );
+        errors.into_result()?;
+        Ok(page)
+    }
+
     /// Builds the envelope from up to `limit + 1` rows, each with its sort key.
     pub fn envelope<T>(&self, mut rows: Vec<(Vec<String>, T)>, view: impl Fn(T) -> Value) -> Value {
         let more = rows.len() > self.limit;

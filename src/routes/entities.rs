@@ -1,10 +1,10 @@
 //! `/v1/entities`: taxpayers and their CIEC credential.
 
-use super::{keyed_by_id, Ctx};
+use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db::{self, jobs::Kind};
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::error::{ApiError, ApiResult, Created};
 use crate::events::{self, Resource};
 use crate::http::{
     ids,
@@ -66,17 +66,10 @@ async fn create_entity(
 
 #[get("/v1/entities")]
 async fn list_entities(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
-    let mut errors = FieldErrors::new();
-    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
-    errors.into_result()?;
-    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
-    let rows = ctx
-        .db
-        .read(move |c| db::entities::list(c, &user.org_id, after.as_deref(), fetch))
-        .await?;
-    Ok(Json(
-        page.envelope(keyed_by_id(rows, |e| &e.id), |e| e.view()),
-    ))
+    let page = Page::from_query(&query, 1)?;
+    let fetch =
+        move |c: &_, after: Option<&str>, limit| db::entities::list(c, &user.org_id, after, limit);
+    list_by_id(ctx, page, fetch, |e| &e.id, |e| e.view()).await
 }
 
 #[get("/v1/entities/<id>")]

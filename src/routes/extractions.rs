@@ -1,6 +1,6 @@
 //! `/v1/extractions`: runs against the tax authority.
 
-use super::{keyed_by_id, Ctx};
+use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db::{self, jobs::Kind};
 use crate::domain::extraction::NewExtraction;
@@ -64,23 +64,17 @@ async fn list_extractions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<
         &mut errors,
     );
     errors.into_result()?;
-    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
-    let rows = ctx
-        .db
-        .read(move |c| {
-            db::extractions::list(
-                c,
-                &user.org_id,
-                entity_id.as_deref(),
-                status.as_deref(),
-                after.as_deref(),
-                fetch,
-            )
-        })
-        .await?;
-    Ok(Json(
-        page.envelope(keyed_by_id(rows, |e| &e.id), |e| e.view()),
-    ))
+    let fetch = move |c: &_, after: Option<&str>, limit| {
+        db::extractions::list(
+            c,
+            &user.org_id,
+            entity_id.as_deref(),
+            status.as_deref(),
+            after,
+            limit,
+        )
+    };
+    list_by_id(ctx, page, fetch, |e| &e.id, |e| e.view()).await
 }
 
 #[get("/v1/extractions/<id>")]

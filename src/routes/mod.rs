@@ -10,8 +10,13 @@ pub mod invoices;
 pub mod service;
 pub mod webhooks;
 
+use crate::error::ApiResult;
+use crate::http::pagination::Page;
 use crate::jobs::Context;
+use rocket::serde::json::Json;
 use rocket::{Route, State};
+use rusqlite::Connection;
+use serde_json::Value;
 use std::sync::Arc;
 
 /// The state handlers share.
@@ -26,8 +31,25 @@ pub fn v1() -> Vec<Route> {
 }
 
 /// Turns a list of rows into `(sort key, row)` pairs keyed on their id.
-pub fn keyed_by_id<T>(rows: Vec<T>, id: impl Fn(&T) -> &str) -> Vec<(Vec<String>, T)> {
+pub fn keyed_by_id<T>(rows: Vec<T>, id: fn(&T) -> &str) -> Vec<(Vec<String>, T)> {
     rows.into_iter()
         .map(|r| (vec![id(&r).to_string()], r))
         .collect()
+}
+
+/// A list keyed on UUIDv7 ids, newest first: `fetch(conn, after_id, limit)` reads up to
+/// `limit` rows older than the cursor's id; paging and the envelope are shared.
+pub async fn list_by_id<T: Send + 'static>(
+    ctx: &Context,
+    page: Page,
+    fetch: impl FnOnce(&Connection, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
+    id: fn(&T) -> &str,
+    view: fn(T) -> Value,
+) -> ApiResult<Json<Value>> {
+    let (after, limit) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| fetch(c, after.as_deref(), limit))
+        .await?;
+    Ok(Json(page.envelope(keyed_by_id(rows, id), view)))
 }

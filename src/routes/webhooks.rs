@@ -1,10 +1,10 @@
 //! `/v1/webhooks`: registrations and their delivery log.
 
-use super::{keyed_by_id, Ctx};
+use super::{keyed_by_id, list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::webhook::NewWebhook;
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::error::{ApiError, ApiResult, Created};
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -41,24 +41,12 @@ async fn create_webhook(
     Ok(Created(hook.view()))
 }
 
-fn page_of(query: &Query) -> ApiResult<Page> {
-    let mut errors = FieldErrors::new();
-    let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
-    errors.into_result()?;
-    Ok(page)
-}
-
 #[get("/v1/webhooks")]
 async fn list_webhooks(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
-    let page = page_of(&query)?;
-    let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
-    let rows = ctx
-        .db
-        .read(move |c| db::webhooks::list(c, &user.org_id, after.as_deref(), fetch))
-        .await?;
-    Ok(Json(
-        page.envelope(keyed_by_id(rows, |w| &w.id), |w| w.view()),
-    ))
+    let page = Page::from_query(&query, 1)?;
+    let fetch =
+        move |c: &_, after: Option<&str>, limit| db::webhooks::list(c, &user.org_id, after, limit);
+    list_by_id(ctx, page, fetch, |w| &w.id, |w| w.view()).await
 }
 
 #[get("/v1/webhooks/<id>")]
@@ -92,7 +80,7 @@ async fn list_webhook_deliveries(
     query: Query,
     ctx: &Ctx,
 ) -> ApiResult<Json<Value>> {
-    let page = page_of(&query)?;
+    let page = Page::from_query(&query, 1)?;
     let id = ids::parse(id)?;
     let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
     let rows = ctx
