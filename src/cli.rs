@@ -85,6 +85,35 @@ pub struct ServeArgs {
     /// Encryption key for stored CIEC passwords (base64 of 32 bytes). Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
     pub encryption_key: Option<String>,
+    /// Tax-authority provider: `sandbox` (the built-in simulator) or `portal` (the SAT CFDI portal, CIEC + captcha).
+    #[arg(long, env = "CFDI_EXTRACT_SAT", default_value = "sandbox", value_parser = ["sandbox", "portal"])]
+    pub sat: String,
+    /// SAT CIEC login page (`--sat portal`). Default: the SAT's own.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_LOGIN_URL")]
+    pub sat_login_url: Option<String>,
+    /// Base URL of the SAT CFDI portal (`--sat portal`). Default: the SAT's own.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_PORTAL_URL")]
+    pub sat_portal_url: Option<String>,
+    /// Timeout of one HTTP exchange with the SAT portal, redirects included.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub sat_timeout: Duration,
+    /// Captcha solver: `PROGRAM ARGS...` (split on white space, no quoting). It reads the image on stdin and prints the answer as its last line.
+    #[arg(
+        long,
+        env = "CFDI_EXTRACT_CAPTCHA_COMMAND",
+        conflicts_with = "anticaptcha_key"
+    )]
+    pub captcha_command: Option<String>,
+    /// Base URL of the anti-captcha.com API.
+    #[arg(
+        long,
+        env = "CFDI_EXTRACT_ANTICAPTCHA_URL",
+        default_value = "https://api.anti-captcha.com"
+    )]
+    pub anticaptcha_url: String,
+    /// anti-captcha.com client key; solves captchas through that paid service.
+    #[arg(long, env = "CFDI_EXTRACT_ANTICAPTCHA_KEY", hide_env_values = true)]
+    pub anticaptcha_key: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

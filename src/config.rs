@@ -16,6 +16,13 @@ pub struct Config {
     pub webhook_retry_schedule: RetrySchedule,
     pub webhook_block_private: bool,
     pub encryption_key: Option<String>,
+    pub sat: String,
+    pub sat_login_url: Option<String>,
+    pub sat_portal_url: Option<String>,
+    pub sat_timeout: Duration,
+    pub captcha_command: Option<String>,
+    pub anticaptcha_url: String,
+    pub anticaptcha_key: Option<String>,
 }
 
 impl Config {
@@ -31,6 +38,13 @@ impl Config {
             webhook_retry_schedule: args.webhook_retry_schedule,
             webhook_block_private: args.webhook_block_private,
             encryption_key: args.encryption_key,
+            sat: args.sat,
+            sat_login_url: args.sat_login_url,
+            sat_portal_url: args.sat_portal_url,
+            sat_timeout: args.sat_timeout,
+            captcha_command: args.captcha_command,
+            anticaptcha_url: args.anticaptcha_url,
+            anticaptcha_key: args.anticaptcha_key,
         }
     }
 }

@@ -5,7 +5,9 @@ use crate::config::{self, Config};
 use crate::crypto::Cipher;
 use crate::db::{self, Db};
 use crate::jobs::{self, Context, Waker, Workers};
+use crate::sat::portal::{CaptchaConfig, Portal, PortalConfig};
 use crate::sat::sandbox::Sandbox;
+use crate::sat::TaxAuthority;
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -28,7 +30,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         ensure_demo_user(&db)?;
     }
     let ctx = Arc::new(Context {
-        provider: Arc::new(Sandbox::new(db.clone(), config.sim_latency)),
+        provider: provider(&config, &db)?,
         agent: jobs::delivery::agent(config.webhook_timeout),
         db,
         cipher,
@@ -54,6 +56,26 @@ fn runtime(db_connections: u32) -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+/// `--sat`: the sandbox simulator, or the real SAT portal.
+fn provider(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn TaxAuthority>> {
+    if config.sat != "portal" {
+        return Ok(Arc::new(Sandbox::new(db.clone(), config.sim_latency)));
+    }
+    let portal = PortalConfig::from_settings(
+        config.sat_login_url.as_deref(),
+        config.sat_portal_url.as_deref(),
+        config.sat_timeout,
+        config.captcha_command.as_deref(),
+        &config.anticaptcha_url,
+        config.anticaptcha_key.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    if matches!(portal.captcha, CaptchaConfig::None) {
+        log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
+    }
+    Ok(Arc::new(Portal::new(portal)))
 }
 
 /// `--dev`: a demo organization and user when the service has no user yet.

@@ -133,7 +133,6 @@ impl Api {
 }
 
 #[test]
-#[ignore = "needs --sat portal wiring"]
 fn an_extraction_through_the_binary_gets_the_portals_invoices() {
     let mut setup = Setup::new(RFC, CIEC);
     setup.invoices = vec![

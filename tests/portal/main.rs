@@ -2,10 +2,6 @@
 //! fake portal served from this process on 127.0.0.1, built from the recorded SAT pages
 //! in `shared/sat-portal-pages/` and the CFDI samples in `shared/cfdi-samples/`.
 
-// WIRING: delete the next line once `pub mod portal;` (src/sat/mod.rs) and the `scraper`
-// dependency are in. Until then this crate is compiled empty, so it cannot break the build.
-#![cfg(any())]
-
 mod fake_http;
 mod fake_portal;
 mod pages;
