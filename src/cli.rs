@@ -84,7 +84,7 @@ pub struct ServeArgs {
     pub webhook_block_private: bool,
     /// Encryption key for stored CIEC passwords (base64 of 32 bytes). Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
-    pub encryption_key: Option<String>,
+    pub encryption_key: Option<crate::config::Secret>,
     /// Tax-authority provider: `sandbox` (the built-in simulator) or `portal` (the SAT CFDI portal, CIEC + captcha).
     #[arg(long, env = "CFDI_EXTRACT_SAT", default_value = "sandbox", value_parser = ["sandbox", "portal"])]
     pub sat: String,
@@ -113,7 +113,7 @@ pub struct ServeArgs {
     pub anticaptcha_url: String,
     /// anti-captcha.com client key; solves captchas through that paid service.
     #[arg(long, env = "CFDI_EXTRACT_ANTICAPTCHA_KEY", hide_env_values = true)]
-    pub anticaptcha_key: Option<String>,
+    pub anticaptcha_key: Option<crate::config::Secret>,
 }
 
 #[derive(Debug, Subcommand)]

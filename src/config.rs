@@ -4,6 +4,29 @@ use crate::cli::{RetrySchedule, ServeArgs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// A secret setting (a key): `Debug` never shows it, so neither can a log line.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_string()))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub data_dir: PathBuf,
@@ -15,14 +38,14 @@ pub struct Config {
     pub webhook_timeout: Duration,
     pub webhook_retry_schedule: RetrySchedule,
     pub webhook_block_private: bool,
-    pub encryption_key: Option<String>,
+    pub encryption_key: Option<Secret>,
     pub sat: String,
     pub sat_login_url: Option<String>,
     pub sat_portal_url: Option<String>,
     pub sat_timeout: Duration,
     pub captcha_command: Option<String>,
     pub anticaptcha_url: String,
-    pub anticaptcha_key: Option<String>,
+    pub anticaptcha_key: Option<Secret>,
 }
 
 impl Config {
@@ -55,4 +78,16 @@ pub fn db_path(data_dir: &Path) -> PathBuf {
 
 pub fn key_path(data_dir: &Path) -> PathBuf {
     data_dir.join("secret.key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let s: Secret = "k3y-value".parse().expect("infallible");
+        assert_eq!(s.expose(), "k3y-value");
+        assert!(!format!("{s:?}").contains("k3y"));
+    }
 }

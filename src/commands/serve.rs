@@ -1,7 +1,7 @@
 //! `cfdi-extract serve`: the boot sequence as named steps, then graceful shutdown.
 
 use crate::cli::ServeArgs;
-use crate::config::{self, Config};
+use crate::config::{self, Config, Secret};
 use crate::crypto::Cipher;
 use crate::db::{self, Db};
 use crate::jobs::{self, Context, Waker, Workers};
@@ -23,7 +23,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let db_connections = (config.workers as u32).saturating_add(8);
     let db = Db::open(&config.data_dir, db_connections)?;
     let cipher = Cipher::load(
-        config.encryption_key.as_deref(),
+        config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;
     if config.dev {
@@ -69,7 +69,7 @@ fn provider(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn TaxAuthority>> {
         config.sat_timeout,
         config.captcha_command.as_deref(),
         &config.anticaptcha_url,
-        config.anticaptcha_key.as_deref(),
+        config.anticaptcha_key.as_ref().map(Secret::expose),
     )
     .map_err(anyhow::Error::msg)?;
     if matches!(portal.captcha, CaptchaConfig::None) {
