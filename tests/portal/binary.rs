@@ -176,6 +176,10 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
         ],
     );
     let api = Api::new(base);
+    // The same webhooks as the sandbox path: entity.update on validation, then
+    // extraction.update for running and finished, each naming its entity.
+    let receiver = crate::receiver::Receiver::start();
+    api.post("/v1/webhooks", json!({"url": receiver.url()}));
 
     let entity = api.post(
         "/v1/entities",
@@ -222,4 +226,35 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
         ]
     );
     fake.seen(|s| assert!(s.refusals.is_empty(), "{:?}", s.refusals));
+
+    let events: Vec<Value> = receiver
+        .wait_for(3, std::time::Duration::from_secs(20))
+        .iter()
+        .map(|r| r.json())
+        .collect();
+    let summary: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            let state = e["object"]["credential_status"]
+                .as_str()
+                .or(e["object"]["status"].as_str());
+            (
+                e["event"].as_str().unwrap_or("").to_string(),
+                state.unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("entity.update".to_string(), "valid".to_string()),
+            ("extraction.update".to_string(), "running".to_string()),
+            ("extraction.update".to_string(), "finished".to_string()),
+        ],
+        "{events:?}"
+    );
+    for e in &events[1..] {
+        assert_eq!(e["object"]["entity"]["id"], json!(id), "{e}");
+        assert_eq!(e["object"]["entity"]["tax_id"], json!(RFC), "{e}");
+    }
 }
