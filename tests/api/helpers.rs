@@ -227,6 +227,12 @@ impl Resp {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The `Content-Type` header, or `""` when there is none.
+    #[allow(dead_code)] // used by tests/docs, not by every crate that includes this file
+    pub fn content_type(&self) -> &str {
+        self.header("content-type").unwrap_or("")
+    }
+
     /// Asserts the status (printing the body otherwise) and returns the JSON body
     /// (`Value::Null` when the body is empty).
     #[track_caller]

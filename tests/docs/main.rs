@@ -1,8 +1,13 @@
 //! Tests of the documentation the binary serves: every file under `static/docs` at its
 //! URL, no reference to another host, the OpenAPI document against the routes in
-//! `src/routes`, and real responses against the documented schemas.
+//! `src/routes`, and real responses against the documented schemas. The harness is
+//! shared with `tests/api`.
 //!
 //! Run alone with `cargo test --test docs`.
+
+#[allow(dead_code)]
+#[path = "../api/helpers.rs"]
+mod helpers;
 
 mod harness;
 mod openapi;

@@ -1,9 +1,10 @@
 //! The OpenAPI document: its structure, and that it lists exactly the routes the code
 //! mounts (read from the `#[get(...)]`-style attributes under `src/routes`).
 
-use crate::harness::{files_under, manifest_dir, Server};
+use crate::helpers::{files_under, TestApp};
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::path::Path;
 
 pub const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -11,7 +12,7 @@ pub const METHODS: &[&str] = &[
 
 /// The document as committed.
 pub fn document() -> Value {
-    let path = manifest_dir().join("static/docs/api/openapi.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("static/docs/api/openapi.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path:?}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?} is not JSON: {e}"))
 }
@@ -193,7 +194,7 @@ pub fn routes_in(source: &str, origin: &str) -> Vec<Route> {
 
 /// Every route under `src/routes` (recursively).
 pub fn source_routes() -> Vec<Route> {
-    let root = manifest_dir();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = root.join("src/routes");
     let mut routes = vec![];
     for file in files_under(&dir) {
@@ -202,7 +203,7 @@ pub fn source_routes() -> Vec<Route> {
         }
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {file:?}: {e}"));
         let origin = file
-            .strip_prefix(&root)
+            .strip_prefix(root)
             .unwrap_or(&file)
             .to_string_lossy()
             .to_string();
@@ -394,8 +395,8 @@ fn openapi_document_is_well_formed() {
 
 #[test]
 fn served_openapi_is_the_committed_document() {
-    let server = Server::start();
-    let res = server.get_anon("/docs/api/openapi.json");
+    let server = TestApp::spawn();
+    let res = server.anonymous().get("/docs/api/openapi.json");
     assert_eq!(res.status, 200);
     assert!(
         res.content_type().starts_with("application/json"),

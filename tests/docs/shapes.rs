@@ -3,12 +3,13 @@
 //! must validate against the documented schema (with formats asserted) and carry no
 //! property the schema does not list.
 
-use crate::harness::{cli, eventually, manifest_dir, Resp, Server, EMAIL, PASSWORD};
+use crate::helpers::{eventually, Resp, TestApp};
 use crate::openapi::{deref, document, operations, Operation};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -401,16 +402,15 @@ fn fill(template: &str, value: &str) -> String {
     out
 }
 
-const AUTH: Option<(&str, &str)> = Some((EMAIL, PASSWORD));
-
 #[test]
 fn real_responses_match_the_documented_schemas() {
-    let server = Server::start();
+    let server = TestApp::spawn_with(&["--webhook-retry-schedule", "0s,50ms"]);
+    // Requests as the provisioned user.
+    let api = server.client();
     let mut c = Checker::new();
-    let data_dir = server.data_dir().to_string_lossy().to_string();
 
     // --- Create what the reads will show.
-    let res = server.post_json(
+    let res = api.post_json(
         "/v1/entities",
         &json!({"tax_id": "DOC010101AB1", "name": "Docs Shapes SA", "ciec_password": "goodpass"}),
     );
@@ -419,7 +419,7 @@ fn real_responses_match_the_documented_schemas() {
         .expect(201);
     let entity_id = entity["id"].as_str().expect("entity id").to_string();
     // A second entity, deleted at the end.
-    let res = server.post_json(
+    let res = api.post_json(
         "/v1/entities",
         &json!({"tax_id": "DEL010101AB1", "name": "To delete", "ciec_password": "goodpass"}),
     );
@@ -429,24 +429,24 @@ fn real_responses_match_the_documented_schemas() {
     let doomed_id = doomed["id"].as_str().expect("entity id").to_string();
 
     eventually(DEADLINE, "the credential to be validated", || {
-        let e = server.get(&format!("/v1/entities/{entity_id}")).expect(200);
+        let e = api.get(&format!("/v1/entities/{entity_id}")).expect(200);
         (e["credential_status"] == "valid").then_some(())
     });
 
     let (receiver, received) = start_receiver();
-    let res = server.post_json("/v1/webhooks", &json!({"url": receiver}));
+    let res = api.post_json("/v1/webhooks", &json!({"url": receiver}));
     let hook_ok = c
         .check("post", "/v1/webhooks", "/v1/webhooks", res)
         .expect(201);
     // Port 9 (discard) refuses connections: failed attempts with an error.
-    let res = server.post_json(
+    let res = api.post_json(
         "/v1/webhooks",
         &json!({"url": "http://127.0.0.1:9/refused", "events": ["extraction.update"]}),
     );
     let hook_refused = c
         .check("post", "/v1/webhooks", "/v1/webhooks", res)
         .expect(201);
-    let res = server.post_json("/v1/webhooks", &json!({"url": "http://127.0.0.1:9/gone"}));
+    let res = api.post_json("/v1/webhooks", &json!({"url": "http://127.0.0.1:9/gone"}));
     let hook_doomed = c
         .check("post", "/v1/webhooks", "/v1/webhooks", res)
         .expect(201);
@@ -456,7 +456,7 @@ fn real_responses_match_the_documented_schemas() {
         .collect();
 
     // Invoices of every version and several types, imported as a user would.
-    let samples = manifest_dir().join("../shared/cfdi-samples");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/cfdi-samples");
     assert!(
         samples.is_dir(),
         "the CFDI samples are expected at {samples:?}"
@@ -470,22 +470,20 @@ fn real_responses_match_the_documented_schemas() {
         "cfdi32-ingreso-real-legacy-tfd10.xml",
         "cfdi40-nomina-compensacion-tfd.xml",
     ];
+    let files: Vec<String> = issued.iter().map(|n| sample(n)).collect();
     let mut args = vec![
-        "invoices".to_string(),
-        "import".to_string(),
-        "--data-dir".to_string(),
-        data_dir.clone(),
-        "--entity".to_string(),
-        entity_id.clone(),
-        "--direction".to_string(),
-        "issued".to_string(),
+        "invoices",
+        "import",
+        "--entity",
+        entity_id.as_str(),
+        "--direction",
+        "issued",
     ];
-    args.extend(issued.iter().map(|n| sample(n)));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    cli(&args, None);
+    args.extend(files.iter().map(String::as_str));
+    server.cli(&args, None).expect_success("invoices import");
 
     // A sandbox extraction: a month of received invoices.
-    let res = server.post_json(
+    let res = api.post_json(
         "/v1/extractions",
         &json!({"entity_id": entity_id, "options": {
             "period": {"from": "2024-03-01", "to": "2024-03-31"}, "download_type": "received"}}),
@@ -498,7 +496,7 @@ fn real_responses_match_the_documented_schemas() {
         .expect("extraction id")
         .to_string();
     let done = eventually(DEADLINE, "the extraction to finish", || {
-        let e = server
+        let e = api
             .get(&format!("/v1/extractions/{extraction_id}"))
             .expect(200);
         matches!(e["status"].as_str(), Some("finished" | "failed")).then_some(e)
@@ -509,20 +507,19 @@ fn real_responses_match_the_documented_schemas() {
     );
     // A failing one too (the second entity's credential is still pending or valid; a
     // password starting with `bad` makes it invalid).
-    let res = server.request(
+    let res = api.request(
         "PATCH",
         &format!("/v1/entities/{doomed_id}"),
-        AUTH,
         Some(br#"{"name": "To delete (renamed)", "ciec_password": "badpass1"}"#),
         &[],
     );
     c.check("patch", "/v1/entities/{id}", "/v1/entities/{id}", res)
         .expect(200);
     eventually(DEADLINE, "the bad credential to be rejected", || {
-        let e = server.get(&format!("/v1/entities/{doomed_id}")).expect(200);
+        let e = api.get(&format!("/v1/entities/{doomed_id}")).expect(200);
         (e["credential_status"] == "invalid").then_some(())
     });
-    let res = server.post_json(
+    let res = api.post_json(
         "/v1/extractions",
         &json!({"entity_id": doomed_id, "options": {
             "period": {"from": "2024-03-01", "to": "2024-03-02"}, "download_type": "issued"}}),
@@ -532,7 +529,7 @@ fn real_responses_match_the_documented_schemas() {
         .expect(201);
     let failing_id = failing["id"].as_str().expect("id").to_string();
     eventually(DEADLINE, "the extraction to fail", || {
-        let e = server
+        let e = api
             .get(&format!("/v1/extractions/{failing_id}"))
             .expect(200);
         (e["status"] == "failed").then_some(())
@@ -540,10 +537,10 @@ fn real_responses_match_the_documented_schemas() {
 
     // Deliveries: one succeeded (receiver), one failed after its attempts (refused).
     eventually(DEADLINE, "deliveries to settle", || {
-        let ok = server
+        let ok = api
             .get(&format!("/v1/webhooks/{}/deliveries", webhook_ids[0]))
             .expect(200);
-        let refused = server
+        let refused = api
             .get(&format!("/v1/webhooks/{}/deliveries", webhook_ids[1]))
             .expect(200);
         let any = |v: &Value, status: &str| {
@@ -615,7 +612,7 @@ fn real_responses_match_the_documented_schemas() {
             Some(cur) => format!("/v1/invoices?limit=100&cursor={cur}"),
             None => "/v1/invoices?limit=100".to_string(),
         };
-        let res = server.get(&url);
+        let res = api.get(&url);
         let page = c.check("get", "/v1/invoices", &url, res).expect(200);
         invoices.extend(page["data"].as_array().expect("data").iter().cloned());
         match page["next_cursor"].as_str() {
@@ -671,17 +668,17 @@ fn real_responses_match_the_documented_schemas() {
         };
         for id in &ids {
             let url = fill(&op.path, id);
-            let res = server.get(&url);
+            let res = api.get(&url);
             let res = c.check("get", &op.path, &url, res);
             assert_eq!(res.status, 200, "GET {url}: {}", res.text());
             // Lists: a page of one, so that next_cursor is a string, then the cursor.
             let has_limit = op.query_parameters().iter().any(|p| p["name"] == "limit");
             if has_limit && id == ids.first().unwrap_or(id) {
                 let url1 = format!("{url}?limit=1");
-                let page = c.check("get", &op.path, &url1, server.get(&url1));
+                let page = c.check("get", &op.path, &url1, api.get(&url1));
                 if let Some(cur) = page.json()["next_cursor"].as_str() {
                     let url2 = format!("{url}?limit=1&cursor={cur}");
-                    c.check("get", &op.path, &url2, server.get(&url2));
+                    c.check("get", &op.path, &url2, api.get(&url2));
                 }
             }
         }
@@ -707,7 +704,7 @@ fn real_responses_match_the_documented_schemas() {
             };
             for v in samples {
                 let url = format!("{base}?{name}={v}");
-                let res = c.check("get", &op.path, &url, server.get(&url));
+                let res = c.check("get", &op.path, &url, api.get(&url));
                 let accept_not_200 = name == "format" && v == "pdf";
                 if !accept_not_200 {
                     assert_eq!(res.status, 200, "GET {url}: {}", res.text());
@@ -716,7 +713,7 @@ fn real_responses_match_the_documented_schemas() {
             if schema["enum"].is_array() || schema["format"] == "date" || schema["format"] == "uuid"
             {
                 let url = format!("{base}?{name}=not-a-valid-value");
-                let res = c.check("get", &op.path, &url, server.get(&url));
+                let res = c.check("get", &op.path, &url, api.get(&url));
                 if res.status != 422 || !res.json()["errors"][name].is_array() {
                     c.problems.push(format!(
                         "GET {url}: a bad {name} should be a 422 on {name:?}, got {} {}",
@@ -738,7 +735,7 @@ fn real_responses_match_the_documented_schemas() {
         ("*/*", "?format=xml", "application/xml"),
     ] {
         let url = format!("/v1/invoices/{some_invoice}/cfdi{query}");
-        let res = server.request("GET", &url, AUTH, None, &[("accept", accept)]);
+        let res = api.request("GET", &url, None, &[("accept", accept)]);
         let res = c.check("get", cfdi, &url, res);
         assert_eq!(res.status, 200, "GET {url} ({accept}): {}", res.text());
         let ct = media_type(res.content_type());
@@ -749,7 +746,7 @@ fn real_responses_match_the_documented_schemas() {
     }
     if let Some(id) = with_pdf.as_ref().and_then(Value::as_str) {
         let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
-        let res = c.check("get", cfdi, &url, server.get(&url));
+        let res = c.check("get", cfdi, &url, api.get(&url));
         assert_eq!(res.status, 200);
         assert!(res.body.starts_with(b"%PDF"), "a PDF");
     } else {
@@ -757,11 +754,11 @@ fn real_responses_match_the_documented_schemas() {
     }
     if let Some(id) = without_pdf.as_ref().and_then(Value::as_str) {
         let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
-        let res = c.check("get", cfdi, &url, server.get(&url));
+        let res = c.check("get", cfdi, &url, api.get(&url));
         assert_eq!(res.status, 404, "no PDF: {}", res.text());
     }
     let url = format!("/v1/invoices/{some_invoice}/cfdi");
-    let res = server.request("GET", &url, AUTH, None, &[("accept", "image/png")]);
+    let res = api.request("GET", &url, None, &[("accept", "image/png")]);
     c.check("get", cfdi, &url, res);
 
     // --- Errors, for every operation.
@@ -807,7 +804,7 @@ fn real_responses_match_the_documented_schemas() {
             // 401: no credentials, wrong password, unknown user, undecodable value.
             for auth in [
                 None,
-                Some((EMAIL, "wrong-password")),
+                Some((server.creds.email.as_str(), "wrong-password")),
                 Some(("nobody@example.com", "x")),
             ] {
                 let res = server.request(&method, &url, auth, body.as_deref(), &[]);
@@ -827,7 +824,7 @@ fn real_responses_match_the_documented_schemas() {
         if op.path.contains('{') {
             for id in [random.as_str(), "not-a-uuid"] {
                 let url = fill(&op.path, id);
-                let res = server.request(&method, &url, AUTH, body.as_deref(), &[]);
+                let res = api.request(&method, &url, body.as_deref(), &[]);
                 let res = c.check(&op.method, &op.path, &url, res);
                 assert_eq!(res.status, 404, "{method} {url}: {}", res.text());
             }
@@ -838,7 +835,7 @@ fn real_responses_match_the_documented_schemas() {
                 if bad == b"{}" && op.method == "patch" {
                     continue; // every PATCH field is optional
                 }
-                let res = server.request(&method, &url, AUTH, Some(bad), &[]);
+                let res = api.request(&method, &url, Some(bad), &[]);
                 let res = c.check(&op.method, &op.path, &url, res);
                 assert_eq!(
                     res.status,
@@ -849,14 +846,14 @@ fn real_responses_match_the_documented_schemas() {
             }
             // 413: over 1 MiB.
             let big = format!("{{\"name\": \"{}\"}}", "x".repeat(1024 * 1024 + 10));
-            let res = server.request(&method, &url, AUTH, Some(big.as_bytes()), &[]);
+            let res = api.request(&method, &url, Some(big.as_bytes()), &[]);
             let res = c.check(&op.method, &op.path, &url, res);
             assert_eq!(res.status, 413, "{method} {url} with 1 MiB: {}", res.text());
         }
         if op.query_parameters().iter().any(|p| p["name"] == "limit") {
             for bad in ["limit=0", "limit=501", "limit=abc", "cursor=%21%21"] {
                 let url = format!("{url}?{bad}");
-                let res = server.request(&method, &url, AUTH, None, &[]);
+                let res = api.request(&method, &url, None, &[]);
                 let res = c.check(&op.method, &op.path, &url, res);
                 assert_eq!(res.status, 422, "{method} {url}: {}", res.text());
             }
@@ -886,41 +883,35 @@ fn real_responses_match_the_documented_schemas() {
             json!({"url": "ftp://example.com", "events": ["nope"]}),
         ),
     ] {
-        let res = c.check("post", path, path, server.post_json(path, &body));
+        let res = c.check("post", path, path, api.post_json(path, &body));
         assert_eq!(res.status, 422, "POST {path} {body}: {}", res.text());
     }
     let url = format!("/v1/entities/{entity_id}");
-    let res = server.request(
-        "PATCH",
-        &url,
-        AUTH,
-        Some(br#"{"tax_id": "OTHER0101AB1"}"#),
-        &[],
-    );
+    let res = api.request("PATCH", &url, Some(br#"{"tax_id": "OTHER0101AB1"}"#), &[]);
     let res = c.check("patch", "/v1/entities/{id}", &url, res);
     assert_eq!(res.status, 422, "tax_id cannot change: {}", res.text());
     // The field-scoped 404 of an extraction on a missing entity.
-    let res = server.post_json("/v1/extractions", &valid_bodies["/v1/extractions"]);
+    let res = api.post_json("/v1/extractions", &valid_bodies["/v1/extractions"]);
     let res = c.check("post", "/v1/extractions", "/v1/extractions", res);
     assert_eq!(res.status, 404, "{}", res.text());
 
     // --- Deletes last.
     let hook_doomed_id = hook_doomed["id"].as_str().expect("id");
     let url = format!("/v1/webhooks/{hook_doomed_id}");
-    let res = server.request("DELETE", &url, AUTH, None, &[]);
+    let res = api.request("DELETE", &url, None, &[]);
     assert_eq!(
         c.check("delete", "/v1/webhooks/{id}", &url, res).status,
         204
     );
     let url = format!("/v1/entities/{doomed_id}");
-    let res = server.request("DELETE", &url, AUTH, None, &[]);
+    let res = api.request("DELETE", &url, None, &[]);
     assert_eq!(
         c.check("delete", "/v1/entities/{id}", &url, res).status,
         204
     );
 
     // /up needs no credentials.
-    let res = c.check("get", "/up", "/up", server.get_anon("/up"));
+    let res = c.check("get", "/up", "/up", server.anonymous().get("/up"));
     assert_eq!(res.status, 200);
 
     c.finish(&[

@@ -1,18 +1,23 @@
 //! Every file under `static/docs` is served at its URL, with the right type and caching,
 //! references no other host, and nothing outside `static/docs` can be reached.
 
-use crate::harness::{files_under, manifest_dir, Server};
-use std::path::PathBuf;
+use crate::harness::raw_get;
+use crate::helpers::{files_under, TestApp};
+use std::path::{Path, PathBuf};
 
 /// `static/docs` on disk.
 fn docs_dir() -> PathBuf {
-    manifest_dir().join("static").join("docs")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("static")
+        .join("docs")
 }
 
 /// `(path relative to static/docs with '/' separators, absolute path)` of every file.
 fn docs_files() -> Vec<(String, PathBuf)> {
     let root = docs_dir();
-    let files: Vec<(String, PathBuf)> = files_under(&root)
+    let mut paths = files_under(&root);
+    paths.sort();
+    let files: Vec<(String, PathBuf)> = paths
         .into_iter()
         .map(|p| {
             let rel = p
@@ -70,11 +75,12 @@ fn media_type(content_type: &str) -> String {
 
 #[test]
 fn every_docs_file_is_served_with_its_type_and_cache_control() {
-    let server = Server::start();
+    let server = TestApp::spawn();
+    let anon = server.anonymous();
     let mut failures = vec![];
     for (rel, path) in docs_files() {
         let url = format!("/docs/{rel}");
-        let res = server.get_anon(&url);
+        let res = anon.get(&url);
         if res.status != 200 {
             failures.push(format!(
                 "{url}: status {} (a file added under static/ needs a rebuild of the \
@@ -127,7 +133,7 @@ fn every_docs_file_is_served_with_its_type_and_cache_control() {
                 });
             }
             for alias in aliases {
-                let res = server.get_anon(&alias);
+                let res = anon.get(&alias);
                 if res.status != 200 {
                     failures.push(format!("{alias}: status {}", res.status));
                 } else if res.body != on_disk {
@@ -149,9 +155,10 @@ fn every_docs_file_is_served_with_its_type_and_cache_control() {
 
 #[test]
 fn docs_and_api_reference_are_html_pages() {
-    let server = Server::start();
+    let server = TestApp::spawn();
+    let anon = server.anonymous();
     for url in ["/docs", "/docs/", "/docs/api", "/docs/api/"] {
-        let res = server.get_anon(url);
+        let res = anon.get(url);
         assert_eq!(res.status, 200, "{url}: body {}", res.text());
         assert_eq!(media_type(res.content_type()), "text/html", "{url}");
         let body = res.text();
@@ -162,19 +169,19 @@ fn docs_and_api_reference_are_html_pages() {
         );
         assert!(body.contains("<title>"), "{url} has a title");
     }
-    let api = server.get_anon("/docs/api").text();
+    let api = anon.get("/docs/api").text();
     assert!(
         api.contains("/docs/api/swagger-ui/swagger-ui-bundle.js")
             && api.contains("/docs/api/init.js"),
         "/docs/api loads the vendored Swagger UI"
     );
-    let init = server.get_anon("/docs/api/init.js").text();
+    let init = anon.get("/docs/api/init.js").text();
     assert!(
         init.contains("/docs/api/openapi.json"),
         "the Swagger UI renders our OpenAPI document"
     );
     // The guides' navigation reaches every guide.
-    let index = server.get_anon("/docs").text();
+    let index = anon.get("/docs").text();
     for (rel, _) in docs_files() {
         let Some(stem) = rel.strip_suffix(".html") else {
             continue;
@@ -191,14 +198,15 @@ fn docs_and_api_reference_are_html_pages() {
 
 #[test]
 fn unknown_or_escaping_docs_paths_are_json_404s() {
-    let server = Server::start();
+    let server = TestApp::spawn();
+    let anon = server.anonymous();
     for url in [
         "/docs/nope.css",
         "/docs/nope",
         "/docs/api/nope.js",
         "/docs/assets/",
     ] {
-        let res = server.get_anon(url);
+        let res = anon.get(url);
         if url == "/docs/assets/" && res.status == 200 {
             // A directory with an index.html would be fine; there is none today.
             continue;
@@ -219,7 +227,7 @@ fn unknown_or_escaping_docs_paths_are_json_404s() {
         "/docs/../src/main.rs",
         "/docs/.hidden",
     ] {
-        let (status, head, body) = server.raw_get(url);
+        let (status, head, body) = raw_get(&server, url);
         assert!(
             !body.contains("[package]") && !body.contains("fn main"),
             "{url} must not serve a file outside static/docs: {body}"
@@ -353,7 +361,8 @@ fn openapi_references(v: &serde_json::Value, key: &str, out: &mut Vec<String>) {
 
 #[test]
 fn served_docs_reference_no_external_host() {
-    let server = Server::start();
+    let server = TestApp::spawn();
+    let anon = server.anonymous();
     let mut failures = vec![];
     let mut checked = 0;
     for (rel, _) in docs_files() {
@@ -364,7 +373,7 @@ fn served_docs_reference_no_external_host() {
         }
         let ext = rel.rsplit('.').next().unwrap_or("");
         let url = format!("/docs/{rel}");
-        let body = server.get_anon(&url).text();
+        let body = anon.get(&url).text();
         let refs = match ext {
             "html" | "css" => references(&body, ext),
             "js" => references(&body, "js"),
