@@ -241,12 +241,11 @@ def seed(server, creds, prefix, total):
     entities = max(1, round(total / (BIG_DAYS_PER_ENTITY * 500)))
     days = max(1, round(total / entities / 510))
     start = time.time()
-    jobs = []
-    for i in range(entities):
-        eid = create_entity(server, creds, f"BIG{prefix}{i:05d}AAA")
-        first = datetime(2024, 1, 1).toordinal()
-        last = datetime.fromordinal(first + days - 1).strftime("%Y-%m-%d")
-        jobs.append(extract(server, creds, eid, "2024-01-01", last))
+    # Validate every entity before any long extraction takes the provider workers.
+    ids = [create_entity(server, creds, f"BIG{prefix}{i:05d}AAA") for i in range(entities)]
+    first = datetime(2024, 1, 1).toordinal()
+    last = datetime.fromordinal(first + days - 1).strftime("%Y-%m-%d")
+    jobs = [extract(server, creds, eid, "2024-01-01", last) for eid in ids]
     processed = sum(wait_extraction(server, creds, x)["invoices_processed"] for x in jobs)
     return processed, time.time() - start
 
