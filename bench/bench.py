@@ -7,6 +7,7 @@ Every target is a ratio or a bound measured side by side in the same run; every 
 is the median of the runs. Nothing here asserts timings in the test suite.
 """
 
+import atexit
 import base64
 import http.client
 import json
@@ -37,12 +38,24 @@ def log(msg):
 # --- the service -------------------------------------------------------------------
 
 
+SERVERS = []
+
+
+@atexit.register
+def stop_all():
+    """A failed run must not leave a server seeding in the background."""
+    for server in SERVERS:
+        if server.proc.poll() is None:
+            server.proc.kill()
+
+
 class Server:
     def __init__(self, data_dir, *extra):
         self.data_dir = data_dir
         args = [BIN, "serve", "--data-dir", data_dir, "--port", "0", "--sim-latency", "0ms",
                 "--webhook-timeout", "5s", *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        SERVERS.append(self)
         line = self.proc.stdout.readline()
         m = re.search(r"listening on http://([\d.]+):(\d+)", line)
         if not m:
@@ -279,7 +292,6 @@ def cold_auth(server, data_dir, n=64):
 
 def webhook_latency(server, creds, receiver, rate=100, seconds=8):
     """(6a) Commit-to-arrival latency of entity.update events at `rate` events/s."""
-    call(server, "POST", "/v1/webhooks", creds, {"url": receiver.url, "events": ["entity.update"]})
     receiver.take()
     total = rate * seconds
     start = time.time()
@@ -298,11 +310,13 @@ def webhook_fanout(server, creds, receiver, total=10_000):
     """(6b) 10,000 events to one receiver: deliveries per second at the receiver."""
     receiver.take()
     per_thread = total // 8
+    run = time.time_ns() % 1000  # tax ids are unique per organization: fresh ones each run
 
     def burst(t):
         for i in range(per_thread):
-            call(server, "POST", "/v1/entities", creds,
-                 {"tax_id": f"FAN{t}{i:08d}", "name": "x", "ciec_password": "12345678"})
+            status, body = call(server, "POST", "/v1/entities", creds,
+                                {"tax_id": f"F{run:03d}{t}{i:07d}", "name": "x", "ciec_password": "12345678"})
+            assert status == 201, body
 
     threads = [threading.Thread(target=burst, args=(t,)) for t in range(8)]
     for t in threads:
@@ -310,6 +324,7 @@ def webhook_fanout(server, creds, receiver, total=10_000):
     for t in threads:
         t.join()
     wait_for(lambda: receiver.count() >= per_thread * 8, 600, "fan-out deliveries")
+    time.sleep(1)  # let stragglers land so the next run starts clean
     arrivals = sorted(a for a, _, _ in receiver.take())
     return {"rate": len(arrivals) / (arrivals[-1] - arrivals[0])}
 
@@ -364,6 +379,8 @@ def main():
     log("scenario 6: webhooks")
     receiver = Receiver()
     hooks = new_user(data_dir, "Hooks")
+    # One webhook for every run, so each event is exactly one delivery.
+    call(server, "POST", "/v1/webhooks", hooks, {"url": receiver.url, "events": ["entity.update"]})
     latency = repeat(lambda: webhook_latency(server, hooks, receiver))
     fanout = repeat(lambda: webhook_fanout(server, hooks, receiver))
     peak = server.peak()

@@ -63,31 +63,37 @@ pub fn enqueue(
     Ok(())
 }
 
-/// Claims the oldest due job that heads its serial key, and marks it running.
-/// `provider_jobs_allowed` is false when enough workers are already talking to the tax
-/// authority, so that deliveries always have a worker.
-pub fn claim(
-    conn: &Connection,
-    now: &str,
-    provider_jobs_allowed: bool,
-) -> anyhow::Result<Option<Job>> {
+/// Which kinds a worker may take now, given what the others are running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowed {
+    pub validations: bool,
+    pub extractions: bool,
+}
+
+/// Claims the oldest due job that heads its serial key and is of an allowed kind (a
+/// delivery always is), and marks it running.
+pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(
             "SELECT id, kind, target_id, attempts FROM jobs j
              WHERE status = 'queued' AND run_at <= ?1
-               AND (?2 OR kind = 'deliver_webhook')
+               AND (kind = 'deliver_webhook' OR (kind = 'validate_credential' AND ?2)
+                    OR (kind = 'run_extraction' AND ?3))
                AND (serial_key IS NULL OR NOT EXISTS (
                      SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))
              ORDER BY run_at, id LIMIT 1",
         )?
-        .query_row(params![now, provider_jobs_allowed], |r| {
-            Ok(Job {
-                id: r.get(0)?,
-                kind: Kind::parse(&r.get::<_, String>(1)?)?,
-                target_id: r.get(2)?,
-                attempts: r.get::<_, u32>(3)? + 1,
-            })
-        })
+        .query_row(
+            params![now, allowed.validations, allowed.extractions],
+            |r| {
+                Ok(Job {
+                    id: r.get(0)?,
+                    kind: Kind::parse(&r.get::<_, String>(1)?)?,
+                    target_id: r.get(2)?,
+                    attempts: r.get::<_, u32>(3)? + 1,
+                })
+            },
+        )
         .optional()?;
     if let Some(job) = &job {
         conn.prepare_cached(
@@ -98,12 +104,14 @@ pub fn claim(
     Ok(job)
 }
 
-pub fn running_provider_jobs(conn: &Connection) -> anyhow::Result<usize> {
+/// Running (validations, extractions).
+pub fn running_provider_jobs(conn: &Connection) -> anyhow::Result<(usize, usize)> {
     Ok(conn
         .prepare_cached(
-            "SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind != 'deliver_webhook'",
+            "SELECT COALESCE(SUM(kind = 'validate_credential'), 0), COALESCE(SUM(kind = 'run_extraction'), 0)
+             FROM jobs WHERE status = 'running'",
         )?
-        .query_row([], |r| r.get::<_, i64>(0))? as usize)
+        .query_row([], |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)))?)
 }
 
 pub fn complete(conn: &Connection, id: i64) -> anyhow::Result<()> {

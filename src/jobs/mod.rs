@@ -122,13 +122,39 @@ impl Workers {
     }
 }
 
+/// How many workers may talk to the tax authority at once. One worker is always kept
+/// for webhook deliveries, and (from three workers on) extractions leave one more free
+/// for credential validations, so neither waits behind long extractions. A single
+/// worker does everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lanes {
+    provider: usize,
+    extractions: usize,
+}
+
+impl Lanes {
+    fn for_workers(workers: usize) -> Lanes {
+        let provider = workers.saturating_sub(1).max(1);
+        Lanes {
+            provider,
+            extractions: if workers >= 3 { provider - 1 } else { provider },
+        }
+    }
+
+    fn allowed(self, (validations, extractions): (usize, usize)) -> db::jobs::Allowed {
+        let provider_free = validations + extractions < self.provider;
+        db::jobs::Allowed {
+            validations: provider_free,
+            extractions: provider_free && extractions < self.extractions,
+        }
+    }
+}
+
 fn worker_loop(ctx: &Context, workers: usize) {
-    // One worker is always kept for webhook deliveries, so long extractions never
-    // starve notifications (with a single worker, it does everything).
-    let provider_slots = workers.saturating_sub(1).max(1);
+    let lanes = Lanes::for_workers(workers);
     while !ctx.stopping() {
         let seen = ctx.waker.current();
-        match claim(ctx, provider_slots) {
+        match claim(ctx, lanes) {
             Ok(Some(job)) => run(ctx, job),
             Ok(None) => ctx.waker.wait(seen, sleep_budget(ctx)),
             Err(e) => {
@@ -139,9 +165,9 @@ fn worker_loop(ctx: &Context, workers: usize) {
     }
 }
 
-fn claim(ctx: &Context, provider_slots: usize) -> anyhow::Result<Option<Job>> {
+fn claim(ctx: &Context, lanes: Lanes) -> anyhow::Result<Option<Job>> {
     ctx.db.tx(|tx| {
-        let allowed = db::jobs::running_provider_jobs(tx)? < provider_slots;
+        let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
         db::jobs::claim(tx, &crate::time::now(), allowed)
     })
 }
@@ -203,6 +229,31 @@ pub fn backoff(attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_keep_a_worker_for_deliveries_and_one_for_validations() {
+        let four = Lanes::for_workers(4);
+        assert_eq!(
+            four,
+            Lanes {
+                provider: 3,
+                extractions: 2
+            }
+        );
+        let busy = four.allowed((0, 2));
+        assert!(busy.validations && !busy.extractions);
+        assert!(!four.allowed((1, 2)).validations);
+        let one = Lanes::for_workers(1);
+        assert!(one.allowed((0, 0)).extractions);
+        assert!(!one.allowed((0, 1)).validations);
+        assert_eq!(
+            Lanes::for_workers(2),
+            Lanes {
+                provider: 1,
+                extractions: 1
+            }
+        );
+    }
 
     #[test]
     fn backoff_doubles_and_caps() {
