@@ -16,23 +16,6 @@ pub fn routes() -> Vec<Route> {
     routes![docs_index, docs_file]
 }
 
-/// Every embedded file path under `docs/` (used by tests and the route checker).
-pub fn files() -> Vec<&'static str> {
-    fn walk(dir: &'static Dir<'static>, out: &mut Vec<&'static str>) {
-        for f in dir.files() {
-            if let Some(p) = f.path().to_str() {
-                out.push(p);
-            }
-        }
-        for d in dir.dirs() {
-            walk(d, out);
-        }
-    }
-    let mut out = vec![];
-    walk(&STATIC, &mut out);
-    out
-}
-
 pub struct Asset(&'static File<'static>);
 
 impl<'r> Responder<'r, 'static> for Asset {

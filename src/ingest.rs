@@ -195,7 +195,6 @@ fn upsert_processed(
     has_pdf: bool,
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
-    let text = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string());
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
@@ -236,6 +235,11 @@ fn upsert_processed(
         ":items": serde_json::to_string(&c.items)?, ":payments": payments_json, ":now": now,
     })?;
     Ok(())
+}
+
+/// Stored decimal text (exact, as parsed).
+fn text(d: Option<rust_decimal::Decimal>) -> Option<String> {
+    d.map(|d| d.to_string())
 }
 
 /// The uuids an invoice's stored payment entries name.
@@ -297,7 +301,6 @@ fn replace_payment_entries(
         }
         for (uuid, e) in kept {
             let seq = named.len() as i64;
-            let text = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string());
             insert.execute(params![
                 id,
                 entity_id,

@@ -90,13 +90,12 @@ pub struct Outgoing {
     pub url: String,
     pub token: String,
     pub payload: String,
-    pub event_created_at: String,
 }
 
 pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, w.url, w.token, e.payload, e.created_at
+            "SELECT {COLUMNS}, w.url, w.token, e.payload
              FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.id = ?1"
         ))?
@@ -106,7 +105,6 @@ pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>>
                 url: r.get(11)?,
                 token: r.get(12)?,
                 payload: r.get(13)?,
-                event_created_at: r.get(14)?,
             })
         })
         .optional()?)

@@ -171,16 +171,15 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<V
     Ok(row)
 }
 
-/// Whether a visible invoice exists in the organization, and its fields needed by the
-/// document endpoint: (uuid, entity_id, has_pdf).
+/// A visible invoice of the organization: (uuid, entity_id).
 pub fn visible(
     conn: &Connection,
     org_id: &str,
     id: &str,
-) -> anyhow::Result<Option<(String, String, bool)>> {
+) -> anyhow::Result<Option<(String, String)>> {
     Ok(conn
-        .prepare_cached("SELECT uuid, entity_id, has_pdf FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1")?
-        .query_row(params![id, org_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .prepare_cached("SELECT uuid, entity_id FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1")?
+        .query_row(params![id, org_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
 }
 

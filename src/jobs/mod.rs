@@ -71,22 +71,13 @@ pub struct Context {
 impl Context {
     /// When a new event's first delivery attempt is due.
     pub fn first_attempt_at(&self) -> String {
-        first_attempt_at(&self.config)
+        let schedule = &self.config.webhook_retry_schedule.0;
+        crate::time::after(schedule.first().copied().unwrap_or_default())
     }
 
     pub fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
-}
-
-pub fn first_attempt_at(config: &Config) -> String {
-    let first = config
-        .webhook_retry_schedule
-        .0
-        .first()
-        .copied()
-        .unwrap_or_default();
-    crate::time::after(first)
 }
 
 pub struct Workers {

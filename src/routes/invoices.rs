@@ -193,7 +193,7 @@ async fn get_invoice_cfdi(
     let id = ids::parse(id)?;
     let org = user.org_id.clone();
     let found = ctx.db.read(move |c| {
-        let Some((uuid, _, _)) = db::invoices::visible(c, &org, &id)? else {
+        let Some((uuid, _)) = db::invoices::visible(c, &org, &id)? else {
             return Ok(None);
         };
         let body = match format {
@@ -238,7 +238,7 @@ async fn list_invoice_payments(
     let entries = ctx
         .db
         .read(move |c| {
-            let Some((uuid, entity_id, _)) = db::invoices::visible(c, &user.org_id, &id)? else {
+            let Some((uuid, entity_id)) = db::invoices::visible(c, &user.org_id, &id)? else {
                 return Ok(None);
             };
             db::invoices::payments_of(c, &entity_id, &uuid).map(Some)
