@@ -46,16 +46,23 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// The HTTP server's runtime. Blocking work (SQLite, argon2) runs on tokio's blocking
-/// pool; bounding that pool to about the database pool's size makes a burst of requests
-/// queue inside tokio instead of parking hundreds of threads (each with its own stack
-/// and allocator heap) on a connection.
+/// pool, bounded to two threads per core (and never more than the database pool): a
+/// burst of requests queues inside tokio instead of parking threads, each with its own
+/// stack and allocator heap, on a connection. On 2 cores, 4 threads served the 64-
+/// connection listing at p99 23 ms where 12 threads took 33-48 ms (BENCHMARKS.md):
+/// SQLite work is CPU-bound, so more threads than cores only add context switches.
 fn runtime(db_connections: u32) -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .thread_name("http")
-        .max_blocking_threads(db_connections as usize)
+        .max_blocking_threads(blocking_threads(db_connections))
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+fn blocking_threads(db_connections: u32) -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (2 * cores).min(db_connections as usize).max(1)
 }
 
 /// `--sat`: the sandbox simulator, or the real SAT portal.

@@ -5,10 +5,19 @@
 use crate::error::FieldErrors;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use serde_json::{json, Value};
+use rocket::response::content::RawJson;
+use serde::Serialize;
 
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 500;
+
+/// `{ "data": [...], "next_cursor": ... }`: items are any serializable view, so a list
+/// can splice JSON rendered elsewhere (`RawValue`) without rebuilding it.
+#[derive(Debug, Serialize)]
+pub struct Envelope<V> {
+    pub data: Vec<V>,
+    pub next_cursor: Option<String>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Page {
@@ -66,7 +75,11 @@ impl Page {
     }
 
     /// Builds the envelope from up to `limit + 1` rows, each with its sort key.
-    pub fn envelope<T>(&self, mut rows: Vec<(Vec<String>, T)>, view: impl Fn(T) -> Value) -> Value {
+    pub fn envelope<T, V>(
+        &self,
+        mut rows: Vec<(Vec<String>, T)>,
+        view: impl Fn(T) -> V,
+    ) -> Envelope<V> {
         let more = rows.len() > self.limit;
         rows.truncate(self.limit);
         let next_cursor = if more {
@@ -74,13 +87,34 @@ impl Page {
         } else {
             None
         };
-        let data: Vec<Value> = rows.into_iter().map(|(_, row)| view(row)).collect();
-        json!({ "data": data, "next_cursor": next_cursor })
+        let data = rows.into_iter().map(|(_, row)| view(row)).collect();
+        Envelope { data, next_cursor }
     }
 
     /// `LIMIT` for the query: one more than the page to detect a next page.
     pub fn fetch(&self) -> i64 {
         (self.limit + 1) as i64
+    }
+}
+
+impl Envelope<String> {
+    /// The envelope as JSON text, splicing items that already are JSON text (rendered
+    /// by SQLite's `json_object`), so a page is never parsed or rebuilt.
+    pub fn splice(self) -> RawJson<String> {
+        let cursor = serde_json::to_string(&self.next_cursor).unwrap_or_else(|_| "null".into());
+        let len = self.data.iter().map(|d| d.len() + 1).sum::<usize>() + cursor.len() + 32;
+        let mut out = String::with_capacity(len);
+        out.push_str("{\"data\":[");
+        for (i, item) in self.data.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(item);
+        }
+        out.push_str("],\"next_cursor\":");
+        out.push_str(&cursor);
+        out.push('}');
+        RawJson(out)
     }
 }
 
@@ -117,10 +151,9 @@ mod tests {
             limit: 1,
             after: None,
         };
-        let env = page.envelope(vec![(vec!["a".into()], 1), (vec!["b".into()], 2)], |n| {
-            json!(n)
-        });
-        let cursor = env["next_cursor"].as_str().expect("more pages").to_string();
+        let env = page.envelope(vec![(vec!["a".into()], 1), (vec!["b".into()], 2)], |n| n);
+        assert_eq!(env.data, vec![1]);
+        let cursor = env.next_cursor.expect("more pages");
         let mut e = FieldErrors::new();
         let next = Page::parse(None, Some(&cursor), 1, &mut e);
         assert_eq!(next.after, Some(vec!["a".to_string()]));
@@ -130,12 +163,42 @@ mod tests {
     }
 
     #[test]
+    fn spliced_envelopes_are_the_serialized_ones() {
+        let page = Page {
+            limit: 2,
+            after: None,
+        };
+        let rows = || {
+            vec![
+                (vec!["a".into()], r#"{"n":1.50}"#.to_string()),
+                (vec!["b".into()], r#"{"n":"x"}"#.to_string()),
+                (vec!["c".into()], "{}".to_string()),
+            ]
+        };
+        let spliced: serde_json::Value =
+            serde_json::from_str(&page.envelope(rows(), |r| r).splice().0).expect("valid JSON");
+        let env = page.envelope(rows(), |r| {
+            serde_json::from_str::<serde_json::Value>(&r).expect("valid JSON")
+        });
+        assert_eq!(spliced, serde_json::to_value(env).expect("serializable"));
+        assert_eq!(spliced["data"][0]["n"].to_string(), "1.50");
+        let last = Page {
+            limit: 5,
+            after: None,
+        }
+        .envelope(rows(), |r| r)
+        .splice()
+        .0;
+        assert!(last.ends_with(r#""next_cursor":null}"#), "{last}");
+    }
+
+    #[test]
     fn last_page_has_no_cursor() {
         let page = Page {
             limit: 5,
             after: None,
         };
-        let env = page.envelope(vec![(vec!["a".into()], 1)], |n| json!(n));
-        assert!(env["next_cursor"].is_null());
+        let env = page.envelope(vec![(vec!["a".into()], 1)], |n| n);
+        assert!(env.next_cursor.is_none());
     }
 }

@@ -9,7 +9,7 @@ use crate::events::{self, Resource};
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
-    pagination::Page,
+    pagination::{Envelope, Page},
     query::Query,
 };
 use rocket::http::Status;
@@ -65,7 +65,11 @@ async fn create_entity(
 }
 
 #[get("/v1/entities")]
-async fn list_entities(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+async fn list_entities(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
     let fetch =
         move |c: &_, after: Option<&str>, limit| db::entities::list(c, &user.org_id, after, limit);

@@ -8,7 +8,7 @@ use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
-    pagination::Page,
+    pagination::{Envelope, Page},
     query::Query,
 };
 use rocket::serde::json::Json;
@@ -54,7 +54,11 @@ async fn create_extraction(
 }
 
 #[get("/v1/extractions")]
-async fn list_extractions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+async fn list_extractions(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Envelope<Value>>> {
     let mut errors = FieldErrors::new();
     let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
     let entity_id = query.uuid("entity_id", &mut errors);

@@ -4,9 +4,13 @@ use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, invoices::Filter};
 use crate::error::{ApiError, ApiResult, FieldErrors};
-use crate::http::{ids, pagination::Page, query::Query};
+use crate::http::{
+    ids,
+    pagination::{Envelope, Page},
+    query::Query,
+};
 use rocket::http::{ContentType, Header};
-use rocket::response::{self, Responder};
+use rocket::response::{self, content::RawJson, Responder};
 use rocket::serde::json::Json;
 use rocket::{get, routes, Request, Route};
 use serde_json::Value;
@@ -78,7 +82,7 @@ fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
 }
 
 #[get("/v1/invoices")]
-async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<RawJson<String>> {
     let mut errors = FieldErrors::new();
     let page = Page::parse(query.get("limit"), query.get("cursor"), 2, &mut errors);
     let filter = parse_filter(&query, &mut errors);
@@ -95,7 +99,7 @@ async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Jso
         .into_iter()
         .map(|r| (vec![r.issued_at.clone(), r.id.clone()], r))
         .collect();
-    Ok(Json(page.envelope(keyed, |r| r.view)))
+    Ok(page.envelope(keyed, |r| r.view).splice())
 }
 
 #[get("/v1/invoices/<id>")]
@@ -230,7 +234,7 @@ async fn list_invoice_payments(
     id: &str,
     query: Query,
     ctx: &Ctx,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Envelope<Value>>> {
     let mut errors = FieldErrors::new();
     let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
     errors.into_result()?;

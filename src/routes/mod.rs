@@ -11,7 +11,7 @@ pub mod service;
 pub mod webhooks;
 
 use crate::error::ApiResult;
-use crate::http::pagination::Page;
+use crate::http::pagination::{Envelope, Page};
 use crate::jobs::Context;
 use rocket::serde::json::Json;
 use rocket::{Route, State};
@@ -45,7 +45,7 @@ pub async fn list_by_id<T: Send + 'static>(
     fetch: impl FnOnce(&Connection, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
     id: fn(&T) -> &str,
     view: fn(T) -> Value,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Envelope<Value>>> {
     let (after, limit) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
     let rows = ctx
         .db

@@ -8,7 +8,7 @@ use crate::error::{ApiError, ApiResult, Created};
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
-    pagination::Page,
+    pagination::{Envelope, Page},
     query::Query,
 };
 use rocket::http::Status;
@@ -42,7 +42,11 @@ async fn create_webhook(
 }
 
 #[get("/v1/webhooks")]
-async fn list_webhooks(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Json<Value>> {
+async fn list_webhooks(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
     let fetch =
         move |c: &_, after: Option<&str>, limit| db::webhooks::list(c, &user.org_id, after, limit);
@@ -79,7 +83,7 @@ async fn list_webhook_deliveries(
     id: &str,
     query: Query,
     ctx: &Ctx,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
     let id = ids::parse(id)?;
     let (after, fetch) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
