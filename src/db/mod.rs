@@ -34,7 +34,10 @@ fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
     // value is bound to a range parameter (`id < ?`, `issued_at >= ?`), in case the plan
     // should change: every list request paid a full SQL parse. The query planner
     // stability guarantee keeps one plan per statement (we never run ANALYZE anyway).
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;

@@ -33,16 +33,16 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     ctx.db.tx(|tx| {
         // The password may have changed while we talked to the authority: then this
         // verdict is stale, and the validation queued by that change decides.
-        let Some(mut current) = db::entities::get_any(tx, &entity.id)? else {
-            return Ok(());
-        };
-        if current.ciec_ciphertext != entity.ciec_ciphertext || current.credential_status == verdict
-        {
-            return Ok(());
+        let changed = db::entities::get_any(tx, &entity.id)?.filter(|current| {
+            current.ciec_ciphertext == entity.ciec_ciphertext
+                && current.credential_status != verdict
+        });
+        if let Some(mut current) = changed {
+            set_status(tx, ctx, &mut current, verdict)?;
         }
-        set_status(tx, ctx, &mut current, verdict)
+        super::settle(tx, job, &Outcome::Done)
     })?;
-    Ok(Outcome::Done)
+    Ok(Outcome::Settled)
 }
 
 /// Changes `credential_status` and emits `entity.update` in the caller's transaction.

@@ -48,6 +48,10 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         (Some(_), Some(_)) => "pending",
         (Some(_), None) => "failed",
     };
+    let outcome = match (next_delay, error.clone()) {
+        (Some(after), Some(error)) => Outcome::Retry { after, error },
+        _ => Outcome::Done,
+    };
     ctx.db.tx(|tx| {
         db::deliveries::record_attempt(
             tx,
@@ -60,12 +64,10 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
                 next_attempt_at: next_at.as_deref(),
                 status,
             },
-        )
+        )?;
+        super::settle(tx, job, &outcome)
     })?;
-    match (next_delay, error) {
-        (Some(after), Some(error)) => Ok(Outcome::Retry { after, error }),
-        _ => Ok(Outcome::Done),
-    }
+    Ok(Outcome::Settled)
 }
 
 /// One attempt: the status code, or a transport error's text.

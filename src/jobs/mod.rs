@@ -26,7 +26,24 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub enum Outcome {
     Done,
-    Retry { after: Duration, error: String },
+    Retry {
+        after: Duration,
+        error: String,
+    },
+    /// The handler already recorded its outcome with `settle`, in the transaction of
+    /// its final writes: one commit instead of two, and no window between them.
+    Settled,
+}
+
+/// Records a job's outcome in `tx`: a finished job is deleted, a retry rescheduled.
+pub fn settle(tx: &rusqlite::Connection, job: &Job, outcome: &Outcome) -> anyhow::Result<()> {
+    match outcome {
+        Outcome::Done => db::jobs::complete(tx, job.id),
+        Outcome::Retry { after, error } => {
+            db::jobs::reschedule(tx, job.id, &crate::time::after(*after), error)
+        }
+        Outcome::Settled => Ok(()),
+    }
 }
 
 /// Wakes sleeping workers after a commit that queued work.
@@ -188,12 +205,10 @@ fn run(ctx: &Context, job: Job) {
         Kind::RunExtraction => extraction::run(ctx, &job),
         Kind::DeliverWebhook => delivery::run(ctx, &job),
     };
-    let recorded = ctx.db.tx(|tx| match &result {
-        Ok(Outcome::Done) => db::jobs::complete(tx, job.id),
-        Ok(Outcome::Retry { after, error }) => {
-            db::jobs::reschedule(tx, job.id, &crate::time::after(*after), error)
-        }
-        Err(e) => {
+    let recorded = match &result {
+        Ok(Outcome::Settled) => Ok(()),
+        Ok(outcome) => ctx.db.tx(|tx| settle(tx, &job, outcome)),
+        Err(e) => ctx.db.tx(|tx| {
             // A handler bug or a database failure: retry later rather than lose the work.
             log::error!("job {} ({}) failed: {e:#}", job.id, job.kind.as_str());
             db::jobs::reschedule(
@@ -202,8 +217,8 @@ fn run(ctx: &Context, job: Job) {
                 &crate::time::after(backoff(job.attempts)),
                 &format!("{e:#}"),
             )
-        }
-    });
+        }),
+    };
     if let Err(e) = recorded {
         log::error!("cannot record the outcome of job {}: {e:#}", job.id);
     }
