@@ -119,6 +119,20 @@ pub fn ingest_document(
     pdf: Option<&[u8]>,
 ) -> Result<String, IngestError> {
     let cfdi = Cfdi::parse_stamped(xml)?;
+    store_document(tx, owner, direction, listed, &cfdi, xml, pdf)
+}
+
+/// `ingest_document` for a document parsed beforehand (extractions parse on their
+/// download thread, outside the write transaction).
+pub fn store_document(
+    tx: &Connection,
+    owner: Owner,
+    direction: Direction,
+    listed: Option<&Metadata>,
+    cfdi: &Cfdi,
+    xml: &[u8],
+    pdf: Option<&[u8]>,
+) -> Result<String, IngestError> {
     let uuid = cfdi.uuid()?.to_string();
     if let Some(m) = listed {
         if !m.uuid.trim().eq_ignore_ascii_case(&uuid) {
@@ -149,7 +163,7 @@ pub fn ingest_document(
         direction,
         &id,
         &uuid,
-        &cfdi,
+        cfdi,
         status,
         cancelled_at.as_deref(),
         pdf.is_some(),
@@ -164,7 +178,7 @@ pub fn ingest_document(
         )?
         .execute(params![id, "pdf", pdf])?;
     }
-    affected.extend(replace_payment_entries(tx, owner.entity_id, &id, &cfdi)?);
+    affected.extend(replace_payment_entries(tx, owner.entity_id, &id, cfdi)?);
     for u in &affected {
         recompute(tx, owner.entity_id, u)?;
     }

@@ -208,7 +208,7 @@ pub struct Related {
     pub uuid: String,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum CfdiError {
     #[error("empty document")]
     Empty,

@@ -3,7 +3,7 @@
 use crate::cli::ServeArgs;
 use crate::config::{self, Config, Secret};
 use crate::crypto::Cipher;
-use crate::db::{self, Db};
+use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
 use crate::jobs::{self, Context, Waker, Workers};
 use crate::sat::portal::{CaptchaConfig, Portal, PortalConfig};
 use crate::sat::sandbox::Sandbox;
@@ -21,7 +21,8 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
     // Workers hold one connection each; the rest serve requests.
     let db_connections = (config.workers as u32).saturating_add(8);
-    let db = Db::open(&config.data_dir, db_connections)?;
+    let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
+    let checkpointer = Checkpointer::start(&db)?;
     let cipher = Cipher::load(
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
@@ -42,6 +43,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let served = runtime(db_connections)?.block_on(crate::server::build(ctx).launch());
     // Rocket has stopped accepting requests; let running jobs reach a resumable point.
     workers.stop();
+    checkpointer.stop();
     served.map(|_| ()).context("the HTTP server failed")
 }
 

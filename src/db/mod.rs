@@ -3,6 +3,7 @@
 //! through `read` / `write`, which run on tokio's blocking pool so the executor never
 //! waits on SQLite; worker threads and the CLI use the synchronous `conn` / `tx`.
 
+pub mod checkpoint;
 pub mod deliveries;
 pub mod entities;
 pub mod extractions;
@@ -27,7 +28,15 @@ pub struct Db {
     pool: Pool,
 }
 
-fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
+/// Who checkpoints the WAL: SQLite inside commits, or the server's own thread
+/// (`checkpoint::Checkpointer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checkpoints {
+    Automatic,
+    Background,
+}
+
+fn configure(conn: &mut Connection, checkpoints: Checkpoints) -> rusqlite::Result<()> {
     // busy_timeout first: the other pragmas may need the lock.
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     // The bundled SQLite has STAT4, which recompiles a cached statement whenever a new
@@ -44,16 +53,28 @@ fn configure(conn: &mut Connection) -> rusqlite::Result<()> {
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -4096;
          PRAGMA temp_store = MEMORY;",
-    )
+    )?;
+    if checkpoints == Checkpoints::Background {
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0;")?;
+    }
+    Ok(())
 }
 
 impl Db {
     /// Opens (creating if needed) the database in `data_dir` and migrates it.
     pub fn open(data_dir: &Path, max_connections: u32) -> anyhow::Result<Db> {
+        Db::open_with(data_dir, max_connections, Checkpoints::Automatic)
+    }
+
+    pub fn open_with(
+        data_dir: &Path,
+        max_connections: u32,
+        checkpoints: Checkpoints,
+    ) -> anyhow::Result<Db> {
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
-        let manager =
-            SqliteConnectionManager::file(crate::config::db_path(data_dir)).with_init(configure);
+        let manager = SqliteConnectionManager::file(crate::config::db_path(data_dir))
+            .with_init(move |conn| configure(conn, checkpoints));
         let pool = r2d2::Pool::builder()
             .max_size(max_connections)
             .min_idle(Some(1))

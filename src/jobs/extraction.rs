@@ -4,12 +4,13 @@
 //! up again: stage 1 is repeatable and stage 2 only fetches what is still unprocessed.
 
 use super::{Context, Outcome};
+use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::entity::CredentialStatus;
-use crate::domain::extraction::{FailedReason, Period, Status};
+use crate::domain::extraction::{Direction, FailedReason, Period, Status};
 use crate::events::{self, Resource};
 use crate::ingest::{self, Owner};
-use crate::sat::{Credential, RunContext, SatError, DOWNLOAD_BATCH};
+use crate::sat::{Credential, Document, Metadata, RunContext, SatError, Session, DOWNLOAD_BATCH};
 use std::time::Duration;
 
 /// Days listed at a time: keeps memory bounded for long periods of busy taxpayers
@@ -115,39 +116,10 @@ fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
                 Ok(pending)
             })?;
             let todo: Vec<_> = pending.into_iter().map(|i| listing[i].clone()).collect();
-            for batch in todo.chunks(DOWNLOAD_BATCH) {
-                if ctx.stopping() {
-                    // Leave the run resumable: what is processed stays, the rest is fetched on restart.
-                    return Ok(Outcome::Retry {
-                        after: Duration::ZERO,
-                        error: "service stopping".into(),
-                    });
-                }
-                let docs = session.download(ext.direction, batch)?;
-                ctx.db.tx(|tx| {
-                    let mut processed = 0;
-                    for (meta, doc) in batch.iter().zip(&docs) {
-                        let Some(xml) = &doc.xml else { continue };
-                        // A bad document is logged and left metadata-only; it never stops the others.
-                        match ingest::ingest_document(
-                            tx,
-                            owner,
-                            ext.direction,
-                            Some(meta),
-                            xml,
-                            doc.pdf.as_deref(),
-                        ) {
-                            Ok(_) => processed += 1,
-                            Err(ingest::IngestError::Storage(e)) => return Err(e),
-                            Err(e) => log::warn!(
-                                "extraction {}: invoice {} not processed: {e}",
-                                ext.id,
-                                meta.uuid
-                            ),
-                        }
-                    }
-                    add_counts(tx, &ext.id, 0, processed)
-                })?;
+            if let Some(stopped) =
+                store_window(ctx, &ext.id, owner, ext.direction, &mut *session, &todo)?
+            {
+                return Ok(stopped);
             }
         }
         Ok(Outcome::Done)
@@ -165,6 +137,98 @@ fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
         }
         Err(SatError::Internal(e)) => Err(e),
     }
+}
+
+/// A downloaded document and the result of parsing its XML (when it has one).
+type Fetched = (Document, Option<Result<Cfdi, CfdiError>>);
+
+/// Downloads `todo` in batches and stores each batch in one transaction. The next
+/// batch is downloaded and parsed on a thread of its own while the current one is
+/// stored (a sync channel of one keeps it a single batch ahead), so the authority's
+/// latency (or the sandbox's rendering) and XML parsing overlap with SQLite's writes.
+/// Returns a retry when the service is stopping: what is stored stays, the rest is
+/// fetched on restart.
+fn store_window(
+    ctx: &Context,
+    extraction_id: &str,
+    owner: Owner,
+    direction: Direction,
+    session: &mut dyn Session,
+    todo: &[Metadata],
+) -> Result<Option<Outcome>, SatError> {
+    std::thread::scope(|scope| {
+        let (sender, downloads) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for batch in todo.chunks(DOWNLOAD_BATCH) {
+                let docs = session.download(direction, batch).map(|docs| {
+                    docs.into_iter()
+                        .map(|doc| {
+                            let parsed = doc.xml.as_deref().map(Cfdi::parse_stamped);
+                            (doc, parsed)
+                        })
+                        .collect::<Vec<Fetched>>()
+                });
+                let failed = docs.is_err();
+                // A closed channel means the storing side stopped: so do we.
+                if sender.send(docs).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        for batch in todo.chunks(DOWNLOAD_BATCH) {
+            if ctx.stopping() {
+                return Ok(Some(Outcome::Retry {
+                    after: Duration::ZERO,
+                    error: "service stopping".into(),
+                }));
+            }
+            let docs = downloads
+                .recv()
+                .map_err(|_| anyhow::anyhow!("the download thread ended early"))??;
+            store_batch(ctx, extraction_id, owner, direction, batch, &docs)?;
+        }
+        Ok(None)
+    })
+}
+
+fn store_batch(
+    ctx: &Context,
+    extraction_id: &str,
+    owner: Owner,
+    direction: Direction,
+    batch: &[Metadata],
+    docs: &[Fetched],
+) -> anyhow::Result<()> {
+    ctx.db.tx(|tx| {
+        let mut processed = 0;
+        for (meta, (doc, parsed)) in batch.iter().zip(docs) {
+            let (Some(xml), Some(parsed)) = (&doc.xml, parsed) else {
+                continue;
+            };
+            // A bad document is logged and left metadata-only; it never stops the others.
+            let stored = match parsed {
+                Ok(cfdi) => ingest::store_document(
+                    tx,
+                    owner,
+                    direction,
+                    Some(meta),
+                    cfdi,
+                    xml,
+                    doc.pdf.as_deref(),
+                ),
+                Err(e) => Err(ingest::IngestError::Cfdi(e.clone())),
+            };
+            match stored {
+                Ok(_) => processed += 1,
+                Err(ingest::IngestError::Storage(e)) => return Err(e),
+                Err(e) => log::warn!(
+                    "extraction {extraction_id}: invoice {} not processed: {e}",
+                    meta.uuid
+                ),
+            }
+        }
+        add_counts(tx, extraction_id, 0, processed)
+    })
 }
 
 fn add_counts(
