@@ -19,7 +19,7 @@ const DEMO_PASSWORD: &str = "demo-password";
 
 pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
-    // Workers hold one connection each; the rest serve requests.
+    // Workers and the checkpointer hold one connection each; the rest serve requests.
     let db_connections = (config.workers as u32).saturating_add(8);
     let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
     let checkpointer = Checkpointer::start(&db)?;

@@ -51,3 +51,39 @@ impl Checkpointer {
         let _ = self.thread.join();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Checkpoints;
+
+    fn main_file_len(dir: &std::path::Path) -> u64 {
+        std::fs::metadata(crate::config::db_path(dir)).map_or(0, |m| m.len())
+    }
+
+    #[test]
+    fn the_thread_copies_the_wal_into_the_database_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open_with(dir.path(), 3, Checkpoints::Background).expect("db");
+        db.tx(|tx| {
+            tx.execute_batch("CREATE TABLE blobs (b BLOB)")?;
+            for _ in 0..64 {
+                tx.execute("INSERT INTO blobs VALUES (zeroblob(32768))", [])?;
+            }
+            Ok(())
+        })
+        .expect("write");
+        // Automatic checkpoints are off: the 2 MiB sit in the WAL only.
+        assert!(main_file_len(dir.path()) < 1 << 20);
+        let checkpointer = Checkpointer::start(&db).expect("start");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while main_file_len(dir.path()) < 2 << 20 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        checkpointer.stop();
+        assert!(
+            main_file_len(dir.path()) >= 2 << 20,
+            "the WAL was not checkpointed"
+        );
+    }
+}
