@@ -6,9 +6,12 @@
 //! and the stored hash: the password itself is never kept, and a password changed with
 //! the CLI changes the stored hash, hence the key, so it takes effect on the next
 //! request. Concurrent first requests with the same credentials share one verification
-//! (single flight), and a semaphore bounds how many argon2 runs at once. A client
-//! address that keeps failing is answered "Invalid credentials" without argon2 for a
-//! while, so wrong-password floods cannot monopolise the CPU.
+//! (single flight), and a semaphore bounds how many argon2 runs at once.
+//!
+//! Failed logins are throttled per (client address, email) and, more loosely, per
+//! address, so wrong-password floods cannot monopolise the CPU while one client cannot
+//! lock another out. The address is the TCP peer's; a forwarded-address header is
+//! believed only when the peer is a proxy the operator named (`--trusted-proxy`).
 
 use crate::db::{self, Db};
 use crate::error::AuthFailure;
@@ -36,20 +39,33 @@ type Verification = Arc<OnceCell<Option<AuthUser>>>;
 
 const CACHE_TTL: Duration = Duration::from_secs(60);
 const CACHE_MAX: usize = 10_000;
-/// Failed verifications an address may have per window before it is throttled.
-const FAILURES_ALLOWED: u32 = 20;
-const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// Failed verifications one address may have for one email per window before further
+/// attempts for that email from that address are refused unchecked until the window
+/// (counted from the first failure) ends.
+const FAILURES_PER_EMAIL: u32 = 20;
+/// Failed verifications one address may have across all emails per window.
+const FAILURES_PER_ADDRESS: u32 = 100;
+pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+
+/// What a failure counter is kept for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum FailureKey {
+    Address(IpAddr),
+    AddressEmail(IpAddr, String),
+}
 
 pub struct Authenticator {
     key: [u8; 32],
     cache: Mutex<HashMap<CacheKey, (AuthUser, Instant)>>,
     inflight: Mutex<HashMap<CacheKey, Verification>>,
     argon2_slots: Semaphore,
-    failures: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    failures: Mutex<HashMap<FailureKey, (u32, Instant)>>,
+    trusted_proxies: Vec<IpAddr>,
 }
 
 impl Authenticator {
-    pub fn new() -> Self {
+    /// `trusted_proxies`: peers whose `X-Forwarded-For` / `X-Real-IP` name the client.
+    pub fn new(trusted_proxies: Vec<IpAddr>) -> Self {
         let mut key = [0u8; 32];
         // A failure leaves a zero key: still keyed per credential, only less secret.
         let _ = getrandom::fill(&mut key);
@@ -60,7 +76,34 @@ impl Authenticator {
             inflight: Mutex::new(HashMap::new()),
             argon2_slots: Semaphore::new(slots),
             failures: Mutex::new(HashMap::new()),
+            trusted_proxies,
         }
+    }
+
+    /// The address failures are counted against: the TCP peer, or, when the peer is a
+    /// trusted proxy, the client it forwarded for (the right-most untrusted
+    /// `X-Forwarded-For` hop, else `X-Real-IP`). Anything unparsable falls back to the
+    /// peer, so a header can never make a request count against someone else.
+    pub fn client_address(
+        &self,
+        peer: Option<IpAddr>,
+        forwarded_for: Option<&str>,
+        real_ip: Option<&str>,
+    ) -> Option<IpAddr> {
+        let peer = peer?;
+        if !self.trusted_proxies.contains(&peer) {
+            return Some(peer);
+        }
+        if let Some(list) = forwarded_for {
+            for hop in list.rsplit(',') {
+                match hop.trim().parse::<IpAddr>() {
+                    Ok(ip) if self.trusted_proxies.contains(&ip) => continue,
+                    Ok(ip) => return Some(ip),
+                    Err(_) => return Some(peer),
+                }
+            }
+        }
+        Some(real_ip.and_then(|v| v.trim().parse().ok()).unwrap_or(peer))
     }
 
     /// Checks an `Authorization` header value.
@@ -76,8 +119,13 @@ impl Authenticator {
             .read(move |conn| db::users::find_by_email(conn, &lookup_email))
             .await
             .map_err(|e| {
-                log::error!("authentication lookup failed: {e:#}");
-                AuthFailure::Invalid
+                if db::is_busy(&e) {
+                    log::warn!("authentication lookup: {e:#}");
+                    AuthFailure::Busy
+                } else {
+                    log::error!("authentication lookup failed: {e:#}");
+                    AuthFailure::Invalid
+                }
             })?;
         let stored_hash = user.as_ref().map(|u| u.password_hash.clone());
         let key = self.cache_key(&email, &password, stored_hash.as_deref());
@@ -85,7 +133,7 @@ impl Authenticator {
         if let Some(hit) = self.cached(&key) {
             return Ok(hit);
         }
-        if client.is_some_and(|ip| self.throttled(ip)) {
+        if client.is_some_and(|ip| self.throttled(ip, &email)) {
             return Err(AuthFailure::Invalid);
         }
         let cell = self.inflight_cell(key);
@@ -115,30 +163,46 @@ impl Authenticator {
             }
             None => {
                 if let Some(ip) = client {
-                    self.record_failure(ip);
+                    self.record_failure(ip, &email);
                 }
                 Err(AuthFailure::Invalid)
             }
         }
     }
 
-    fn throttled(&self, ip: IpAddr) -> bool {
-        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        failures
-            .get(&ip)
-            .is_some_and(|(n, since)| *n >= FAILURES_ALLOWED && since.elapsed() < FAILURE_WINDOW)
+    fn throttled(&self, ip: IpAddr, email: &str) -> bool {
+        self.throttled_at(ip, email, Instant::now())
     }
 
-    fn record_failure(&self, ip: IpAddr) {
+    fn throttled_at(&self, ip: IpAddr, email: &str, now: Instant) -> bool {
+        let failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let over = |key: FailureKey, allowed: u32| {
+            failures.get(&key).is_some_and(|(n, since)| {
+                *n >= allowed && now.saturating_duration_since(*since) < FAILURE_WINDOW
+            })
+        };
+        over(FailureKey::Address(ip), FAILURES_PER_ADDRESS)
+            || over(
+                FailureKey::AddressEmail(ip, email.to_string()),
+                FAILURES_PER_EMAIL,
+            )
+    }
+
+    fn record_failure(&self, ip: IpAddr, email: &str) {
         let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
         if failures.len() >= CACHE_MAX {
             failures.retain(|_, (_, since)| since.elapsed() < FAILURE_WINDOW);
         }
-        let entry = failures.entry(ip).or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= FAILURE_WINDOW {
-            *entry = (0, Instant::now());
+        for key in [
+            FailureKey::Address(ip),
+            FailureKey::AddressEmail(ip, email.to_string()),
+        ] {
+            let entry = failures.entry(key).or_insert((0, Instant::now()));
+            if entry.1.elapsed() >= FAILURE_WINDOW {
+                *entry = (0, Instant::now());
+            }
+            entry.0 += 1;
         }
-        entry.0 += 1;
     }
 
     fn cache_key(&self, email: &str, password: &str, stored_hash: Option<&str>) -> CacheKey {
@@ -181,12 +245,6 @@ impl Authenticator {
     }
 }
 
-impl Default for Authenticator {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Splits `Basic base64(email:password)`. Absent or another scheme: `Missing`;
 /// present but undecodable: `Invalid`.
 fn parse_basic(header: Option<&str>) -> Result<(String, String), AuthFailure> {
@@ -217,15 +275,21 @@ impl<'r> FromRequest<'r> for AuthUser {
         ) else {
             return Outcome::Error((Status::InternalServerError, AuthFailure::Invalid));
         };
+        let headers = req.headers();
+        let client = auth.client_address(
+            req.remote().map(|a| a.ip()),
+            headers.get_one("X-Forwarded-For"),
+            headers.get_one("X-Real-IP"),
+        );
         match auth
-            .authenticate(db, req.headers().get_one("Authorization"), req.client_ip())
+            .authenticate(db, headers.get_one("Authorization"), client)
             .await
         {
             Ok(user) => Outcome::Success(user),
             Err(failure) => {
-                // The 401 catcher reads which message applies from the request cache.
+                // The catchers read which answer applies from the request cache.
                 req.local_cache(|| Some(failure));
-                Outcome::Error((Status::Unauthorized, failure))
+                Outcome::Error((failure.status(), failure))
             }
         }
     }
@@ -260,7 +324,7 @@ mod tests {
 
     #[test]
     fn cache_key_depends_on_every_part() {
-        let a = Authenticator::new();
+        let a = Authenticator::new(vec![]);
         let k = a.cache_key("a@b.c", "pw", Some("h1"));
         assert_eq!(k, a.cache_key("a@b.c", "pw", Some("h1")));
         assert_ne!(k, a.cache_key("a@b.c", "pw", Some("h2")));
@@ -268,17 +332,61 @@ mod tests {
         assert_ne!(k, a.cache_key("a@b.cpw", "", Some("h1")));
     }
 
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("ip")
+    }
+
     #[test]
-    fn an_address_is_throttled_after_repeated_failures_only() {
-        let a = Authenticator::new();
-        let ip: IpAddr = "192.0.2.1".parse().expect("ip");
-        let other: IpAddr = "192.0.2.2".parse().expect("ip");
-        for _ in 0..FAILURES_ALLOWED - 1 {
-            a.record_failure(ip);
+    fn an_email_is_throttled_per_address_and_others_are_not() {
+        let a = Authenticator::new(vec![]);
+        for _ in 0..FAILURES_PER_EMAIL - 1 {
+            a.record_failure(ip("192.0.2.1"), "a@x.mx");
         }
-        assert!(!a.throttled(ip));
-        a.record_failure(ip);
-        assert!(a.throttled(ip));
-        assert!(!a.throttled(other));
+        assert!(!a.throttled(ip("192.0.2.1"), "a@x.mx"));
+        a.record_failure(ip("192.0.2.1"), "a@x.mx");
+        assert!(a.throttled(ip("192.0.2.1"), "a@x.mx"));
+        assert!(!a.throttled(ip("192.0.2.1"), "b@x.mx"));
+        assert!(!a.throttled(ip("192.0.2.2"), "a@x.mx"));
+        // The documented bound: a minute after the first failure the right password
+        // (say, after a password change) is checked again.
+        let later = Instant::now() + FAILURE_WINDOW;
+        assert!(!a.throttled_at(ip("192.0.2.1"), "a@x.mx", later));
+    }
+
+    #[test]
+    fn an_address_failing_across_many_emails_is_throttled_for_all() {
+        let a = Authenticator::new(vec![]);
+        for i in 0..FAILURES_PER_ADDRESS {
+            a.record_failure(ip("192.0.2.1"), &format!("u{i}@x.mx"));
+        }
+        assert!(a.throttled(ip("192.0.2.1"), "new@x.mx"));
+        assert!(!a.throttled(ip("192.0.2.9"), "new@x.mx"));
+    }
+
+    #[test]
+    fn forwarded_headers_count_only_from_a_trusted_proxy() {
+        let direct = Authenticator::new(vec![]);
+        let peer = Some(ip("192.0.2.7"));
+        assert_eq!(
+            direct.client_address(peer, Some("203.0.113.1"), Some("203.0.113.2")),
+            peer
+        );
+        let proxied = Authenticator::new(vec![ip("10.0.0.1"), ip("10.0.0.2")]);
+        let proxy = Some(ip("10.0.0.1"));
+        assert_eq!(
+            proxied.client_address(proxy, Some("198.51.100.1, 203.0.113.5, 10.0.0.2"), None),
+            Some(ip("203.0.113.5"))
+        );
+        assert_eq!(
+            proxied.client_address(proxy, None, Some(" 203.0.113.9 ")),
+            Some(ip("203.0.113.9"))
+        );
+        assert_eq!(proxied.client_address(proxy, Some("junk"), None), proxy);
+        assert_eq!(proxied.client_address(proxy, None, None), proxy);
+        // A request from elsewhere cannot pose as the proxy's client.
+        assert_eq!(
+            proxied.client_address(peer, Some("203.0.113.5"), None),
+            peer
+        );
     }
 }

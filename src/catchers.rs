@@ -22,7 +22,7 @@ async fn not_found(req: &Request<'_>) -> ApiError {
     let path = req.uri().path();
     if path == "/v1" || path.starts_with("/v1/") {
         if let Outcome::Error((_, failure)) = req.guard::<AuthUser>().await {
-            return ApiError::Unauthorized(failure);
+            return failure.into();
         }
     }
     ApiError::NotFound
@@ -34,8 +34,11 @@ fn too_large() -> ApiError {
 }
 
 #[catch(503)]
-fn unavailable() -> ApiError {
-    ApiError::Unavailable
+fn unavailable(req: &Request) -> ApiError {
+    match req.local_cache(|| None::<AuthFailure>) {
+        Some(AuthFailure::Busy) => ApiError::Busy,
+        _ => ApiError::Unavailable,
+    }
 }
 
 #[catch(default)]

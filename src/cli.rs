@@ -67,6 +67,11 @@ pub struct ServeArgs {
     /// Background job workers (extractions, validations, deliveries).
     #[arg(long, env = "CFDI_EXTRACT_WORKERS", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// Reverse proxies (comma-separated addresses) whose `X-Forwarded-For` / `X-Real-IP`
+    /// headers name the client for the failed-login throttle. Without it those headers
+    /// are ignored and the TCP peer is the client.
+    #[arg(long, env = "CFDI_EXTRACT_TRUSTED_PROXY", value_delimiter = ',')]
+    pub trusted_proxy: Vec<std::net::IpAddr>,
     /// Zero-setup mode: create the demo organization and user when no user exists.
     #[arg(long, env = "CFDI_EXTRACT_DEV")]
     pub dev: bool,

@@ -53,11 +53,13 @@ impl FieldErrors {
     }
 }
 
-/// Which of the two 401 messages applies.
+/// Why authentication did not succeed: one of the two 401 messages, or a database too
+/// busy to look the user up (a 503: the credentials were not judged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthFailure {
     Missing,
     Invalid,
+    Busy,
 }
 
 impl AuthFailure {
@@ -66,7 +68,23 @@ impl AuthFailure {
             AuthFailure::Missing => {
                 "Missing Authorization header: use HTTP Basic authentication with your email and password"
             }
-            AuthFailure::Invalid => "Invalid credentials",
+            AuthFailure::Invalid | AuthFailure::Busy => "Invalid credentials",
+        }
+    }
+
+    pub fn status(self) -> Status {
+        match self {
+            AuthFailure::Busy => Status::ServiceUnavailable,
+            _ => Status::Unauthorized,
+        }
+    }
+}
+
+impl From<AuthFailure> for ApiError {
+    fn from(f: AuthFailure) -> Self {
+        match f {
+            AuthFailure::Busy => ApiError::Busy,
+            f => ApiError::Unauthorized(f),
         }
     }
 }
@@ -85,8 +103,12 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("service unavailable")]
     Unavailable,
+    /// The database stayed locked past the busy timeout (e.g. a long CLI import): the
+    /// request did nothing and can be retried, so it is a 503, never a 500.
+    #[error("database busy")]
+    Busy,
     #[error(transparent)]
-    Internal(#[from] anyhow::Error),
+    Internal(anyhow::Error),
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -94,6 +116,9 @@ pub type ApiResult<T> = Result<T, ApiError>;
 pub const NOT_FOUND_MESSAGE: &str = "Not found";
 pub const TOO_LARGE_MESSAGE: &str = "Request body is larger than 1 MiB";
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
+pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
+/// Seconds a client should wait before retrying a `Busy` answer.
+pub const BUSY_RETRY_AFTER: &str = "1";
 pub const WWW_AUTHENTICATE: &str = "Basic realm=\"cfdi-extract\"";
 
 impl ApiError {
@@ -107,7 +132,7 @@ impl ApiError {
             ApiError::Validation(_) => Status::UnprocessableEntity,
             ApiError::NotFound | ApiError::FieldNotFound(_) => Status::NotFound,
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
-            ApiError::Unavailable => Status::ServiceUnavailable,
+            ApiError::Unavailable | ApiError::Busy => Status::ServiceUnavailable,
             ApiError::Internal(_) => Status::InternalServerError,
         }
     }
@@ -120,14 +145,26 @@ impl ApiError {
             ApiError::FieldNotFound(field) => json!({ "errors": { *field: ["not found"] } }),
             ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
             ApiError::Unavailable => json!({ "status": "unavailable" }),
+            ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
+        }
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        if crate::db::is_busy(&e) {
+            log::warn!("answering 503: {e:#}");
+            ApiError::Busy
+        } else {
+            ApiError::Internal(e)
         }
     }
 }
 
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
-        ApiError::Internal(e.into())
+        anyhow::Error::from(e).into()
     }
 }
 
@@ -141,6 +178,9 @@ impl<'r> Responder<'r, 'static> for ApiError {
         res.set_status(status);
         if status == Status::Unauthorized {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
+        }
+        if matches!(self, ApiError::Busy) {
+            res.set_header(Header::new("Retry-After", BUSY_RETRY_AFTER));
         }
         Ok(res)
     }

@@ -17,6 +17,9 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
         .merge(("log_level", LogLevel::Off))
         .merge(("cli_colors", false))
         .merge(("ident", "cfdi-extract"))
+        // Rocket believes `X-Real-IP` by default; any client can send it. The client
+        // address is decided in `auth` from `--trusted-proxy` instead.
+        .merge(("ip_header", false))
         .merge(("limits", Limits::default().limit("bytes", 2.mebibytes())))
         .merge((
             "shutdown",
@@ -28,7 +31,7 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
         ));
     rocket::custom(figment)
         .manage(ctx.db.clone())
-        .manage(Authenticator::new())
+        .manage(Authenticator::new(config.trusted_proxies.clone()))
         .manage(ctx.clone())
         .mount("/", crate::routes::service::routes())
         .mount("/", crate::routes::v1())

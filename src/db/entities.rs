@@ -122,8 +122,12 @@ pub fn update(conn: &Connection, e: &Entity) -> anyhow::Result<()> {
 }
 
 /// Deletes the entity; its extractions, invoices, documents and payment entries go with
-/// it (foreign keys cascade), and so do its queued jobs.
+/// it (foreign keys cascade), and so do its queued jobs. Ownership is established
+/// first: nothing of another organization's is touched when the id is not ours.
 pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    if get(conn, org_id, id)?.is_none() {
+        return Ok(false);
+    }
     conn.execute(
         "DELETE FROM jobs WHERE status = 'queued' AND (target_id = ?1 OR target_id IN
            (SELECT id FROM extractions WHERE entity_id = ?1))",

@@ -133,3 +133,18 @@ pub fn is_unique_violation(err: &anyhow::Error) -> bool {
                 || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
     )
 }
+
+/// True when `err` means the database stayed locked (busy timeout reached) or no pooled
+/// connection freed up in time: transient, retryable conditions rather than faults.
+pub fn is_busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        if cause.downcast_ref::<r2d2::Error>().is_some() {
+            return true;
+        }
+        matches!(
+            cause.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}

@@ -205,3 +205,66 @@ fn list_entities_returns_200_when_password_contains_colons() {
     app.request("GET", ENTITIES, Some((&creds.email, "pa:ss")), None, &[])
         .expect_unauthorized(INVALID);
 }
+
+/// Sends `password` for `creds.email` with extra headers; returns the status.
+fn login_status(
+    app: &TestApp,
+    creds: &crate::helpers::Creds,
+    password: &str,
+    headers: &[(&str, &str)],
+) -> u16 {
+    let auth = basic(&creds.email, password);
+    let mut all = vec![("Authorization", auth.as_str())];
+    all.extend_from_slice(headers);
+    app.anonymous().request("GET", ENTITIES, None, &all).status
+}
+
+/// Enough wrong passwords to throttle one email from one address (20 per minute).
+const FAILURES: usize = 20;
+
+#[test]
+fn throttle_ignores_forwarded_headers_and_spares_other_emails_without_a_trusted_proxy() {
+    let app = TestApp::spawn();
+    let victim = app.create_user_in_new_org();
+    let bystander = app.create_user_in_new_org();
+    // Varying X-Real-IP / X-Forwarded-For used to give each attempt a fresh address.
+    for i in 0..FAILURES {
+        let spoofed = format!("203.0.113.{i}");
+        let headers = [
+            ("X-Real-IP", spoofed.as_str()),
+            ("X-Forwarded-For", spoofed.as_str()),
+        ];
+        assert_eq!(login_status(&app, &victim, "wrong-password", &headers), 401);
+    }
+    // The address is throttled for that email: even the right password is not checked.
+    assert_eq!(
+        login_status(
+            &app,
+            &victim,
+            &victim.password,
+            &[("X-Real-IP", "198.51.100.7")]
+        ),
+        401
+    );
+    // Another user at the same address is not locked out.
+    assert_eq!(
+        login_status(&app, &bystander, &bystander.password, &[]),
+        200
+    );
+}
+
+#[test]
+fn throttle_keys_on_the_forwarded_client_behind_a_trusted_proxy() {
+    let app = TestApp::spawn_with(&["--trusted-proxy", "127.0.0.1"]);
+    let user = app.create_user_in_new_org();
+    let attacker = [("X-Forwarded-For", "198.51.100.66, 203.0.113.1")];
+    for _ in 0..FAILURES {
+        assert_eq!(login_status(&app, &user, "wrong-password", &attacker), 401);
+    }
+    assert_eq!(login_status(&app, &user, &user.password, &attacker), 401);
+    // The same user from another client behind the proxy still gets in.
+    assert_eq!(
+        login_status(&app, &user, &user.password, &[("X-Real-IP", "203.0.113.2")]),
+        200
+    );
+}

@@ -115,3 +115,21 @@ fn other_org_receiver_gets_nothing_when_an_org_emits_events() {
         .iter()
         .all(|r| r.json()["resource"]["id"] == id));
 }
+
+#[test]
+fn other_org_delete_of_an_entity_leaves_its_queued_validation_alone() {
+    // One worker and a slow tax authority: the first entity's validation runs while the
+    // second's waits in the queue, where a foreign DELETE used to remove it.
+    let app = TestApp::spawn_with(&["--workers", "1", "--sim-latency", "700ms"]);
+    let a = app.client();
+    let b = app.client_as(&app.create_user_in_new_org());
+    let first = a.create_entity(&tax_id("QUA"), "12345678");
+    let second = a.create_entity(&tax_id("QUB"), "12345678");
+    let victim = second["id"].as_str().expect("id");
+
+    b.delete(&format!("/v1/entities/{victim}"))
+        .expect_not_found();
+
+    a.wait_for_credential(first["id"].as_str().expect("id"), "valid");
+    a.wait_for_credential(victim, "valid");
+}
