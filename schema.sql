@@ -200,3 +200,10 @@ CREATE TABLE IF NOT EXISTS sandbox_listings (
     first_extraction_id  TEXT NOT NULL,
     PRIMARY KEY (entity_id, direction, uuid)
 ) WITHOUT ROWID;
+
+-- Service-wide values, e.g. `key_check`: a fingerprint of the encryption key the stored
+-- credentials are sealed with, so a missing or different key is refused at start.
+CREATE TABLE IF NOT EXISTS settings (
+    name   TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+) WITHOUT ROWID;

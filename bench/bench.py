@@ -255,7 +255,7 @@ def seed(server, creds, prefix, total):
     days = max(1, round(total / entities / 510))
     start = time.time()
     # Validate every entity before any long extraction takes the provider workers.
-    ids = [create_entity(server, creds, f"BIG{prefix}{i:05d}AAA") for i in range(entities)]
+    ids = [create_entity(server, creds, f"BIG{prefix}{i:06d}AAA") for i in range(entities)]
     first = datetime(2024, 1, 1).toordinal()
     last = datetime.fromordinal(first + days - 1).strftime("%Y-%m-%d")
     jobs = [extract(server, creds, eid, "2024-01-01", last) for eid in ids]
@@ -315,7 +315,7 @@ def webhook_fanout(server, creds, receiver, total=10_000):
     def burst(t):
         for i in range(per_thread):
             status, body = call(server, "POST", "/v1/entities", creds,
-                                {"tax_id": f"F{run:03d}{t}{i:07d}", "name": "x", "ciec_password": "12345678"})
+                                {"tax_id": f"FAN{run:03d}{t:01d}{i // 1000:02d}{i % 1000:03d}", "name": "x", "ciec_password": "12345678"})
             assert status == 201, body
 
     threads = [threading.Thread(target=burst, args=(t,)) for t in range(8)]

@@ -2,45 +2,92 @@
 //! (key in `secret.key` in the data directory, or given by the environment), and
 //! webhook tokens are `whsec_` + base64 of 32 random bytes (a Standard Webhooks secret).
 
+use crate::db;
 use anyhow::{bail, Context};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::aead::Aead;
+use chacha20poly1305::KeyInit as _;
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use hmac::{Hmac, KeyInit, Mac};
+use rusqlite::Connection;
+use sha2::Sha256;
 use std::path::Path;
 
 const NONCE_LEN: usize = 12;
 
+/// The name of the key fingerprint in `settings`.
+const KEY_CHECK: &str = "key_check";
+
 #[derive(Clone)]
 pub struct Cipher {
     aead: ChaCha20Poly1305,
+    key: [u8; 32],
 }
 
 impl Cipher {
     pub fn from_key(key: &[u8; 32]) -> Self {
         Self {
             aead: ChaCha20Poly1305::new(Key::from_slice(key)),
+            key: *key,
         }
     }
 
     /// The key from `configured` (base64) or else from the key file, created with mode
-    /// 0600 on first use.
-    pub fn load(configured: Option<&str>, key_file: &Path) -> anyhow::Result<Cipher> {
-        if let Some(b64) = configured {
-            return Ok(Self::from_key(
-                &decode_key(b64).context("invalid encryption key")?,
-            ));
-        }
-        if key_file.exists() {
+    /// 0600 on first use, checked against what `conn`'s database was sealed with. A
+    /// missing key file next to sealed credentials, or a key that cannot open them, is
+    /// an error: silently starting with a new key would make every stored credential
+    /// unreadable.
+    pub fn load(
+        conn: &Connection,
+        configured: Option<&str>,
+        key_file: &Path,
+    ) -> anyhow::Result<Cipher> {
+        let recorded = db::settings::get(conn, KEY_CHECK)?;
+        let sealed_sample = db::entities::any_ciphertext(conn)?;
+        let cipher = if let Some(b64) = configured {
+            Self::from_key(&decode_key(b64).context("invalid encryption key")?)
+        } else if key_file.exists() {
             let text = std::fs::read_to_string(key_file)
                 .with_context(|| format!("cannot read {}", key_file.display()))?;
             let key = decode_key(&text)
                 .with_context(|| format!("{} does not hold a valid key", key_file.display()))?;
-            return Ok(Self::from_key(&key));
+            Self::from_key(&key)
+        } else if recorded.is_some() || sealed_sample.is_some() {
+            bail!(
+                "{} is missing, but the database holds credentials sealed with it: restore the key file from your backup (or pass --encryption-key); refusing to start with a new key that could not open them",
+                key_file.display()
+            );
+        } else {
+            let key = random_bytes::<32>()?;
+            crate::data_dir::create_private(key_file, STANDARD.encode(key).as_bytes())?;
+            Self::from_key(&key)
+        };
+        let check = cipher.key_check();
+        let matches = match (&recorded, &sealed_sample) {
+            (Some(r), _) => *r == check,
+            (None, Some(sample)) => cipher.open(sample).is_ok(),
+            (None, None) => true,
+        };
+        if !matches {
+            bail!(
+                "the encryption key ({}) is not the one this database's credentials were sealed with: restore the original key",
+                configured.map_or_else(|| key_file.display().to_string(), |_| "--encryption-key".into())
+            );
         }
-        let key = random_bytes::<32>()?;
-        write_private(key_file, &STANDARD.encode(key))?;
-        Ok(Self::from_key(&key))
+        if recorded.is_none() {
+            db::settings::set(conn, KEY_CHECK, &check)?;
+        }
+        Ok(cipher)
+    }
+
+    /// A fingerprint of the key that reveals nothing about it (a keyed hash of a
+    /// constant), stored so a later start can tell whether it has the same key.
+    fn key_check(&self) -> String {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .expect("HMAC accepts any key length");
+        mac.update(b"cfdi-extract key check v1");
+        STANDARD.encode(mac.finalize().into_bytes())
     }
 
     /// nonce || ciphertext
@@ -88,26 +135,6 @@ pub fn webhook_token() -> anyhow::Result<String> {
     Ok(format!("whsec_{}", STANDARD.encode(random_bytes::<32>()?)))
 }
 
-#[cfg(unix)]
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    f.write_all(contents.as_bytes())?;
-    f.sync_all()?;
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    std::fs::write(path, contents).with_context(|| format!("cannot create {}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,13 +152,20 @@ mod tests {
         assert!(Cipher::from_key(&[8u8; 32]).open(&sealed).is_err());
     }
 
+    fn memory_db() -> Connection {
+        let mut conn = Connection::open_in_memory().expect("db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        conn
+    }
+
     #[test]
     fn key_file_is_created_private_and_reused() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("secret.key");
-        let a = Cipher::load(None, &path).expect("create");
+        let conn = memory_db();
+        let a = Cipher::load(&conn, None, &path).expect("create");
         let sealed = a.seal("x").expect("seal");
-        let b = Cipher::load(None, &path).expect("reuse");
+        let b = Cipher::load(&conn, None, &path).expect("reuse");
         assert_eq!(b.open(&sealed).expect("open"), "x");
         #[cfg(unix)]
         {
@@ -139,6 +173,23 @@ mod tests {
             let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn a_missing_or_different_key_is_refused_once_the_database_knows_one() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("secret.key");
+        let conn = memory_db();
+        Cipher::load(&conn, None, &path).expect("create");
+        std::fs::remove_file(&path).expect("rm");
+        let missing = Cipher::load(&conn, None, &path).err().expect("refused");
+        assert!(missing.to_string().contains("is missing"), "{missing}");
+        assert!(!path.exists(), "no new key is written");
+        let other = STANDARD.encode([9u8; 32]);
+        let wrong = Cipher::load(&conn, Some(&other), &path)
+            .err()
+            .expect("refused");
+        assert!(wrong.to_string().contains("not the one"), "{wrong}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod crypto;
+pub mod data_dir;
 pub mod db;
 pub mod docs;
 pub mod domain;

@@ -24,6 +24,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
     let checkpointer = Checkpointer::start(&db)?;
     let cipher = Cipher::load(
+        &*db.conn()?,
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;

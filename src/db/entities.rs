@@ -100,6 +100,15 @@ pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Entity>> {
         .optional()?)
 }
 
+/// One stored sealed CIEC, if any entity exists: proof of which key the database uses.
+pub fn any_ciphertext(conn: &Connection) -> anyhow::Result<Option<Vec<u8>>> {
+    Ok(conn
+        .query_row("SELECT ciec_ciphertext FROM entities LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .optional()?)
+}
+
 pub fn list(
     conn: &Connection,
     org_id: &str,

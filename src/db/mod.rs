@@ -12,6 +12,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod migrate;
 pub mod orgs;
+pub mod settings;
 pub mod users;
 pub mod webhooks;
 
@@ -71,8 +72,7 @@ impl Db {
         max_connections: u32,
         checkpoints: Checkpoints,
     ) -> anyhow::Result<Db> {
-        std::fs::create_dir_all(data_dir)
-            .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
+        crate::data_dir::prepare(data_dir)?;
         let manager = SqliteConnectionManager::file(crate::config::db_path(data_dir))
             .with_init(move |conn| configure(conn, checkpoints));
         let pool = r2d2::Pool::builder()

@@ -51,18 +51,37 @@ pub fn normalize_tax_id(s: &str) -> String {
     s.trim().to_uppercase()
 }
 
-/// Counted on the value as given (upper-casing can change the length: `ß` -> `SS`).
+/// The RFC pattern: 3 (company) or 4 (person) letters from A-Z, `Ñ` and `&`, six digits
+/// (the YYMMDD date) and a three-character homoclave of A-Z and digits. Anything else
+/// (a zero-width space, a direction override, a letter from another alphabet, `ß`
+/// expanding to `SS`) cannot make a second entity that looks like an existing RFC.
+pub fn is_rfc(tax_id: &str) -> bool {
+    let chars: Vec<char> = tax_id.chars().collect();
+    let letters = match chars.len() {
+        12 => 3,
+        13 => 4,
+        _ => return false,
+    };
+    let (name, rest) = chars.split_at(letters);
+    let (date, homoclave) = rest.split_at(6);
+    name.iter()
+        .all(|c| c.is_ascii_uppercase() || matches!(c, 'Ñ' | '&'))
+        && date.iter().all(char::is_ascii_digit)
+        && homoclave
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+pub const TAX_ID_PATTERN_MESSAGE: &str =
+    "must be an RFC: 3 or 4 letters (A-Z, Ñ, &), 6 digits and 3 letters or digits";
+
+/// Checked after normalizing (trim, upper case), on exactly what would be stored.
 fn check_tax_id(tax_id: &str, errors: &mut FieldErrors) {
-    let n = tax_id.trim().chars().count();
-    if !(12..=13).contains(&n) {
+    let normalized = normalize_tax_id(tax_id);
+    if !(12..=13).contains(&normalized.chars().count()) {
         errors.add("tax_id", "must be 12 to 13 characters");
-    }
-    if tax_id
-        .trim()
-        .chars()
-        .any(|c| c.is_control() || c.is_whitespace())
-    {
-        errors.add("tax_id", "must not contain spaces or control characters");
+    } else if !is_rfc(&normalized) {
+        errors.add("tax_id", TAX_ID_PATTERN_MESSAGE);
     }
 }
 
@@ -200,23 +219,34 @@ mod tests {
     }
 
     #[test]
-    fn create_rejects_control_characters_and_counts_before_upper_casing() {
-        let bad = NewEntity::parse(&obj(
-            json!({"tax_id": "CTL01010\u{5}AAA", "name": "n", "ciec_password": "12345678"}),
-        ));
-        assert!(bad.expect_err("control").contains("tax_id"));
-        let spaced = NewEntity::parse(&obj(
-            json!({"tax_id": "AAA 010101AA", "name": "n", "ciec_password": "12345678"}),
-        ));
-        assert!(spaced.expect_err("space").contains("tax_id"));
-        let sharp = NewEntity::parse(&obj(
-            json!({"tax_id": "ßßßßßßßßßßßß", "name": "n", "ciec_password": "12345678"}),
-        ));
-        assert!(sharp.is_ok());
-        let padded = NewEntity::parse(&obj(
-            json!({"tax_id": " aaa010101aaa ", "name": "n", "ciec_password": "12345678"}),
-        ));
-        assert_eq!(padded.expect("trimmed").tax_id, "AAA010101AAA");
+    fn tax_ids_are_normalized_then_held_to_the_rfc_pattern() {
+        let parse = |t: &str| {
+            NewEntity::parse(&obj(
+                json!({"tax_id": t, "name": "n", "ciec_password": "12345678"}),
+            ))
+        };
+        for bad in [
+            "CTL01010\u{5}AAA",
+            "AAA 010101AA",
+            "ßßßßßßßßßßßß",
+            "AAA010101\u{200B}AA", // zero-width space
+            "\u{202E}AA010101AAA", // right-to-left override
+            "AAA0101011AA\u{200B}",
+            "ААА010101AAA", // Cyrillic А
+            "AAA01O101AAA", // a letter in the date
+            "1AA010101AAA",
+            "AAA010101AA-",
+        ] {
+            let errors = parse(bad).expect_err(bad);
+            assert!(errors.contains("tax_id"), "{bad:?}");
+        }
+        assert_eq!(
+            parse(" aaa010101aaa ").expect("trimmed").tax_id,
+            "AAA010101AAA"
+        );
+        assert_eq!(parse("e&ñ831019m53").expect("ñ").tax_id, "E&Ñ831019M53");
+        assert!(is_rfc("XAXX010101000") && is_rfc("EKU9003173C9"));
+        assert!(!is_rfc("AAAA010101AA") && !is_rfc("AAA0101011AAA"));
     }
 
     #[test]

@@ -126,10 +126,37 @@ fn create_entity_returns_422_on_the_field_when_a_rule_is_broken() {
 }
 
 #[test]
+fn create_entity_returns_422_when_a_tax_id_only_looks_like_an_rfc() {
+    let app = TestApp::spawn();
+    let real = tax_id("LOK");
+    app.client().create_entity(&real, "12345678");
+    let zero_width = format!("{}\u{200B}", &real);
+    let rtl_override = format!("\u{202E}{}", &real[1..]);
+    let cyrillic = real.replacen('O', "О", 1);
+    for t in [zero_width, rtl_override, cyrillic, "ßßßßßßßßßßßß".into()] {
+        let messages = app
+            .post_json("/v1/entities", &entity_body(&t))
+            .expect_field_error("tax_id");
+        assert!(
+            messages.iter().any(|m| m.starts_with("must be")),
+            "{t:?}: {messages:?}"
+        );
+    }
+    let list = app.get("/v1/entities").expect(200);
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(1), "{list}");
+    // Normalized first: lower case and blanks around are the same RFC.
+    app.post_json(
+        "/v1/entities",
+        &entity_body(&format!(" {} ", real.to_lowercase())),
+    )
+    .expect_field_error("tax_id"); // "has already been taken"
+}
+
+#[test]
 fn create_entity_returns_201_when_values_are_at_the_boundaries() {
     let app = TestApp::spawn();
     let t12 = tax_id("BND"); // 12 characters
-    let t13 = format!("{}1", tax_id("BND")); // 13 characters
+    let t13 = format!("P{}", tax_id("BND")); // 13 characters: a person's RFC
     assert_eq!((t12.len(), t13.len()), (12, 13));
     for t in [&t12, &t13] {
         app.post_json(

@@ -324,3 +324,27 @@ fn v1_path_returns_401_when_no_credentials_and_method_is_unrouted() {
         }
     }
 }
+
+#[test]
+fn a_write_answers_503_with_retry_after_when_the_database_stays_locked() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    client.get("/v1/entities").expect(200); // credentials cached, as a live client's are
+                                            // Another process (an import, an operator's sqlite3 shell) holds the write lock
+                                            // longer than the service's 10 s busy timeout.
+    let db = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("open");
+    db.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let res = client.post_json(
+        "/v1/entities",
+        &json!({ "tax_id": crate::helpers::tax_id("LCK"), "name": "Locked", "ciec_password": "12345678" }),
+    );
+    db.execute_batch("ROLLBACK").expect("unlock");
+    let body = res.expect_error(503);
+    assert!(
+        body["message"].as_str().is_some_and(|m| m.contains("busy")),
+        "{body}"
+    );
+    assert_eq!(res.header("retry-after"), Some("1"));
+    // Nothing was half-done: the same request now succeeds.
+    assert_eq!(client.get("/v1/entities").expect(200)["data"], json!([]));
+}

@@ -548,6 +548,8 @@ pub struct TestApp {
     pub base_url: String,
     /// The merged serve flags (without `--data-dir`).
     args: Vec<String>,
+    /// Environment variables of the server process (e.g. `RUST_LOG`).
+    pub env: Vec<(String, String)>,
     child: Option<Child>,
     /// stdout lines of the current run.
     stdout: Arc<Mutex<Vec<String>>>,
@@ -576,6 +578,7 @@ impl TestApp {
             port: 0,
             base_url: String::new(),
             args: merge_args(DEFAULT_SERVE_ARGS, args),
+            env: Vec::new(),
             child: None,
             stdout: Arc::default(),
             stderr: Arc::default(),
@@ -598,6 +601,7 @@ impl TestApp {
         let dir = self.data_dir().to_string_lossy().to_string();
         let mut cmd = command();
         cmd.arg("serve").args(["--data-dir", &dir]).args(&self.args);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -6,6 +6,7 @@ mod receiver;
 
 mod auth;
 mod cli;
+mod data_dir;
 mod entities;
 mod errors;
 mod isolation;

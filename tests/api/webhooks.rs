@@ -412,7 +412,7 @@ fn delivery_records_the_failed_attempt_when_receiver_answers_500() {
     let receiver = Receiver::start();
     receiver.set_default(Reply::Status(500));
     let hook = app.client().create_webhook(&receiver.url(), None);
-    app.client().create_entity(&tax_id("FL5"), "12345678");
+    app.client().create_entity(&tax_id("FLF"), "12345678");
     let d = wait_delivery(
         &app.client(),
         hook["id"].as_str().expect("id"),
