@@ -27,7 +27,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP API and the background workers.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage organizations.
     #[command(subcommand)]
     Org(OrgCommand),

@@ -9,7 +9,7 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(&cli.data_dir, args),
+        Command::Serve(args) => serve::run(&cli.data_dir, *args),
         Command::Org(cmd) => org::run(&cli.data_dir, cmd),
         Command::User(cmd) => user::run(&cli.data_dir, cmd),
         Command::Invoices(cmd) => invoices::run(&cli.data_dir, cmd),
