@@ -207,3 +207,23 @@ CREATE TABLE IF NOT EXISTS settings (
     name   TEXT PRIMARY KEY,
     value  TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- An entity's e.firma (FIEL), for the SAT's bulk-download web service. The certificate
+-- is public; the private key and its password are sealed like the CIEC. `status` is the
+-- background check's verdict (an authentication with the service); expiry is derived
+-- from valid_to when read.
+CREATE TABLE IF NOT EXISTS efirmas (
+    entity_id            TEXT PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+    certificate          BLOB NOT NULL,           -- DER
+    key_ciphertext       BLOB NOT NULL,           -- sealed encrypted-PKCS#8 DER
+    password_ciphertext  BLOB NOT NULL,
+    serial_number        TEXT NOT NULL,
+    rfc                  TEXT NOT NULL,
+    holder_name          TEXT NOT NULL,
+    issuer               TEXT NOT NULL,
+    valid_from           TEXT NOT NULL,
+    valid_to             TEXT NOT NULL,
+    status               TEXT NOT NULL CHECK (status IN ('pending', 'valid', 'invalid')),
+    created_at           TEXT NOT NULL,
+    updated_at           TEXT NOT NULL
+) WITHOUT ROWID;

@@ -21,6 +21,13 @@ pub fn after(d: std::time::Duration) -> String {
     )
 }
 
+/// An RFC 3339 timestamp (any offset) as UTC.
+pub fn parse(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
 /// A date in input: `YYYY-MM-DD`, or an RFC 3339 timestamp whose date part is used.
 pub fn parse_date(s: &str) -> Option<NaiveDate> {
     let s = s.trim();

@@ -1,5 +1,6 @@
 //! SQL for `entities`. Every query is scoped by `org_id` except the worker's own loads.
 
+use super::efirmas::{self, EfirmaSummary};
 use crate::domain::entity::CredentialStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
@@ -12,6 +13,8 @@ pub struct Entity {
     pub name: String,
     pub ciec_ciphertext: Vec<u8>,
     pub credential_status: CredentialStatus,
+    /// The e.firma's summary, when the entity has one.
+    pub efirma: Option<EfirmaSummary>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -22,6 +25,7 @@ impl Entity {
         json!({
             "id": self.id, "tax_id": self.tax_id, "name": self.name,
             "credential_status": self.credential_status.as_str(),
+            "efirma": self.efirma.as_ref().map(EfirmaSummary::view),
             "created_at": self.created_at, "updated_at": self.updated_at,
         })
     }
@@ -35,6 +39,19 @@ impl Entity {
 const COLUMNS: &str =
     "id, org_id, tax_id, name, ciec_ciphertext, credential_status, created_at, updated_at";
 
+/// `SELECT ... FROM` an entity with its e.firma summary; callers add the `WHERE`.
+fn select() -> String {
+    let own = COLUMNS
+        .split(", ")
+        .map(|c| format!("e.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "SELECT {own}, {} FROM entities e LEFT JOIN efirmas f ON f.entity_id = e.id",
+        efirmas::SUMMARY_COLUMNS
+    )
+}
+
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Entity> {
     let status: String = r.get(5)?;
     Ok(Entity {
@@ -46,6 +63,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Entity> {
         credential_status: CredentialStatus::parse(&status).unwrap_or(CredentialStatus::Pending),
         created_at: r.get(6)?,
         updated_at: r.get(7)?,
+        efirma: efirmas::summary_from_row(r, 8)?,
     })
 }
 
@@ -64,6 +82,7 @@ pub fn insert(
         name: name.to_string(),
         ciec_ciphertext: ciphertext.to_vec(),
         credential_status: CredentialStatus::Pending,
+        efirma: None,
         created_at: now.clone(),
         updated_at: now,
     };
@@ -85,9 +104,7 @@ pub fn insert(
 
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {
     Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM entities WHERE id = ?1 AND org_id = ?2"
-        ))?
+        .prepare_cached(&format!("{} WHERE e.id = ?1 AND e.org_id = ?2", select()))?
         .query_row(params![id, org_id], from_row)
         .optional()?)
 }
@@ -95,7 +112,7 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<E
 /// For workers, which act on an id they queued themselves.
 pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Entity>> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM entities WHERE id = ?1"))?
+        .prepare_cached(&format!("{} WHERE e.id = ?1", select()))?
         .query_row([id], from_row)
         .optional()?)
 }
@@ -116,7 +133,8 @@ pub fn list(
     limit: i64,
 ) -> anyhow::Result<Vec<Entity>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM entities WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2) ORDER BY id DESC LIMIT ?3"
+        "{} WHERE e.org_id = ?1 AND (?2 IS NULL OR e.id < ?2) ORDER BY e.id DESC LIMIT ?3",
+        select()
     ))?;
     let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -5,6 +5,7 @@
 
 pub mod checkpoint;
 pub mod deliveries;
+pub mod efirmas;
 pub mod entities;
 pub mod extractions;
 pub mod invoices;

@@ -1,6 +1,7 @@
 //! Validated values of the API. Raw input is a JSON object; each `parse` collects every
 //! field error (dotted names for nested fields) before it fails.
 
+pub mod efirma;
 pub mod entity;
 pub mod extraction;
 pub mod webhook;

@@ -1,0 +1,152 @@
+//! SQL for `efirmas`: at most one e.firma per entity. Reads go through the entity
+//! (`db::entities` joins the summary), so every query here is reached only after the
+//! entity's organization was checked.
+
+use crate::domain::efirma::EfirmaStatus;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+/// What the API shows of an e.firma: nothing secret.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EfirmaSummary {
+    pub serial_number: String,
+    pub rfc: String,
+    pub holder_name: String,
+    pub issuer: String,
+    pub valid_from: String,
+    pub valid_to: String,
+    pub status: EfirmaStatus,
+}
+
+impl EfirmaSummary {
+    /// `status` reads `expired` once `valid_to` has passed, whatever the last check said.
+    pub fn view(&self) -> Value {
+        let status = if self.expired_at(&crate::time::now()) {
+            "expired"
+        } else {
+            self.status.as_str()
+        };
+        json!({
+            "serial_number": self.serial_number, "rfc": self.rfc,
+            "holder_name": self.holder_name, "issuer": self.issuer,
+            "valid_from": self.valid_from, "valid_to": self.valid_to, "status": status,
+        })
+    }
+
+    /// Both sides are RFC 3339 UTC text of fixed width, so text order is time order.
+    pub fn expired_at(&self, now: &str) -> bool {
+        crate::time::parse(&self.valid_to).is_none_or(|to| crate::time::parse(now) > Some(to))
+    }
+
+    /// Usable for an extraction: checked by the service and not expired.
+    pub fn usable(&self) -> bool {
+        self.status == EfirmaStatus::Valid && !self.expired_at(&crate::time::now())
+    }
+}
+
+/// The columns `db::entities` selects (after its own) to embed the summary.
+pub const SUMMARY_COLUMNS: &str = "f.serial_number, f.rfc, f.holder_name, f.issuer,
+    f.valid_from, f.valid_to, f.status";
+
+/// Reads the summary from `SUMMARY_COLUMNS` starting at column `at` (a LEFT JOIN: all
+/// NULL when the entity has none).
+pub fn summary_from_row(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<EfirmaSummary>> {
+    let Some(serial_number) = r.get::<_, Option<String>>(at)? else {
+        return Ok(None);
+    };
+    let status: String = r.get(at + 6)?;
+    Ok(Some(EfirmaSummary {
+        serial_number,
+        rfc: r.get(at + 1)?,
+        holder_name: r.get(at + 2)?,
+        issuer: r.get(at + 3)?,
+        valid_from: r.get(at + 4)?,
+        valid_to: r.get(at + 5)?,
+        status: EfirmaStatus::parse(&status).unwrap_or(EfirmaStatus::Pending),
+    }))
+}
+
+/// The stored files, still sealed.
+#[derive(Clone)]
+pub struct SealedEfirma {
+    pub certificate: Vec<u8>,
+    pub key_ciphertext: Vec<u8>,
+    pub password_ciphertext: Vec<u8>,
+}
+
+impl std::fmt::Debug for SealedEfirma {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealedEfirma(<redacted>)")
+    }
+}
+
+/// Stores (or replaces) the entity's e.firma as `pending`.
+pub fn upsert(
+    conn: &Connection,
+    entity_id: &str,
+    sealed: &SealedEfirma,
+    summary: &EfirmaSummary,
+) -> anyhow::Result<()> {
+    let now = crate::time::now();
+    conn.execute(
+        "INSERT INTO efirmas (entity_id, certificate, key_ciphertext, password_ciphertext,
+            serial_number, rfc, holder_name, issuer, valid_from, valid_to, status, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11, ?11)
+         ON CONFLICT (entity_id) DO UPDATE SET certificate = excluded.certificate,
+            key_ciphertext = excluded.key_ciphertext, password_ciphertext = excluded.password_ciphertext,
+            serial_number = excluded.serial_number, rfc = excluded.rfc,
+            holder_name = excluded.holder_name, issuer = excluded.issuer,
+            valid_from = excluded.valid_from, valid_to = excluded.valid_to,
+            status = 'pending', updated_at = excluded.updated_at",
+        params![
+            entity_id,
+            sealed.certificate,
+            sealed.key_ciphertext,
+            sealed.password_ciphertext,
+            summary.serial_number,
+            summary.rfc,
+            summary.holder_name,
+            summary.issuer,
+            summary.valid_from,
+            summary.valid_to,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// The sealed files of an entity's e.firma (for workers, which act on ids they queued).
+pub fn sealed(conn: &Connection, entity_id: &str) -> anyhow::Result<Option<SealedEfirma>> {
+    Ok(conn
+        .query_row(
+            "SELECT certificate, key_ciphertext, password_ciphertext FROM efirmas WHERE entity_id = ?1",
+            [entity_id],
+            |r| {
+                Ok(SealedEfirma {
+                    certificate: r.get(0)?,
+                    key_ciphertext: r.get(1)?,
+                    password_ciphertext: r.get(2)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Records the background check's verdict, unless the files changed meanwhile (then the
+/// check queued by that change decides). True when it changed the status.
+pub fn set_status(
+    conn: &Connection,
+    entity_id: &str,
+    checked: &SealedEfirma,
+    status: EfirmaStatus,
+) -> anyhow::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE efirmas SET status = ?3, updated_at = ?4
+         WHERE entity_id = ?1 AND key_ciphertext = ?2 AND status <> ?3",
+        params![entity_id, checked.key_ciphertext, status.as_str(), crate::time::now()],
+    )? == 1)
+}
+
+pub fn delete(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
+    Ok(conn.execute("DELETE FROM efirmas WHERE entity_id = ?1", [entity_id])? == 1)
+}
