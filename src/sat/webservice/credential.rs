@@ -353,4 +353,4 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
 
 #[cfg(test)]
 #[path = "credential_tests.rs"]
-mod tests;
+pub(crate) mod tests;

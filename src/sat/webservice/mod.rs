@@ -5,3 +5,6 @@ pub mod credential;
 mod names;
 
 pub use credential::{Fiel, FielErrors, FielField, FielSummary};
+pub mod endpoints;
+pub mod envelope;
+pub mod signing;
