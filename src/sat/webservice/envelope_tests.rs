@@ -27,13 +27,12 @@ fn expand_empty_elements(xml: &str) -> String {
         out.push_str(&rest[..start]);
         let tag_end = rest[start..].find('>').expect("closed tag") + start;
         let tag = &rest[start..=tag_end];
-        if tag.ends_with("/>") {
-            let name_end = tag[1..]
-                .find(|c: char| c.is_whitespace() || c == '/')
-                .expect("name")
-                + 1;
-            out.push_str(&tag[..tag.len() - 2]);
-            out.push_str(&format!("></{}>", &tag[1..name_end]));
+        if let Some(open) = tag.strip_suffix("/>") {
+            let name_end = open[1..]
+                .find(|c: char| c.is_whitespace())
+                .map_or(open.len(), |i| i + 1);
+            out.push_str(open);
+            out.push_str(&format!("></{}>", &open[1..name_end]));
         } else {
             out.push_str(tag);
         }
