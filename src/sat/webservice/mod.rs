@@ -7,4 +7,5 @@ mod names;
 pub use credential::{Fiel, FielErrors, FielField, FielSummary};
 pub mod endpoints;
 pub mod envelope;
+pub mod responses;
 pub mod signing;
