@@ -7,5 +7,6 @@ mod names;
 pub use credential::{Fiel, FielErrors, FielField, FielSummary};
 pub mod endpoints;
 pub mod envelope;
+pub mod package;
 pub mod responses;
 pub mod signing;
