@@ -4,6 +4,7 @@
 pub mod portal;
 pub mod sandbox;
 pub mod sandbox_docs;
+pub mod webservice;
 
 use crate::domain::extraction::{Direction, Period};
 use rust_decimal::Decimal;

@@ -22,8 +22,10 @@ mod query;
 mod results;
 mod session;
 
+// The web service's metadata dates share the portal's format.
 pub use captcha::{AntiCaptchaResolver, CaptchaError, CaptchaResolver, CommandResolver};
 pub use config::{CaptchaConfig, PortalConfig, ANTICAPTCHA_URL, SAT_LOGIN_URL, SAT_PORTAL_URL};
+pub(in crate::sat) use results::local_time;
 
 use crate::sat::{Credential, RunContext, SatError, Session, TaxAuthority};
 use http::Client;

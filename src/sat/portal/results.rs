@@ -251,7 +251,7 @@ pub(super) fn invoice_type(effect: &str) -> Option<&'static str> {
 const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 
 /// The portal's dates as the service's local time text (`2019-01-02T04:37:21`).
-pub(super) fn local_time(text: &str) -> Option<String> {
+pub(in crate::sat) fn local_time(text: &str) -> Option<String> {
     let text = text.trim();
     if text.is_empty() {
         return None;
