@@ -92,28 +92,33 @@ impl Cipher {
 
     /// nonce || ciphertext
     pub fn seal(&self, plaintext: &str) -> anyhow::Result<Vec<u8>> {
+        self.seal_bytes(plaintext.as_bytes())
+    }
+
+    pub fn open(&self, sealed: &[u8]) -> anyhow::Result<String> {
+        Ok(String::from_utf8(self.open_bytes(sealed)?)?)
+    }
+
+    /// `seal` for binary secrets (an e.firma's key file).
+    pub fn seal_bytes(&self, plaintext: &[u8]) -> anyhow::Result<Vec<u8>> {
         let nonce = random_bytes::<NONCE_LEN>()?;
         let mut out = nonce.to_vec();
         let sealed = self
             .aead
-            .encrypt(Nonce::from_slice(&nonce), plaintext.as_bytes())
+            .encrypt(Nonce::from_slice(&nonce), plaintext)
             .map_err(|_| anyhow::anyhow!("encryption failed"))?;
         out.extend_from_slice(&sealed);
         Ok(out)
     }
 
-    pub fn open(&self, sealed: &[u8]) -> anyhow::Result<String> {
+    pub fn open_bytes(&self, sealed: &[u8]) -> anyhow::Result<Vec<u8>> {
         if sealed.len() < NONCE_LEN {
             bail!("sealed value too short");
         }
         let (nonce, body) = sealed.split_at(NONCE_LEN);
-        let plain = self
-            .aead
+        self.aead
             .decrypt(Nonce::from_slice(nonce), body)
-            .map_err(|_| {
-                anyhow::anyhow!("cannot decrypt a stored credential: wrong encryption key?")
-            })?;
-        Ok(String::from_utf8(plain)?)
+            .map_err(|_| anyhow::anyhow!("cannot decrypt a stored credential: wrong encryption key?"))
     }
 }
 
