@@ -20,7 +20,7 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
-    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &job.target_id)? else {
+    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &ctx.cipher, &job.target_id)? else {
         return Ok(Outcome::Done); // webhook deleted
     };
     if out.delivery.status != "pending" {

@@ -11,4 +11,6 @@ mod errors;
 mod isolation;
 mod lifecycle;
 mod restart;
+mod webhook_fairness;
+mod webhook_storage;
 mod webhooks;
