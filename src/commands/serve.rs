@@ -36,7 +36,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     }
     let ctx = Arc::new(Context {
         provider: provider(&config, &db)?,
-        agent: jobs::delivery::agent(config.webhook_timeout),
+        agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
         waker: Arc::new(Waker::default()),

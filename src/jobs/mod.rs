@@ -8,6 +8,7 @@
 
 pub mod credential;
 pub mod delivery;
+pub mod delivery_target;
 pub mod extraction;
 
 use crate::config::Config;
