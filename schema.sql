@@ -192,8 +192,11 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, run_at, id);
 CREATE INDEX IF NOT EXISTS jobs_serial ON jobs (serial_key, id) WHERE serial_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS jobs_target ON jobs (target_id);
+-- Each worker pool claims through its own index, never scanning the other's backlog.
 CREATE INDEX IF NOT EXISTS jobs_deliveries_due ON jobs (run_at, id, org_id)
     WHERE kind = 'deliver_webhook' AND status = 'queued';
+CREATE INDEX IF NOT EXISTS jobs_provider_due ON jobs (run_at, id)
+    WHERE kind <> 'deliver_webhook' AND status = 'queued';
 
 -- State of the built-in sandbox tax authority: which extraction first listed an
 -- invoice (withheld XML and late cancellations depend on it).

@@ -90,8 +90,8 @@ pub struct Allowed {
 pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts FROM jobs j
-             WHERE status = 'queued' AND run_at <= ?1
+            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_provider_due
+             WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
                AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
                AND {HEADS_ITS_SERIAL_KEY}
              ORDER BY run_at, id LIMIT 1"
@@ -113,7 +113,7 @@ pub fn claim_delivery(
 ) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts FROM jobs j
+            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_deliveries_due
              WHERE status = 'queued' AND kind = 'deliver_webhook' AND run_at <= ?1
                AND COALESCE(j.org_id, '') NOT IN (
                      SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
@@ -193,12 +193,15 @@ pub fn recover(conn: &Connection) -> anyhow::Result<usize> {
 /// When the next queued delivery (or, with `deliveries` false, the next other job)
 /// becomes due.
 pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT MIN(run_at) FROM jobs
-             WHERE status = 'queued' AND (kind = 'deliver_webhook') = ?1",
-        )?
-        .query_row([deliveries], |r| r.get(0))?)
+    // Literal conditions, so that each reads the MIN off its pool's partial index.
+    let sql = if deliveries {
+        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_deliveries_due
+         WHERE status = 'queued' AND kind = 'deliver_webhook'"
+    } else {
+        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_provider_due
+         WHERE status = 'queued' AND kind <> 'deliver_webhook'"
+    };
+    Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
 }
 
 /// Drops queued (not running) jobs of one kind for a target, e.g. a superseded validation.
