@@ -133,7 +133,8 @@ CREATE TABLE IF NOT EXISTS webhooks (
     id          TEXT PRIMARY KEY,
     org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     url         TEXT NOT NULL,
-    token       TEXT NOT NULL,
+    token       TEXT NOT NULL DEFAULT '',        -- schema 1 kept it in plain text; now ''
+    token_sealed BLOB,                           -- the token, sealed with the data key
     events      TEXT NOT NULL,                   -- JSON array of event names
     created_at  TEXT NOT NULL
 );
@@ -180,6 +181,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     kind        TEXT NOT NULL CHECK (kind IN ('validate_credential', 'run_extraction', 'deliver_webhook')),
     target_id   TEXT NOT NULL,                   -- entity, extraction or delivery id
     serial_key  TEXT,
+    org_id      TEXT,                            -- deliveries: whose (fair claiming)
     status      TEXT NOT NULL CHECK (status IN ('queued', 'running')),
     attempts    INTEGER NOT NULL DEFAULT 0,
     run_at      TEXT NOT NULL,
@@ -190,6 +192,11 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, run_at, id);
 CREATE INDEX IF NOT EXISTS jobs_serial ON jobs (serial_key, id) WHERE serial_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS jobs_target ON jobs (target_id);
+-- Each worker pool claims through its own index, never scanning the other's backlog.
+CREATE INDEX IF NOT EXISTS jobs_deliveries_due ON jobs (run_at, id, org_id)
+    WHERE kind = 'deliver_webhook' AND status = 'queued';
+CREATE INDEX IF NOT EXISTS jobs_provider_due ON jobs (run_at, id)
+    WHERE kind <> 'deliver_webhook' AND status = 'queued';
 
 -- State of the built-in sandbox tax authority: which extraction first listed an
 -- invoice (withheld XML and late cancellations depend on it).

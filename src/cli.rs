@@ -64,7 +64,7 @@ pub struct ServeArgs {
     /// Listen port (0 picks a free one; the real port is printed).
     #[arg(long, env = "CFDI_EXTRACT_PORT", default_value_t = 8000)]
     pub port: u16,
-    /// Background job workers (extractions, validations, deliveries).
+    /// Background workers for extractions and credential validations.
     #[arg(long, env = "CFDI_EXTRACT_WORKERS", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
     /// Reverse proxies (comma-separated addresses) whose `X-Forwarded-For` / `X-Real-IP`
@@ -72,6 +72,9 @@ pub struct ServeArgs {
     /// are ignored and the TCP peer is the client.
     #[arg(long, env = "CFDI_EXTRACT_TRUSTED_PROXY", value_delimiter = ',')]
     pub trusted_proxy: Vec<std::net::IpAddr>,
+    /// Background workers for webhook deliveries; one organization uses at most a quarter of them.
+    #[arg(long, env = "CFDI_EXTRACT_DELIVERY_WORKERS", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub delivery_workers: u16,
     /// Zero-setup mode: create the demo organization and user when no user exists.
     #[arg(long, env = "CFDI_EXTRACT_DEV")]
     pub dev: bool,

@@ -118,7 +118,9 @@ impl Cipher {
         let (nonce, body) = sealed.split_at(NONCE_LEN);
         self.aead
             .decrypt(Nonce::from_slice(nonce), body)
-            .map_err(|_| anyhow::anyhow!("cannot decrypt a stored credential: wrong encryption key?"))
+            .map_err(|_| {
+                anyhow::anyhow!("cannot decrypt a stored credential: wrong encryption key?")
+            })
     }
 }
 

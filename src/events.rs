@@ -69,11 +69,12 @@ pub fn emit(
         let delivery_id = db::deliveries::insert(conn, &hook.id, &id, first_attempt_at)?;
         // One resource's events reach one webhook in order.
         let serial = format!("{}|{source}", hook.id);
-        db::jobs::enqueue(
+        db::jobs::enqueue_for_org(
             conn,
             Kind::DeliverWebhook,
             &delivery_id,
             Some(&serial),
+            Some(org_id),
             first_attempt_at,
         )?;
         queued += 1;

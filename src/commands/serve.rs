@@ -20,7 +20,7 @@ const DEMO_PASSWORD: &str = "demo-password";
 pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
     // Workers and the checkpointer hold one connection each; the rest serve requests.
-    let db_connections = (config.workers as u32).saturating_add(8);
+    let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
     let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
     let checkpointer = Checkpointer::start(&db)?;
     let cipher = Cipher::load(
@@ -28,19 +28,23 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;
+    let sealed = db.tx(|tx| db::webhooks::seal_plain_tokens(tx, &cipher))?;
+    if sealed > 0 {
+        log::info!("sealed {sealed} webhook token(s) stored in plain text by an older version");
+    }
     if config.dev {
         ensure_demo_user(&db)?;
     }
     let ctx = Arc::new(Context {
         provider: provider(&config, &db)?,
-        agent: jobs::delivery::agent(config.webhook_timeout),
+        agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
         waker: Arc::new(Waker::default()),
         stopping: AtomicBool::new(false),
         config: config.clone(),
     });
-    let workers = Workers::start(ctx.clone(), config.workers)?;
+    let workers = Workers::start(ctx.clone(), config.workers, config.delivery_workers)?;
     let served = runtime(db_connections)?.block_on(crate::server::build(ctx).launch());
     // Rocket has stopped accepting requests; let running jobs reach a resumable point.
     workers.stop();

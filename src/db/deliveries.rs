@@ -92,22 +92,37 @@ pub struct Outgoing {
     pub payload: String,
 }
 
-pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
-    Ok(conn
+/// The delivery with its webhook's token opened, to sign and send it.
+pub fn outgoing(
+    conn: &Connection,
+    cipher: &crate::crypto::Cipher,
+    id: &str,
+) -> anyhow::Result<Option<Outgoing>> {
+    let row = conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS}, w.url, w.token, e.payload
+            "SELECT {COLUMNS}, w.url, w.token, w.token_sealed, e.payload
              FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.id = ?1"
         ))?
         .query_row([id], |r| {
-            Ok(Outgoing {
-                delivery: from_row(r)?,
-                url: r.get(11)?,
-                token: r.get(12)?,
-                payload: r.get(13)?,
-            })
+            Ok((
+                from_row(r)?,
+                r.get::<_, String>(11)?,
+                r.get::<_, String>(12)?,
+                r.get::<_, Option<Vec<u8>>>(13)?,
+                r.get::<_, String>(14)?,
+            ))
         })
-        .optional()?)
+        .optional()?;
+    let Some((delivery, url, plain, sealed, payload)) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Outgoing {
+        delivery,
+        url,
+        token: super::webhooks::open_token(cipher, plain, sealed)?,
+        payload,
+    }))
 }
 
 /// The result of one attempt.

@@ -143,7 +143,12 @@ pub fn set_status(
     Ok(conn.execute(
         "UPDATE efirmas SET status = ?3, updated_at = ?4
          WHERE entity_id = ?1 AND key_ciphertext = ?2 AND status <> ?3",
-        params![entity_id, checked.key_ciphertext, status.as_str(), crate::time::now()],
+        params![
+            entity_id,
+            checked.key_ciphertext,
+            status.as_str(),
+            crate::time::now()
+        ],
     )? == 1)
 }
 

@@ -49,14 +49,28 @@ pub fn enqueue(
     serial_key: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
+    enqueue_for_org(conn, kind, target_id, serial_key, None, run_at)
+}
+
+/// `enqueue` with the organization the job works for; deliveries need it, so that one
+/// organization's deliveries cannot take every delivery worker.
+pub fn enqueue_for_org(
+    conn: &Connection,
+    kind: Kind,
+    target_id: &str,
+    serial_key: Option<&str>,
+    org_id: Option<&str>,
+    run_at: &str,
+) -> anyhow::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO jobs (kind, target_id, serial_key, status, run_at, created_at)
-         VALUES (?1, ?2, ?3, 'queued', ?4, ?5)",
+        "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6)",
     )?
     .execute(params![
         kind.as_str(),
         target_id,
         serial_key,
+        org_id,
         run_at,
         crate::time::now()
     ])?;
@@ -70,31 +84,62 @@ pub struct Allowed {
     pub extractions: bool,
 }
 
-/// Claims the oldest due job that heads its serial key and is of an allowed kind (a
-/// delivery always is), and marks it running.
+/// Claims the oldest due validation or extraction that heads its serial key and is of
+/// an allowed kind, and marks it running. Deliveries have their own workers
+/// (`claim_delivery`).
 pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
     let job = conn
-        .prepare_cached(
-            "SELECT id, kind, target_id, attempts FROM jobs j
-             WHERE status = 'queued' AND run_at <= ?1
-               AND (kind = 'deliver_webhook' OR (kind = 'validate_credential' AND ?2)
-                    OR (kind = 'run_extraction' AND ?3))
-               AND (serial_key IS NULL OR NOT EXISTS (
-                     SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))
-             ORDER BY run_at, id LIMIT 1",
-        )?
+        .prepare_cached(&format!(
+            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_provider_due
+             WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
+               AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
+               AND {HEADS_ITS_SERIAL_KEY}
+             ORDER BY run_at, id LIMIT 1"
+        ))?
         .query_row(
             params![now, allowed.validations, allowed.extractions],
-            |r| {
-                Ok(Job {
-                    id: r.get(0)?,
-                    kind: Kind::parse(&r.get::<_, String>(1)?)?,
-                    target_id: r.get(2)?,
-                    attempts: r.get::<_, u32>(3)? + 1,
-                })
-            },
+            job_from_row,
         )
         .optional()?;
+    mark_running(conn, job, now)
+}
+
+/// Claims the oldest due delivery that heads its serial key and whose organization has
+/// fewer than `org_limit` deliveries running, and marks it running.
+pub fn claim_delivery(
+    conn: &Connection,
+    now: &str,
+    org_limit: usize,
+) -> anyhow::Result<Option<Job>> {
+    let job = conn
+        .prepare_cached(&format!(
+            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_deliveries_due
+             WHERE status = 'queued' AND kind = 'deliver_webhook' AND run_at <= ?1
+               AND COALESCE(j.org_id, '') NOT IN (
+                     SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
+                     AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(*) >= ?2)
+               AND {HEADS_ITS_SERIAL_KEY}
+             ORDER BY run_at, id LIMIT 1"
+        ))?
+        .query_row(params![now, org_limit as i64], job_from_row)
+        .optional()?;
+    mark_running(conn, job, now)
+}
+
+/// A job waits while an older job of its serial key exists (queued or running).
+const HEADS_ITS_SERIAL_KEY: &str = "(serial_key IS NULL OR NOT EXISTS (
+    SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))";
+
+fn job_from_row(r: &rusqlite::Row) -> rusqlite::Result<Job> {
+    Ok(Job {
+        id: r.get(0)?,
+        kind: Kind::parse(&r.get::<_, String>(1)?)?,
+        target_id: r.get(2)?,
+        attempts: r.get::<_, u32>(3)? + 1,
+    })
+}
+
+fn mark_running(conn: &Connection, job: Option<Job>, now: &str) -> anyhow::Result<Option<Job>> {
     if let Some(job) = &job {
         conn.prepare_cached(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
@@ -102,6 +147,15 @@ pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<O
         .execute(params![job.id, now])?;
     }
     Ok(job)
+}
+
+/// Deliveries running now, all organizations together.
+pub fn running_deliveries(conn: &Connection) -> anyhow::Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'",
+        )?
+        .query_row([], |r| r.get::<_, i64>(0))? as usize)
 }
 
 /// Running (validations, extractions).
@@ -136,11 +190,18 @@ pub fn recover(conn: &Connection) -> anyhow::Result<usize> {
     )?)
 }
 
-/// When the next queued job becomes due.
-pub fn next_run_at(conn: &Connection) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT MIN(run_at) FROM jobs WHERE status = 'queued'")?
-        .query_row([], |r| r.get(0))?)
+/// When the next queued delivery (or, with `deliveries` false, the next other job)
+/// becomes due.
+pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option<String>> {
+    // Literal conditions, so that each reads the MIN off its pool's partial index.
+    let sql = if deliveries {
+        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_deliveries_due
+         WHERE status = 'queued' AND kind = 'deliver_webhook'"
+    } else {
+        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_provider_due
+         WHERE status = 'queued' AND kind <> 'deliver_webhook'"
+    };
+    Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
 }
 
 /// Drops queued (not running) jobs of one kind for a target, e.g. a superseded validation.

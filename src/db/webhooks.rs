@@ -1,8 +1,11 @@
-//! SQL for `webhooks`.
+//! SQL for `webhooks`. A webhook's token is its signing secret: it is stored sealed
+//! with the data key and opened only to sign a delivery or to show it to its owner.
 
+use crate::crypto::Cipher;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
+/// A webhook with its token opened.
 #[derive(Debug, Clone)]
 pub struct Webhook {
     pub id: String,
@@ -20,28 +23,51 @@ impl Webhook {
             "events": self.events, "created_at": self.created_at,
         })
     }
+}
 
+/// What an event needs to know of a webhook: whether it wants the event.
+#[derive(Debug, Clone)]
+pub struct Subscriber {
+    pub id: String,
+    pub events: Vec<String>,
+}
+
+impl Subscriber {
     pub fn wants(&self, event: &str) -> bool {
         self.events.iter().any(|e| e == event)
     }
 }
 
-const COLUMNS: &str = "id, org_id, url, token, events, created_at";
+/// Opens a token from its two columns: `token_sealed`, or (schema 1, until `serve`
+/// seals it at start) the plain `token`.
+pub fn open_token(
+    cipher: &Cipher,
+    plain: String,
+    sealed: Option<Vec<u8>>,
+) -> anyhow::Result<String> {
+    match sealed {
+        Some(sealed) => cipher.open(&sealed),
+        None => Ok(plain),
+    }
+}
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Webhook> {
-    let events: String = r.get(4)?;
+const COLUMNS: &str = "id, org_id, url, token, token_sealed, events, created_at";
+
+fn from_row(cipher: &Cipher, r: &rusqlite::Row) -> anyhow::Result<Webhook> {
+    let events: String = r.get(5)?;
     Ok(Webhook {
         id: r.get(0)?,
         org_id: r.get(1)?,
         url: r.get(2)?,
-        token: r.get(3)?,
+        token: open_token(cipher, r.get(3)?, r.get(4)?)?,
         events: serde_json::from_str(&events).unwrap_or_default(),
-        created_at: r.get(5)?,
+        created_at: r.get(6)?,
     })
 }
 
 pub fn insert(
     conn: &Connection,
+    cipher: &Cipher,
     org_id: &str,
     url: &str,
     events: &[String],
@@ -56,24 +82,51 @@ pub fn insert(
         created_at: crate::time::now(),
     };
     conn.execute(
-        "INSERT INTO webhooks (id, org_id, url, token, events, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![hook.id, hook.org_id, hook.url, hook.token, serde_json::to_string(&hook.events)?, hook.created_at],
+        "INSERT INTO webhooks (id, org_id, url, token, token_sealed, events, created_at)
+         VALUES (?1, ?2, ?3, '', ?4, ?5, ?6)",
+        params![
+            hook.id,
+            hook.org_id,
+            hook.url,
+            cipher.seal(token)?,
+            serde_json::to_string(&hook.events)?,
+            hook.created_at
+        ],
     )?;
     Ok(hook)
 }
 
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Webhook>> {
+pub fn count_for_org(conn: &Connection, org_id: &str) -> anyhow::Result<usize> {
     Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"
-        ))?
-        .query_row(params![id, org_id], from_row)
-        .optional()?)
+        .prepare_cached("SELECT COUNT(*) FROM webhooks WHERE org_id = ?1")?
+        .query_row([org_id], |r| r.get::<_, i64>(0))? as usize)
+}
+
+pub fn get(
+    conn: &Connection,
+    cipher: &Cipher,
+    org_id: &str,
+    id: &str,
+) -> anyhow::Result<Option<Webhook>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"
+    ))?
+    .query_row(params![id, org_id], |r| Ok(from_row(cipher, r)))
+    .optional()?
+    .transpose()
+}
+
+/// Whether the organization has this webhook (no token opened).
+pub fn exists(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?1 AND org_id = ?2)")?
+        .query_row(params![id, org_id], |r| r.get(0))?)
 }
 
 /// Newest first, keyset-paginated on id (UUIDv7 ids sort by creation).
 pub fn list(
     conn: &Connection,
+    cipher: &Cipher,
     org_id: &str,
     after: Option<&str>,
     limit: i64,
@@ -82,15 +135,40 @@ pub fn list(
         "SELECT {COLUMNS} FROM webhooks WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2)
          ORDER BY id DESC LIMIT ?3"
     ))?;
-    let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
+    let rows = stmt.query_map(params![org_id, after, limit], |r| Ok(from_row(cipher, r)))?;
+    rows.map(|r| r?).collect()
+}
+
+pub fn for_org(conn: &Connection, org_id: &str) -> anyhow::Result<Vec<Subscriber>> {
+    let mut stmt = conn.prepare_cached("SELECT id, events FROM webhooks WHERE org_id = ?1")?;
+    let rows = stmt.query_map([org_id], |r| {
+        Ok(Subscriber {
+            id: r.get(0)?,
+            events: serde_json::from_str(&r.get::<_, String>(1)?).unwrap_or_default(),
+        })
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub fn for_org(conn: &Connection, org_id: &str) -> anyhow::Result<Vec<Webhook>> {
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT {COLUMNS} FROM webhooks WHERE org_id = ?1"))?;
-    let rows = stmt.query_map([org_id], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+/// Seals the tokens schema 1 stored in plain text; returns how many. The old bytes are
+/// overwritten (`secure_delete`), not left in free pages.
+pub fn seal_plain_tokens(conn: &Connection, cipher: &Cipher) -> anyhow::Result<usize> {
+    let plain: Vec<(String, String)> = conn
+        .prepare("SELECT id, token FROM webhooks WHERE token_sealed IS NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    if plain.is_empty() {
+        return Ok(0);
+    }
+    conn.pragma_update(None, "secure_delete", true)?;
+    for (id, token) in &plain {
+        conn.execute(
+            "UPDATE webhooks SET token = '', token_sealed = ?2 WHERE id = ?1",
+            params![id, cipher.seal(token)?],
+        )?;
+    }
+    conn.pragma_update(None, "secure_delete", false)?;
+    Ok(plain.len())
 }
 
 /// Deletes the webhook, its deliveries (cascade) and their queued jobs.
@@ -105,4 +183,63 @@ pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool>
         "DELETE FROM webhooks WHERE id = ?1 AND org_id = ?2",
         params![id, org_id],
     )? == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        conn.execute(
+            "INSERT INTO orgs (id, name, created_at) VALUES ('o1', 'Org', 't')",
+            [],
+        )
+        .expect("org");
+        conn
+    }
+
+    #[test]
+    fn tokens_are_stored_sealed_and_read_back_open() {
+        let (conn, cipher) = (db(), Cipher::from_key(&[3u8; 32]));
+        let hook = insert(&conn, &cipher, "o1", "https://a.mx/", &[], "whsec_abc").expect("insert");
+        let (plain, sealed): (String, Vec<u8>) = conn
+            .query_row("SELECT token, token_sealed FROM webhooks", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("row");
+        assert_eq!(plain, "");
+        assert!(!sealed.windows(9).any(|w| w == b"whsec_abc"));
+        let read = get(&conn, &cipher, "o1", &hook.id)
+            .expect("get")
+            .expect("found");
+        assert_eq!(read.token, "whsec_abc");
+        assert!(get(&conn, &Cipher::from_key(&[4u8; 32]), "o1", &hook.id).is_err());
+    }
+
+    #[test]
+    fn plain_tokens_from_schema_1_are_sealed_in_place() {
+        let (conn, cipher) = (db(), Cipher::from_key(&[3u8; 32]));
+        conn.execute(
+            "INSERT INTO webhooks (id, org_id, url, token, events, created_at)
+             VALUES ('w1', 'o1', 'https://a.mx/', 'whsec_old', '[]', 't')",
+            [],
+        )
+        .expect("legacy row");
+        assert_eq!(
+            list(&conn, &cipher, "o1", None, 10).expect("list")[0].token,
+            "whsec_old"
+        );
+        assert_eq!(seal_plain_tokens(&conn, &cipher).expect("seal"), 1);
+        assert_eq!(seal_plain_tokens(&conn, &cipher).expect("again"), 0);
+        let plain: String = conn
+            .query_row("SELECT token FROM webhooks", [], |r| r.get(0))
+            .expect("row");
+        assert_eq!(plain, "");
+        let read = get(&conn, &cipher, "o1", "w1")
+            .expect("get")
+            .expect("found");
+        assert_eq!(read.token, "whsec_old");
+    }
 }

@@ -6,8 +6,21 @@ use serde_json::{Map, Value};
 
 pub const EVENT_NAMES: [&str; 2] = ["extraction.update", "entity.update"];
 
+/// How many webhooks one organization may register: each event is one delivery per
+/// webhook, so this bounds the deliveries one change can queue.
+pub const MAX_PER_ORG: usize = 20;
+
+/// The 422 (on `body`) when the organization already has `MAX_PER_ORG` webhooks.
+pub fn too_many() -> FieldErrors {
+    FieldErrors::single(
+        "body",
+        &format!("an organization can have at most {MAX_PER_ORG} webhooks; delete one first"),
+    )
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewWebhook {
+    /// Normalized: the URL exactly as the service will call it.
     pub url: String,
     /// Never empty: absent or empty in input means every event.
     pub events: Vec<String>,
@@ -17,11 +30,11 @@ impl NewWebhook {
     pub fn parse(body: &Map<String, Value>) -> Result<NewWebhook, FieldErrors> {
         let mut errors = FieldErrors::new();
         let url = required_string(body, "url", "url", &mut errors).and_then(|raw| {
-            let ok = valid_url(raw.trim());
-            if !ok {
-                errors.add("url", "must be an absolute http or https URL");
+            let url = normalized_url(raw.trim());
+            if url.is_none() {
+                errors.add("url", "must be an absolute http or https URL with a host");
             }
-            ok.then(|| raw.trim().to_string())
+            url
         });
         let events = parse_events(body.get("events"), &mut errors);
         match url {
@@ -31,13 +44,17 @@ impl NewWebhook {
     }
 }
 
-fn valid_url(s: &str) -> bool {
-    match url::Url::parse(s) {
-        Ok(u) => {
-            matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
-        }
-        Err(_) => false,
-    }
+/// The URL as the service will call it (lower-case scheme and host, no default port,
+/// dot segments resolved), or None unless it is `http(s)://` followed by a host. The
+/// URL parser would read `https:///x` or `https:x` as the host `x`; those are refused.
+fn normalized_url(s: &str) -> Option<String> {
+    let (scheme, rest) = s.split_once("://")?;
+    let written_host = !rest.starts_with(['/', '\\', '?', '#', '@', ':']) && !rest.is_empty();
+    let url = url::Url::parse(s).ok()?;
+    let ok = written_host
+        && matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty());
+    ok.then(|| url.to_string())
 }
 
 fn parse_events(value: Option<&Value>, errors: &mut FieldErrors) -> Vec<String> {
@@ -88,12 +105,31 @@ mod tests {
             json!(""),
             json!(42),
             json!("http://"),
+            json!("https:///no-host"),
+            json!("https:no-host"),
+            json!("http:\\\\example.com"),
+            json!("https://@/x"),
         ] {
             assert!(
                 parse(json!({"url": bad})).expect_err("bad").contains("url"),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn urls_are_stored_as_the_service_will_call_them() {
+        let url = |raw: &str| parse(json!({ "url": raw })).expect("valid").url;
+        assert_eq!(
+            url("HTTPS://Example.COM:443/a/../b"),
+            "https://example.com/b"
+        );
+        assert_eq!(
+            url(" http://127.0.0.1:9000/x?q=1 "),
+            "http://127.0.0.1:9000/x?q=1"
+        );
+        assert_eq!(url("https://example.com"), "https://example.com/");
+        assert_eq!(url("http://[::1]:80/h"), "http://[::1]/h");
     }
 
     #[test]

@@ -4,23 +4,32 @@
 use super::{Context, Outcome};
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
-use std::net::{IpAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
+use ureq::unversioned::transport::DefaultConnector;
 
 /// Builds the HTTP agent deliveries use: a per-attempt timeout, no redirects (a redirect
-/// is a failed attempt), and non-2xx statuses as plain responses.
-pub fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
+/// is a failed attempt), non-2xx statuses as plain responses, and with `block_private`
+/// a resolver that refuses private and local addresses (`delivery_target`).
+pub fn agent(timeout: Duration, block_private: bool) -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .max_redirects(0)
-        .user_agent("cfdi-extract-webhooks/1")
-        .build()
-        .into()
+        .user_agent("cfdi-extract-webhooks/1");
+    if block_private {
+        // A proxy from the environment would resolve the name itself, past the check.
+        config = config.proxy(None);
+    }
+    let config = config.build();
+    ureq::Agent::with_parts(
+        config,
+        DefaultConnector::default(),
+        super::delivery_target::GuardedResolver::new(block_private),
+    )
 }
 
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
-    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &job.target_id)? else {
+    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &ctx.cipher, &job.target_id)? else {
         return Ok(Outcome::Done); // webhook deleted
     };
     if out.delivery.status != "pending" {
@@ -72,9 +81,6 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
 
 /// One attempt: the status code, or a transport error's text.
 fn send(ctx: &Context, out: &db::deliveries::Outgoing) -> Result<u16, String> {
-    if ctx.config.webhook_block_private {
-        refuse_private(&out.url)?;
-    }
     let timestamp = chrono::Utc::now().timestamp();
     let msg_id = &out.delivery.event_id;
     let signature =
@@ -99,70 +105,9 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(rand::rng().random_range(0.8..=1.2))
 }
 
-fn refuse_private(url: &str) -> Result<(), String> {
-    let parsed = url::Url::parse(url).map_err(|e| e.to_string())?;
-    let host = parsed.host_str().ok_or("no host")?;
-    let port = parsed.port_or_known_default().unwrap_or(443);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let addrs = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?;
-    for addr in addrs {
-        if is_private(addr.ip()) {
-            return Err(format!(
-                "refused: {host} resolves to a private address (--webhook-block-private)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64 // CGNAT 100.64/10
-        }
-        IpAddr::V6(v6) => {
-            let seg0 = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || (seg0 & 0xfe00) == 0xfc00 // unique local
-                || (seg0 & 0xffc0) == 0xfe80 // link local
-                || v6.to_ipv4_mapped().is_some_and(|v4| is_private(IpAddr::V4(v4)))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn private_ranges_are_recognised() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.1.1",
-            "100.64.0.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "0.0.0.0",
-        ] {
-            assert!(is_private(ip.parse().expect("ip")), "{ip}");
-        }
-        for ip in ["8.8.8.8", "2001:4860:4860::8888", "172.32.0.1"] {
-            assert!(!is_private(ip.parse().expect("ip")), "{ip}");
-        }
-    }
 
     #[test]
     fn jitter_stays_within_20_percent() {

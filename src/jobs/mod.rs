@@ -8,6 +8,7 @@
 
 pub mod credential;
 pub mod delivery;
+pub mod delivery_target;
 pub mod extraction;
 
 use crate::config::Config;
@@ -103,18 +104,28 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Requeues interrupted jobs, then starts `n` worker threads.
-    pub fn start(ctx: Arc<Context>, n: usize) -> anyhow::Result<Workers> {
+    /// Requeues interrupted jobs, then starts `workers` threads for validations and
+    /// extractions and `delivery_workers` threads for webhook deliveries.
+    pub fn start(
+        ctx: Arc<Context>,
+        workers: usize,
+        delivery_workers: usize,
+    ) -> anyhow::Result<Workers> {
         let recovered = db::jobs::recover(&*ctx.db.conn()?)?;
         if recovered > 0 {
             log::info!("requeued {recovered} interrupted job(s)");
         }
-        let threads = (0..n)
-            .map(|i| {
+        let provider = Lane::Provider(Lanes::for_workers(workers));
+        let deliveries = Lane::Deliveries(DeliveryShare::for_workers(delivery_workers));
+        let lanes = (0..workers)
+            .map(|i| (format!("worker-{i}"), provider))
+            .chain((0..delivery_workers).map(|i| (format!("delivery-{i}"), deliveries)));
+        let threads = lanes
+            .map(|(name, lane)| {
                 let ctx = ctx.clone();
                 std::thread::Builder::new()
-                    .name(format!("worker-{i}"))
-                    .spawn(move || worker_loop(&ctx, n))
+                    .name(name)
+                    .spawn(move || worker_loop(&ctx, lane))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Workers { ctx, threads })
@@ -130,10 +141,18 @@ impl Workers {
     }
 }
 
-/// How many workers may talk to the tax authority at once. One worker is always kept
-/// for webhook deliveries, and (from three workers on) extractions leave one more free
-/// for credential validations, so neither waits behind long extractions. A single
-/// worker does everything.
+/// Which jobs a worker thread takes. Deliveries have threads of their own, so receivers
+/// that never answer cannot hold up validations and extractions, and those never wait
+/// behind deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Provider(Lanes),
+    Deliveries(DeliveryShare),
+}
+
+/// How the provider workers are split: from two workers on, extractions leave one free
+/// for credential validations, so those never wait behind long extractions. A single
+/// worker does both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Lanes {
     provider: usize,
@@ -142,10 +161,10 @@ struct Lanes {
 
 impl Lanes {
     fn for_workers(workers: usize) -> Lanes {
-        let provider = workers.saturating_sub(1).max(1);
+        let provider = workers.max(1);
         Lanes {
             provider,
-            extractions: if workers >= 3 { provider - 1 } else { provider },
+            extractions: provider.saturating_sub(1).max(1),
         }
     }
 
@@ -158,13 +177,42 @@ impl Lanes {
     }
 }
 
-fn worker_loop(ctx: &Context, workers: usize) {
-    let lanes = Lanes::for_workers(workers);
+/// How the delivery workers are shared between organizations: one organization runs at
+/// most a quarter of them at once (`per_org`), and the last `per_org` free workers go
+/// only to organizations with no delivery running. So a few tenants whose receivers
+/// never answer hold at most the other workers, and anyone else's next delivery still
+/// goes out at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DeliveryShare {
+    workers: usize,
+    per_org: usize,
+}
+
+impl DeliveryShare {
+    fn for_workers(workers: usize) -> DeliveryShare {
+        DeliveryShare {
+            workers: workers.max(1),
+            per_org: (workers / 4).max(1),
+        }
+    }
+
+    /// How many running deliveries an organization may have for it to get the next one,
+    /// given how many run in all.
+    fn org_limit(self, running: usize) -> usize {
+        if running + self.per_org >= self.workers {
+            1
+        } else {
+            self.per_org
+        }
+    }
+}
+
+fn worker_loop(ctx: &Context, lane: Lane) {
     while !ctx.stopping() {
         let seen = ctx.waker.current();
-        match claim(ctx, lanes) {
+        match claim(ctx, lane) {
             Ok(Some(job)) => run(ctx, job),
-            Ok(None) => ctx.waker.wait(seen, sleep_budget(ctx)),
+            Ok(None) => ctx.waker.wait(seen, sleep_budget(ctx, lane)),
             Err(e) => {
                 log::error!("job claim failed: {e:#}");
                 ctx.waker.wait(seen, IDLE_POLL);
@@ -173,22 +221,31 @@ fn worker_loop(ctx: &Context, workers: usize) {
     }
 }
 
-fn claim(ctx: &Context, lanes: Lanes) -> anyhow::Result<Option<Job>> {
-    ctx.db.tx(|tx| {
-        let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
-        db::jobs::claim(tx, &crate::time::now(), allowed)
+fn claim(ctx: &Context, lane: Lane) -> anyhow::Result<Option<Job>> {
+    let now = crate::time::now();
+    ctx.db.tx(|tx| match lane {
+        Lane::Provider(lanes) => {
+            let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
+            db::jobs::claim(tx, &now, allowed)
+        }
+        Lane::Deliveries(share) => {
+            let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
+            db::jobs::claim_delivery(tx, &now, limit)
+        }
     })
 }
 
-/// How long to sleep: until the next scheduled job, at most `IDLE_POLL`. A job that is
-/// already due but was not claimable waits behind a running job (same serial key, or
-/// every provider slot busy), and that job's completion wakes us.
-fn sleep_budget(ctx: &Context) -> Duration {
+/// How long to sleep: until the lane's next scheduled job, at most `IDLE_POLL`. A job
+/// that is already due but was not claimable waits behind a running job (same serial
+/// key, every slot busy, or its organization's share used), and that job's completion
+/// wakes us.
+fn sleep_budget(ctx: &Context, lane: Lane) -> Duration {
+    let deliveries = matches!(lane, Lane::Deliveries(_));
     let next = ctx
         .db
         .conn()
         .ok()
-        .and_then(|c| db::jobs::next_run_at(&c).ok().flatten());
+        .and_then(|c| db::jobs::next_run_at(&c, deliveries).ok().flatten());
     let Some(next) = next.and_then(|n| chrono::DateTime::parse_from_rfc3339(&n).ok()) else {
         return IDLE_POLL;
     };
@@ -237,28 +294,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lanes_keep_a_worker_for_deliveries_and_one_for_validations() {
+    fn lanes_keep_a_worker_for_validations_from_two_workers() {
         let four = Lanes::for_workers(4);
         assert_eq!(
             four,
             Lanes {
-                provider: 3,
-                extractions: 2
+                provider: 4,
+                extractions: 3
             }
         );
-        let busy = four.allowed((0, 2));
+        let busy = four.allowed((0, 3));
         assert!(busy.validations && !busy.extractions);
-        assert!(!four.allowed((1, 2)).validations);
+        assert!(!four.allowed((1, 3)).validations);
         let one = Lanes::for_workers(1);
         assert!(one.allowed((0, 0)).extractions);
         assert!(!one.allowed((0, 1)).validations);
         assert_eq!(
             Lanes::for_workers(2),
             Lanes {
-                provider: 1,
+                provider: 2,
                 extractions: 1
             }
         );
+    }
+
+    #[test]
+    fn deliveries_are_shared_a_quarter_per_org_with_the_rest_kept_for_idle_orgs() {
+        let share = DeliveryShare::for_workers(16);
+        assert_eq!(share.per_org, 4);
+        assert_eq!(share.org_limit(0), 4);
+        assert_eq!(share.org_limit(11), 4);
+        // The last four free workers: only organizations with nothing running.
+        assert_eq!(share.org_limit(12), 1);
+        assert_eq!(share.org_limit(15), 1);
+        let one = DeliveryShare::for_workers(1);
+        assert_eq!((one.per_org, one.org_limit(0)), (1, 1));
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(5), 2);
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(6), 1);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::{keyed_by_id, list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::webhook::NewWebhook;
+use crate::domain::webhook::{self, NewWebhook};
 use crate::error::{ApiError, ApiResult, Created};
 use crate::http::{
     ids,
@@ -34,10 +34,19 @@ async fn create_webhook(
 ) -> ApiResult<Created> {
     let new = NewWebhook::parse(&body?.0).map_err(ApiError::Validation)?;
     let token = crate::crypto::webhook_token()?;
+    let cipher = ctx.cipher.clone();
     let hook = ctx
         .db
-        .write(move |tx| db::webhooks::insert(tx, &user.org_id, &new.url, &new.events, &token))
-        .await?;
+        .write(move |tx| {
+            if db::webhooks::count_for_org(tx, &user.org_id)? >= webhook::MAX_PER_ORG {
+                return Ok(None);
+            }
+            let hook =
+                db::webhooks::insert(tx, &cipher, &user.org_id, &new.url, &new.events, &token)?;
+            Ok(Some(hook))
+        })
+        .await?
+        .ok_or_else(|| ApiError::Validation(webhook::too_many()))?;
     Ok(Created(hook.view()))
 }
 
@@ -48,17 +57,20 @@ async fn list_webhooks(
     ctx: &Ctx,
 ) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
-    let fetch =
-        move |c: &_, after: Option<&str>, limit| db::webhooks::list(c, &user.org_id, after, limit);
+    let cipher = ctx.cipher.clone();
+    let fetch = move |c: &_, after: Option<&str>, limit| {
+        db::webhooks::list(c, &cipher, &user.org_id, after, limit)
+    };
     list_by_id(ctx, page, fetch, |w| &w.id, |w| w.view()).await
 }
 
 #[get("/v1/webhooks/<id>")]
 async fn get_webhook(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
     let id = ids::parse(id)?;
+    let cipher = ctx.cipher.clone();
     let hook = ctx
         .db
-        .read(move |c| db::webhooks::get(c, &user.org_id, &id))
+        .read(move |c| db::webhooks::get(c, &cipher, &user.org_id, &id))
         .await?;
     Ok(Json(hook.ok_or(ApiError::NotFound)?.view()))
 }
@@ -90,7 +102,7 @@ async fn list_webhook_deliveries(
     let rows = ctx
         .db
         .read(move |c| {
-            if db::webhooks::get(c, &user.org_id, &id)?.is_none() {
+            if !db::webhooks::exists(c, &user.org_id, &id)? {
                 return Ok(None);
             }
             db::deliveries::list(c, &id, after.as_deref(), fetch).map(Some)

@@ -12,4 +12,7 @@ mod errors;
 mod isolation;
 mod lifecycle;
 mod restart;
+mod webhook_block_private;
+mod webhook_fairness;
+mod webhook_storage;
 mod webhooks;

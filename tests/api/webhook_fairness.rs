@@ -1,0 +1,82 @@
+//! Deliveries share the service fairly: an organization whose receivers never answer
+//! holds neither the validation/extraction workers nor another organization's
+//! deliveries; and an organization has at most 20 webhooks.
+
+use crate::helpers::{eventually, tax_id, TestApp, DEADLINE};
+use crate::receiver::{Receiver, Reply};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const MAX_WEBHOOKS: usize = 20;
+
+#[test]
+fn another_orgs_validation_and_delivery_go_out_while_one_org_has_20_hanging_webhooks() {
+    // An attempt may hang for 30 s; the other organization must not wait for that.
+    let app = TestApp::spawn_with(&["--webhook-timeout", "30s", "--webhook-retry-schedule", "0s"]);
+    let hanging = Receiver::start();
+    hanging.set_default(Reply::Hang(Duration::from_secs(60)));
+    let a = app.client();
+    for _ in 0..MAX_WEBHOOKS {
+        a.create_webhook(&hanging.url(), None);
+    }
+    for _ in 0..3 {
+        a.create_entity(&tax_id("HNG"), "12345678");
+    }
+    // Organization A's deliveries now hang in the receiver (60 of them queued).
+    hanging.wait_for(4, DEADLINE);
+
+    let b = app.client_as(&app.create_user_in_new_org());
+    let answering = Receiver::start();
+    b.create_webhook(&answering.url(), Some(&["entity.update"]));
+    let started = Instant::now();
+    let entity = b.create_entity(&tax_id("FAR"), "12345678");
+    let id = entity["id"].as_str().expect("id").to_string();
+    let prompt = Duration::from_secs(10);
+    eventually(
+        prompt,
+        "B's entity to validate while A's deliveries hang",
+        || {
+            let e = b.get(&format!("/v1/entities/{id}")).expect(200);
+            (e["credential_status"] == "valid").then_some(())
+        },
+    );
+    answering.wait_for_body("B's entity.update (valid)", prompt, |body| {
+        body["resource"]["id"] == id.as_str() && body["object"]["credential_status"] == "valid"
+    });
+    assert!(
+        started.elapsed() < prompt,
+        "B was served after {:?}",
+        started.elapsed()
+    );
+    // A's receiver still holds its connections: B did not wait for them to time out.
+    assert!(
+        hanging.count() < MAX_WEBHOOKS * 3,
+        "A's deliveries are not all done: {}",
+        hanging.count()
+    );
+}
+
+#[test]
+fn a_21st_webhook_is_refused_with_422_on_body_when_an_org_has_20() {
+    let app = TestApp::spawn();
+    let receiver = Receiver::start();
+    let client = app.client();
+    for _ in 0..MAX_WEBHOOKS {
+        client.create_webhook(&receiver.url(), None);
+    }
+    let errors = client
+        .post_json("/v1/webhooks", &json!({ "url": receiver.url() }))
+        .expect_field_error("body");
+    assert!(
+        errors.iter().any(|m| m.contains("at most 20 webhooks")),
+        "{errors:?}"
+    );
+    let listed = client.list_all("/v1/webhooks", 50);
+    assert_eq!(listed.len(), MAX_WEBHOOKS);
+    // The cap is per organization; deleting one makes room again.
+    let other = app.client_as(&app.create_user_in_new_org());
+    other.create_webhook(&receiver.url(), None);
+    let first = listed[0]["id"].as_str().expect("id");
+    client.delete(&format!("/v1/webhooks/{first}")).expect(204);
+    client.create_webhook(&receiver.url(), None);
+}

@@ -1,0 +1,102 @@
+//! What the service keeps of a webhook: the URL as it will call it, and the token
+//! (the signing secret) sealed at rest, also when an older version stored it in plain.
+
+use crate::helpers::{files_under, tax_id, TestApp, DEADLINE};
+use crate::receiver::Receiver;
+use crate::webhooks::assert_signed;
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+
+/// Whether any file of the data directory (database, WAL, ...) holds `needle`.
+fn on_disk(dir: &Path, needle: &str) -> bool {
+    files_under(dir).iter().any(|f| {
+        std::fs::read(f)
+            .unwrap_or_default()
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+    })
+}
+
+#[test]
+fn webhook_url_is_stored_normalized_and_a_url_without_host_is_422() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let errors = client
+        .post_json("/v1/webhooks", &json!({ "url": "https:///no-host" }))
+        .expect_field_error("url");
+    assert!(errors.iter().any(|m| m.contains("host")), "{errors:?}");
+    let hook = client.create_webhook("HTTPS://Example.COM:443/a/../b", None);
+    assert_eq!(hook["url"], "https://example.com/b", "{hook}");
+    let id = hook["id"].as_str().expect("id");
+    let read = client.get(&format!("/v1/webhooks/{id}")).expect(200);
+    assert_eq!(read["url"], "https://example.com/b", "{read}");
+
+    // The stored URL is the one called.
+    let receiver = Receiver::start();
+    let raw = format!("http://127.0.0.1:{}/x/../hook", receiver.port);
+    let hook = client.create_webhook(&raw, None);
+    assert_eq!(hook["url"], receiver.url(), "{hook}");
+    client.create_entity(&tax_id("NRM"), "12345678");
+    assert_eq!(receiver.wait_for(1, DEADLINE)[0].path, "/hook");
+}
+
+#[test]
+fn webhook_token_is_not_on_disk_in_plain_and_deliveries_still_verify() {
+    let mut app = TestApp::spawn();
+    let receiver = Receiver::start();
+    let hook = app.client().create_webhook(&receiver.url(), None);
+    let token = hook["token"].as_str().expect("token").to_string();
+    let id = hook["id"].as_str().expect("id");
+    let read = app.get(&format!("/v1/webhooks/{id}")).expect(200);
+    assert_eq!(
+        read["token"],
+        token.as_str(),
+        "GET returns the token: {read}"
+    );
+    app.client().create_entity(&tax_id("SEA"), "12345678");
+    let r = receiver.wait_for(1, DEADLINE).remove(0);
+    assert_signed(&r, &token);
+    let secret = token.strip_prefix("whsec_").expect("whsec_");
+    assert!(!on_disk(app.data_dir(), secret), "the token is on disk");
+    app.sigterm();
+    app.wait_exit(DEADLINE).expect("graceful stop");
+    assert!(!on_disk(app.data_dir(), secret), "the token is on disk");
+}
+
+#[test]
+fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
+    let mut app = TestApp::spawn();
+    let receiver = Receiver::start();
+    let hook = app.client().create_webhook(&receiver.url(), None);
+    let id = hook["id"].as_str().expect("id").to_string();
+    app.sigterm();
+    app.wait_exit(DEADLINE).expect("graceful stop");
+
+    // Put the database back to schema 1: no sealed column, the token in plain text.
+    let legacy = "whsec_bGVnYWN5LXBsYWluLXRva2VuLWZyb20tc2NoZW1hLTE=";
+    let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
+    conn.execute_batch(
+        "DROP INDEX jobs_deliveries_due;
+         ALTER TABLE jobs DROP COLUMN org_id;
+         ALTER TABLE webhooks DROP COLUMN token_sealed;
+         PRAGMA user_version = 1;",
+    )
+    .expect("back to schema 1");
+    conn.execute("UPDATE webhooks SET token = ?1", [legacy])
+        .expect("plain token");
+    drop(conn);
+    let secret = legacy.strip_prefix("whsec_").expect("whsec_");
+    assert!(on_disk(app.data_dir(), secret), "set up: the plain token");
+
+    app.start();
+    let read = app.get(&format!("/v1/webhooks/{id}")).expect(200);
+    assert_eq!(read["token"], legacy, "{read}");
+    app.client().create_entity(&tax_id("OLD"), "12345678");
+    let r = receiver.wait_for(1, DEADLINE).remove(0);
+    assert_signed(&r, legacy);
+    app.sigterm();
+    app.wait_exit(Duration::from_secs(30))
+        .expect("graceful stop");
+    assert!(!on_disk(app.data_dir(), secret), "the plain token is gone");
+}
