@@ -14,4 +14,5 @@ mod support;
 
 mod documents;
 mod extractions;
+mod import;
 mod invoices;
