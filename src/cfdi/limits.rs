@@ -175,10 +175,11 @@ fn start_tag(markup: &str) -> Markup {
                 tag.len = Some(at + 1);
                 return tag;
             }
-            (None, _) if c.is_ascii_whitespace() => {
-                if markup.get(at + 1..).is_some_and(|r| r.starts_with("xmlns")) {
-                    tag.namespaces += 1;
-                }
+            (None, _)
+                if c.is_ascii_whitespace()
+                    && markup.get(at + 1..).is_some_and(|r| r.starts_with("xmlns")) =>
+            {
+                tag.namespaces += 1;
             }
             _ => {}
         }

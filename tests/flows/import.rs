@@ -4,7 +4,7 @@
 use crate::helpers::TestApp;
 use crate::support::*;
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -26,7 +26,7 @@ pub fn edited_sample(dir: &TempDir, name: &str, sample: &str, edits: &[(&str, &s
 
 /// Runs `invoices import` expecting failure; returns the `skipped` reason of `file`.
 #[track_caller]
-pub fn import_refused(app: &TestApp, entity: &str, direction: &str, file: &PathBuf) -> String {
+pub fn import_refused(app: &TestApp, entity: &str, direction: &str, file: &Path) -> String {
     let path = file.to_string_lossy().to_string();
     let out = app.cli(
         &[
@@ -144,7 +144,7 @@ fn import_refuses_a_document_of_another_taxpayer() {
     assert!(import_refused(&app, &issuer, "received", &file).contains("receiver RFC"));
     assert!(import_refused(&app, &receiver, "issued", &file).contains("issuer RFC"));
     assert!(invoices(&client, "").is_empty());
-    import(&app, &issuer, "issued", &[file.clone()]);
+    import(&app, &issuer, "issued", std::slice::from_ref(&file));
     import(&app, &receiver, "received", &[file]);
     assert_eq!(invoices(&client, "").len(), 2);
 }
