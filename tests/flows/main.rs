@@ -16,3 +16,4 @@ mod documents;
 mod extractions;
 mod import;
 mod invoices;
+mod items;
