@@ -112,7 +112,7 @@ fn a_hostile_document_is_refused_fast_while_the_api_keeps_writing() {
 }
 
 #[test]
-fn an_oversized_file_is_refused_without_reading_it_whole() {
+fn a_file_over_20_mib_is_refused() {
     let app = TestApp::spawn();
     let entity = id_of(&app.client().create_entity(REAL_40_ISSUER, "sandbox1"));
     let dir = TempDir::new().expect("tmp");
