@@ -1,4 +1,4 @@
--- cfdi-extract schema, version 1.
+-- cfdi-extract schema, version 3 (src/db/migrate.rs steps older databases forward).
 -- Applied idempotently at every start (CREATE ... IF NOT EXISTS); later versions add
 -- numbered steps in src/db/migrate.rs and bump PRAGMA user_version.
 -- Timestamps set by the service are fixed-width UTC text ("2026-11-21T10:15:30.123456Z"),
@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS invoices (
     fully_paid_at       TEXT,
     payment_conflicts   INTEGER NOT NULL DEFAULT 0,
     outstanding         INTEGER NOT NULL DEFAULT 0, -- due_amount > 0, decided exactly in Rust
-    items_json          TEXT,
+    items_json          TEXT,                     -- the first 1,000 concepts (JSON array)
+    items_count         INTEGER,                  -- all concepts; the rest are in invoice_item_pages
     payments_json       TEXT,
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL,
@@ -102,6 +103,15 @@ CREATE TABLE IF NOT EXISTS invoices (
 CREATE INDEX IF NOT EXISTS invoices_org_issued ON invoices (org_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
 CREATE INDEX IF NOT EXISTS invoices_entity_issued ON invoices (entity_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
 CREATE INDEX IF NOT EXISTS invoices_org_uuid ON invoices (org_id, uuid);
+
+-- Concepts past the first 1,000 of an invoice, in pages of 1,000, so no read loads a
+-- huge document's items whole.
+CREATE TABLE IF NOT EXISTS invoice_item_pages (
+    invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    page        INTEGER NOT NULL,   -- items [page * 1000, page * 1000 + 1000)
+    items_json  TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, page)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS documents (
     invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,

@@ -216,11 +216,12 @@ fn upsert_processed(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, version, series, folio,
             issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name,
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
-            payment_method, payment_form, status, cancelled_at, has_pdf, items_json, payments_json, created_at, updated_at)
+            payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
+            created_at, updated_at)
          VALUES (:id, :org, :entity, :uuid, :direction, 1, :type, :version, :series, :folio,
             :issued_at, :certified_at, :issuer, :issuer_name, :issuer_regime, :receiver, :receiver_name,
             :cfdi_use, :currency, :rate, :subtotal, :discount, :transferred, :withheld, :total,
-            :method, :form, :status, :cancelled_at, :has_pdf, :items, :payments, :now, :now)
+            :method, :form, :status, :cancelled_at, :has_pdf, :items, :items_count, :payments, :now, :now)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             xml_processed = 1, type = excluded.type, version = excluded.version, series = excluded.series,
             folio = excluded.folio, issued_at = excluded.issued_at, certified_at = excluded.certified_at,
@@ -233,6 +234,7 @@ fn upsert_processed(
             payment_method = excluded.payment_method, payment_form = excluded.payment_form,
             status = excluded.status, cancelled_at = excluded.cancelled_at,
             has_pdf = (excluded.has_pdf OR has_pdf), items_json = excluded.items_json,
+            items_count = excluded.items_count,
             payments_json = excluded.payments_json, updated_at = excluded.updated_at",
     )?
     .execute(named_params! {
@@ -246,8 +248,11 @@ fn upsert_processed(
         ":discount": text(c.discount), ":transferred": text(c.taxes_transferred), ":withheld": text(c.taxes_withheld),
         ":total": c.total.to_string(), ":method": c.payment_method, ":form": c.payment_form,
         ":status": status, ":cancelled_at": cancelled_at, ":has_pdf": has_pdf,
-        ":items": serde_json::to_string(&c.items)?, ":payments": payments_json, ":now": now,
+        ":items": serde_json::to_string(db::invoices::first_items(&c.items))?,
+        ":items_count": c.items.len() as i64,
+        ":payments": payments_json, ":now": now,
     })?;
+    db::invoices::store_item_pages(tx, id, &c.items)?;
     Ok(())
 }
 

@@ -1,9 +1,9 @@
 //! The Comprobante itself: header, parties, items, relations and stamp.
 
-use roxmltree::{Document, Node};
+use roxmltree::{Document, Node, ParsingOptions};
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
-use super::{depth, pagos, Cfdi, CfdiError, InvoiceType, Item, Party, Related, Stamp, Version};
+use super::{limits, pagos, Cfdi, CfdiError, InvoiceType, Item, Party, Related, Stamp, Version};
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
@@ -17,8 +17,10 @@ const EXCHANGE_RATE: Attr = Attr::new("TipoCambio", "TipoCambio");
 const SUBTOTAL: Attr = Attr::new("SubTotal", "subTotal");
 const DISCOUNT: Attr = Attr::new("Descuento", "descuento");
 const TOTAL: Attr = Attr::new("Total", "total");
-const PAYMENT_METHOD: Attr = Attr::new("MetodoPago", "metodoDePago");
-const PAYMENT_FORM: Attr = Attr::new("FormaPago", "formaDePago");
+// 3.2's metodoDePago holds what later versions call FormaPago; its formaDePago
+// ("una sola exhibición" / "parcialidades") has no 3.3 field of the same meaning.
+const PAYMENT_METHOD: Attr = Attr::modern_only("MetodoPago");
+const PAYMENT_FORM: Attr = Attr::new("FormaPago", "metodoDePago");
 
 // Emisor / Receptor.
 const ISSUER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Emisor@Rfc");
@@ -33,7 +35,8 @@ const TAXES_TRANSFERRED: Attr = Attr::new("TotalImpuestosTrasladados", "totalImp
 const TAXES_WITHHELD: Attr = Attr::new("TotalImpuestosRetenidos", "totalImpuestosRetenidos");
 
 // Concepto.
-const PRODUCT_CODE: Attr = Attr::new("ClaveProdServ", "noIdentificacion");
+// 3.2's noIdentificacion is the seller's own code, not a SAT product key.
+const PRODUCT_CODE: Attr = Attr::modern_only("ClaveProdServ");
 const DESCRIPTION: Attr = Attr::labeled("Descripcion", "descripcion", "Concepto@Descripcion");
 const QUANTITY: Attr = Attr::labeled("Cantidad", "cantidad", "Concepto@Cantidad");
 const UNIT_CODE: Attr = Attr::new("ClaveUnidad", "ClaveUnidad");
@@ -51,16 +54,24 @@ const STAMP_PROVIDER: Attr = Attr::field("RfcProvCertif", "TimbreFiscalDigital@R
 // TFD 1.0 spells it `version`, 1.1 `Version`.
 const STAMP_VERSION: Attr = Attr::new("Version", "version");
 
-/// Decodes, parses and maps a whole document.
+/// Checks the limits, then decodes, parses and maps a whole document.
 pub(super) fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
-    let text = decode(bytes)?;
-    if depth::exceeds(text, depth::MAX_DEPTH) {
-        let limit = depth::MAX_DEPTH;
-        return Err(CfdiError::Malformed(format!(
-            "elements nested deeper than {limit} levels"
-        )));
+    if bytes.len() > limits::MAX_DOCUMENT_BYTES {
+        let mib = limits::MAX_DOCUMENT_BYTES / (1024 * 1024);
+        return Err(CfdiError::OverLimit(format!("larger than {mib} MiB")));
     }
-    let doc = Document::parse(text).map_err(|e| CfdiError::Malformed(e.to_string()))?;
+    let text = decode(bytes)?;
+    limits::scan(text, &limits::LIMITS).map_err(|e| CfdiError::OverLimit(e.to_string()))?;
+    let options = ParsingOptions {
+        nodes_limit: limits::MAX_NODES,
+        ..ParsingOptions::default()
+    };
+    let doc = Document::parse_with_options(text, options).map_err(|e| match e {
+        roxmltree::Error::NodesLimitReached => {
+            CfdiError::OverLimit(format!("more than {} XML nodes", limits::MAX_NODES))
+        }
+        e => CfdiError::Malformed(e.to_string()),
+    })?;
     parse_comprobante(doc.root_element())
 }
 
@@ -134,9 +145,9 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         total,
         taxes_transferred: tax_total(TAXES_TRANSFERRED)?,
         taxes_withheld: tax_total(TAXES_WITHHELD)?,
-        payment_method: payment_method(cfd, r),
+        payment_method: payment_method(r),
         payment_form: r.string(PAYMENT_FORM),
-        stamp: parse_stamp(&complements),
+        stamp: parse_stamp(&complements)?,
         items: parse_items(cfd, root)?,
         payments,
         related: parse_related(cfd, root),
@@ -163,7 +174,10 @@ fn identify(root: Node<'_, '_>) -> Result<Cfd, CfdiError> {
         (CFD3, "3.2") => Version::V32,
         (CFD3, "3.3") => Version::V33,
         (CFD4, "4.0") => Version::V40,
-        _ => return Err(CfdiError::UnsupportedVersion(declared.to_owned())),
+        _ => {
+            let declared = CfdiError::quoted(declared.trim());
+            return Err(CfdiError::UnsupportedVersion(declared));
+        }
     };
     Ok(Cfd { ns, version })
 }
@@ -177,19 +191,12 @@ fn expanded_name(node: Node<'_, '_>) -> String {
 }
 
 fn parse_invoice_type(value: &str) -> Result<InvoiceType, CfdiError> {
-    InvoiceType::from_code(value).ok_or_else(|| CfdiError::Invalid {
-        field: "TipoDeComprobante",
-        value: value.to_owned(),
-    })
+    InvoiceType::from_code(value).ok_or_else(|| CfdiError::invalid("TipoDeComprobante", value))
 }
 
-/// 3.2's metodoDePago holds a payment form or free text, never PUE/PPD.
-fn payment_method(cfd: Cfd, r: Reader<'_, '_>) -> Option<String> {
-    if cfd.version == Version::V32 {
-        return None;
-    }
+/// MetodoPago when it is one of the two codes aggregation understands.
+fn payment_method(r: Reader<'_, '_>) -> Option<String> {
     r.raw(PAYMENT_METHOD)
-        .map(str::trim)
         .filter(|m| matches!(*m, "PUE" | "PPD"))
         .map(str::to_owned)
 }
@@ -269,19 +276,34 @@ fn parse_related(cfd: Cfd, root: Node<'_, '_>) -> Vec<Related> {
     related
 }
 
-/// The first TimbreFiscalDigital among the complements, wherever it is nested.
-fn parse_stamp(complements: &[Node<'_, '_>]) -> Option<Stamp> {
-    let node = complements
+/// The TimbreFiscalDigital among the complements, wherever it is nested. A UUID must
+/// be well formed; repeated stamps must name the same UUID (a UUID-less one differs).
+fn parse_stamp(complements: &[Node<'_, '_>]) -> Result<Option<Stamp>, CfdiError> {
+    let mut stamp: Option<Stamp> = None;
+    let tfds = complements
         .iter()
-        .find(|node| xml::is_element(**node, TFD, "TimbreFiscalDigital"))?;
-    let r = Reader::new(*node, false);
-    let legacy = Reader::new(*node, true);
-    Some(Stamp {
-        uuid: r.uuid(STAMP_UUID),
-        version: r
-            .string(STAMP_VERSION)
-            .or_else(|| legacy.string(STAMP_VERSION)),
-        certified_at: r.string(STAMP_DATE),
-        provider_tax_id: r.string(STAMP_PROVIDER),
-    })
+        .filter(|node| xml::is_element(**node, TFD, "TimbreFiscalDigital"));
+    for node in tfds {
+        let r = Reader::new(*node, false);
+        let uuid = r.checked_uuid(STAMP_UUID)?;
+        match &stamp {
+            Some(first) if first.uuid != uuid => {
+                let name = |u: &Option<String>| u.clone().unwrap_or_else(|| "none".into());
+                return Err(CfdiError::ConflictingStamps(name(&first.uuid), name(&uuid)));
+            }
+            Some(_) => {}
+            None => {
+                let legacy = Reader::new(*node, true);
+                stamp = Some(Stamp {
+                    uuid,
+                    version: r
+                        .string(STAMP_VERSION)
+                        .or_else(|| legacy.string(STAMP_VERSION)),
+                    certified_at: r.string(STAMP_DATE),
+                    provider_tax_id: r.string(STAMP_PROVIDER),
+                });
+            }
+        }
+    }
+    Ok(stamp)
 }

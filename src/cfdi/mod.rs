@@ -6,8 +6,8 @@
 //! with. Elements are matched by namespace URI and local name, never by
 //! prefix. The parser never panics: every bad input maps to a [`CfdiError`].
 
-mod depth;
 mod document;
+mod limits;
 mod pagos;
 mod xml;
 
@@ -16,6 +16,7 @@ mod tests;
 
 use std::fmt;
 
+pub use limits::{MAX_DOCUMENT_BYTES, MAX_NODES};
 pub use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -88,7 +89,8 @@ impl fmt::Display for InvoiceType {
     }
 }
 
-/// A parsed Comprobante. Strings are kept as written unless noted.
+/// A parsed Comprobante. Strings are kept as written, without surrounding blanks,
+/// unless noted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cfdi {
     pub version: Version,
@@ -109,9 +111,10 @@ pub struct Cfdi {
     pub taxes_transferred: Option<Decimal>,
     /// Root-level Impuestos@TotalImpuestosRetenidos.
     pub taxes_withheld: Option<Decimal>,
-    /// MetodoPago, only when it is "PUE" or "PPD" (never for 3.2).
+    /// MetodoPago, only when it is "PUE" or "PPD" (never for 3.2, which has no such field).
     pub payment_method: Option<String>,
-    /// FormaPago (3.2: formaDePago) as written.
+    /// FormaPago; for 3.2 metodoDePago, which holds the form of payment ("01", "04",
+    /// or text), while 3.2's formaDePago means one payment or installments.
     pub payment_form: Option<String>,
     pub stamp: Option<Stamp>,
     pub items: Vec<Item>,
@@ -123,7 +126,7 @@ pub struct Cfdi {
 /// Emisor or Receptor.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Party {
-    /// Rfc as written; may be empty when the attribute is present but empty.
+    /// Rfc as written (trimmed); may be empty when the attribute is present but empty.
     pub tax_id: String,
     pub name: Option<String>,
     /// Emisor's RegimenFiscal; always None for the Receptor.
@@ -135,7 +138,7 @@ pub struct Party {
 /// TimbreFiscalDigital.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stamp {
-    /// Upper-cased; None when absent or empty.
+    /// Upper-cased and well formed (8-4-4-4-12 hex); None when absent or empty.
     pub uuid: Option<String>,
     pub version: Option<String>,
     /// FechaTimbrado as written.
@@ -147,7 +150,8 @@ pub struct Stamp {
 /// A Concepto line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Item {
-    /// ClaveProdServ (3.2: noIdentificacion).
+    /// ClaveProdServ, the SAT product key; None for 3.2, which has none
+    /// (its noIdentificacion is the seller's own code).
     pub product_code: Option<String>,
     pub description: String,
     pub quantity: Decimal,
@@ -214,6 +218,9 @@ pub enum CfdiError {
     Empty,
     #[error("malformed XML: {0}")]
     Malformed(String),
+    /// Over one of the parsing limits (size, depth, attributes, nodes).
+    #[error("document refused: {0}")]
+    OverLimit(String),
     /// The root is not `{cfd/3 or cfd/4}Comprobante`.
     #[error("not a CFDI: {0}")]
     NotCfdi(String),
@@ -227,6 +234,31 @@ pub enum CfdiError {
     Invalid { field: &'static str, value: String },
     #[error("not stamped: no TimbreFiscalDigital UUID")]
     Unstamped,
+    /// Two TimbreFiscalDigital stamps naming different UUIDs: which one is the
+    /// document's cannot be told.
+    #[error("two TimbreFiscalDigital stamps with different UUIDs: {0} and {1}")]
+    ConflictingStamps(String, String),
+}
+
+impl CfdiError {
+    /// Longest value quoted in an error: errors are one line, a hostile value is not.
+    const QUOTED: usize = 80;
+
+    /// [`CfdiError::Invalid`] quoting at most the first 80 characters of `value`.
+    pub(crate) fn invalid(field: &'static str, value: &str) -> CfdiError {
+        CfdiError::Invalid {
+            field,
+            value: Self::quoted(value),
+        }
+    }
+
+    /// `value` cut to its first 80 characters.
+    pub(crate) fn quoted(value: &str) -> String {
+        match value.char_indices().nth(Self::QUOTED) {
+            Some((end, _)) => format!("{}...", &value[..end]),
+            None => value.to_owned(),
+        }
+    }
 }
 
 impl Cfdi {

@@ -2,6 +2,7 @@
 //! against hostile or broken inputs.
 
 mod expected;
+mod rules;
 
 use super::*;
 
@@ -320,7 +321,8 @@ fn cfdi32_legacy_details() {
     assert_eq!(cfdi.taxes_withheld, None);
     assert_eq!(cfdi.items.len(), 7);
     let first = &cfdi.items[0];
-    assert_eq!(first.product_code.as_deref(), Some("00279DRM2001"));
+    // noIdentificacion is the seller's code, not a SAT product key.
+    assert_eq!(first.product_code, None);
     assert_eq!(first.description, "ACEITE");
     assert_eq!(first.quantity.to_string(), "5");
     assert_eq!(first.unit.as_deref(), Some("PIEZA"));
@@ -440,12 +442,12 @@ fn tfd_is_found_when_nested_and_not_last() {
         "</cfdi:Comprobante>",
         concat!(
             r#"<cfdi:Complemento><w:Wrapper xmlns:w="urn:w">"#,
-            r#"<tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID=" ab-cd "/>"#,
+            r#"<tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID=" 6d7434a6-e3f2-47ad-9e4c-08849946afa0 "/>"#,
             r#"</w:Wrapper><w:Other xmlns:w="urn:w"/></cfdi:Complemento></cfdi:Comprobante>"#
         ),
     );
     let cfdi = parse_text(&doc).expect("parses");
-    assert_eq!(cfdi.uuid(), Ok("AB-CD"));
+    assert_eq!(cfdi.uuid(), Ok("6D7434A6-E3F2-47AD-9E4C-08849946AFA0"));
 }
 
 #[test]
@@ -815,21 +817,21 @@ fn deeply_nested_unknown_elements_are_rejected_not_overflowing() {
     );
     let result = parse_text(&doc);
     assert!(
-        matches!(&result, Err(CfdiError::Malformed(m)) if m.contains("nested")),
+        matches!(&result, Err(CfdiError::OverLimit(m)) if m.contains("nested")),
         "{result:?}"
     );
     // Unclosed nesting (a truncated bomb) is caught the same way.
     let unclosed = format!("<a>{}", "<b x='>'>".repeat(depth));
     assert!(matches!(
         parse_text(&unclosed),
-        Err(CfdiError::Malformed(_))
+        Err(CfdiError::OverLimit(_))
     ));
 }
 
 #[test]
 fn nesting_up_to_the_limit_is_accepted() {
     // The document's own depth plus the wrapper stays within the limit.
-    let depth = depth::MAX_DEPTH - 8;
+    let depth = limits::LIMITS.depth - 8;
     let nested = format!("{}{}", "<x:a>".repeat(depth), "</x:a>".repeat(depth));
     let doc = edit(
         &read_text("cfdi40-pago20-two-pagos-retenciones.xml"),
@@ -861,6 +863,10 @@ fn depth_scan_over_estimates_but_is_not_fooled() {
         ("", false),
     ];
     for (text, deeper) in cases {
-        assert_eq!(depth::exceeds(text, limit), deeper, "{text}");
+        let limits = limits::Limits {
+            depth: limit,
+            ..limits::LIMITS
+        };
+        assert_eq!(limits::scan(text, &limits).is_err(), deeper, "{text}");
     }
 }

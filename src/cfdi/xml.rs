@@ -65,6 +65,15 @@ impl Attr {
         }
     }
 
+    /// An attribute CFDI 3.2 does not have (3.2 documents never yield it).
+    pub(super) const fn modern_only(modern: &'static str) -> Self {
+        Attr {
+            modern,
+            legacy: "",
+            label: modern,
+        }
+    }
+
     /// A versioned attribute of a nested element, with an explicit label.
     pub(super) const fn labeled(
         modern: &'static str,
@@ -91,14 +100,19 @@ impl<'a, 'i> Reader<'a, 'i> {
         Reader { node, legacy }
     }
 
-    /// The attribute value as written (entities already decoded).
+    /// The attribute value with entities decoded and surrounding blanks trimmed: the
+    /// one place values are read, so every field follows the same rule (an RFC written
+    /// `" AAA010101AAA "` is found by a filter on `AAA010101AAA`).
     pub(super) fn raw(&self, attr: Attr) -> Option<&'a str> {
         let name = if self.legacy {
             attr.legacy
         } else {
             attr.modern
         };
-        self.node.attribute(name)
+        if name.is_empty() {
+            return None;
+        }
+        self.node.attribute(name).map(str::trim)
     }
 
     pub(super) fn string(&self, attr: Attr) -> Option<String> {
@@ -111,6 +125,14 @@ impl<'a, 'i> Reader<'a, 'i> {
 
     pub(super) fn uuid(&self, attr: Attr) -> Option<String> {
         self.raw(attr).and_then(normalize_uuid)
+    }
+
+    /// A UUID that must be well formed when present and not empty.
+    pub(super) fn checked_uuid(&self, attr: Attr) -> Result<Option<String>, CfdiError> {
+        match self.uuid(attr) {
+            Some(uuid) if !is_uuid(&uuid) => Err(invalid(attr, &uuid)),
+            other => Ok(other),
+        }
     }
 
     /// An optional amount: absent or empty is None, anything else must parse.
@@ -143,15 +165,24 @@ pub(super) fn normalize_uuid(value: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_ascii_uppercase())
 }
 
+/// The 8-4-4-4-12 hexadecimal form. The version digit is not checked: stamps carry
+/// version-1 and version-5 UUIDs as well as version 4.
+pub(super) fn is_uuid(value: &str) -> bool {
+    let groups: Vec<&str> = value.split('-').collect();
+    let lengths = groups.iter().map(|g| g.len());
+    value.len() == 36
+        && lengths.eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn to_decimal(attr: Attr, value: &str) -> Result<Decimal, CfdiError> {
     parse_decimal(value).ok_or_else(|| invalid(attr, value))
 }
 
 fn invalid(attr: Attr, value: &str) -> CfdiError {
-    CfdiError::Invalid {
-        field: attr.label,
-        value: value.to_owned(),
-    }
+    CfdiError::invalid(attr.label, value)
 }
 
 /// Parses an `xs:decimal` keeping its written scale ("6.9" stays 6.9).

@@ -1,11 +1,14 @@
 //! `cfdi-extract invoices import`: documents from files, through the ingestion path
 //! extractions use (so aggregates and visibility follow the same rules).
 
+use crate::cfdi::{Cfdi, CfdiError, MAX_DOCUMENT_BYTES};
 use crate::cli::InvoicesCommand;
-use crate::db::{self, Db};
+use crate::db::{self, entities::Entity, Db};
+use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
-use crate::ingest::{self, Owner};
+use crate::ingest::{self, IngestError, Owner};
 use anyhow::{bail, Context};
+use std::io::Read;
 use std::path::Path;
 
 pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
@@ -22,27 +25,13 @@ pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
         .transpose()?
         .flatten()
         .with_context(|| format!("no entity {entity:?}"))?;
-    let owner = Owner {
-        org_id: &entity.org_id,
-        entity_id: &entity.id,
-    };
     let mut failed = 0;
     for file in &files {
-        let xml = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        let pdf = std::fs::read(file.with_extension("pdf")).ok();
-        // One transaction per file: a bad file never undoes the good ones. A document
-        // error happens before any write; a storage error rolls the file back.
-        let imported = db.tx(|tx| {
-            match ingest::ingest_document(tx, owner, direction, None, &xml, pdf.as_deref()) {
-                Err(ingest::IngestError::Storage(e)) => Err(e),
-                other => Ok(other),
-            }
-        })?;
-        match imported {
+        match import_file(&db, &entity, direction, file)? {
             Ok(id) => println!("imported\t{}\t{id}", file.display()),
-            Err(e) => {
+            Err(reason) => {
                 failed += 1;
-                println!("skipped\t{}\t{e}", file.display());
+                println!("skipped\t{}\t{reason}", file.display());
             }
         }
     }
@@ -50,4 +39,65 @@ pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
         bail!("{failed} of {} file(s) could not be imported", files.len());
     }
     Ok(())
+}
+
+/// Imports one file: the invoice id, or why the file was skipped. The outer error is
+/// for what stops the whole run (an unreadable file, the database).
+fn import_file(
+    db: &Db,
+    entity: &Entity,
+    direction: Direction,
+    file: &Path,
+) -> anyhow::Result<Result<String, String>> {
+    let xml = read_bounded(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let pdf = std::fs::read(file.with_extension("pdf")).ok();
+    // Parsed before the write transaction: a large or hostile document costs its CPU
+    // without holding the database lock the server's writes wait for.
+    let cfdi = match Cfdi::parse_stamped(&xml) {
+        Ok(cfdi) => cfdi,
+        Err(e) => return Ok(Err(IngestError::from(e).to_string())),
+    };
+    if let Some(reason) = wrong_party(&cfdi, entity, direction) {
+        return Ok(Err(reason));
+    }
+    let owner = Owner {
+        org_id: &entity.org_id,
+        entity_id: &entity.id,
+    };
+    // One transaction per file: a bad file never undoes the good ones, and a storage
+    // error rolls the file back.
+    db.tx(|tx| {
+        match ingest::store_document(tx, owner, direction, None, &cfdi, &xml, pdf.as_deref()) {
+            Err(IngestError::Storage(e)) => Err(e),
+            other => Ok(other.map_err(|e| e.to_string())),
+        }
+    })
+}
+
+/// The file's bytes, reading at most one byte past the document size limit (the
+/// parser then refuses it) so a huge file is never loaded whole.
+fn read_bounded(file: &Path) -> std::io::Result<Vec<u8>> {
+    let limit = u64::try_from(MAX_DOCUMENT_BYTES).unwrap_or(u64::MAX);
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)?
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Why the document does not belong to the entity in this direction, if it does not:
+/// an issued invoice's issuer (a received one's receiver) must be the entity.
+fn wrong_party(cfdi: &Cfdi, entity: &Entity, direction: Direction) -> Option<String> {
+    let (role, party) = match direction {
+        Direction::Issued => ("issuer", &cfdi.issuer),
+        Direction::Received => ("receiver", &cfdi.receiver),
+    };
+    let rfc = normalize_tax_id(&party.tax_id);
+    (rfc != entity.tax_id).then(|| {
+        format!(
+            "the document's {role} RFC is {:?}, not the entity's {:?} (check --entity and --direction)",
+            CfdiError::quoted(&rfc),
+            entity.tax_id
+        )
+    })
 }

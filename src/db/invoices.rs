@@ -1,6 +1,7 @@
 //! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
 //! are metadata-only and never leave this module through the API's queries.
 
+use crate::cfdi::Item;
 use crate::payments::Entry;
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use rust_decimal::Decimal;
@@ -43,7 +44,12 @@ const VIEW_JSON: &str = "json_object(
     'paid_amount', json(paid_amount), 'due_amount', json(due_amount),
     'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
     'payment_conflicts', json(iif(payment_conflicts, 'true', 'false')),
+    'items_count', coalesce(items_count, 0),
     'created_at', created_at, 'updated_at', updated_at)";
+
+/// Concepts per stored page, and the most an invoice object carries (its first page);
+/// `GET /v1/invoices/{id}/items` pages through all of them.
+pub const ITEMS_PAGE: usize = 1000;
 
 /// Filters of `GET /v1/invoices`, already validated.
 #[derive(Debug, Default, Clone)]
@@ -125,7 +131,8 @@ pub fn list(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// A visible invoice with its detail (`items`, and `payments` for type P).
+/// A visible invoice with its detail: the first [`ITEMS_PAGE`] `items` and whether
+/// there are more (`items_truncated`), and `payments` for type P.
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Value>> {
     let row = conn
         .prepare_cached(&format!(
@@ -142,12 +149,73 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<V
     let parse = |t: Option<String>| t.and_then(|t| serde_json::from_str::<Value>(&t).ok());
     let mut view: Value = serde_json::from_str(&view)?;
     if let Some(obj) = view.as_object_mut() {
-        obj.insert("items".into(), parse(items).unwrap_or_else(|| json!([])));
+        let items = parse(items).unwrap_or_else(|| json!([]));
+        let shown = items.as_array().map_or(0, Vec::len) as u64;
+        let count = obj.get("items_count").and_then(Value::as_u64).unwrap_or(0);
+        obj.insert("items".into(), items);
+        obj.insert("items_truncated".into(), json!(count > shown));
         if let Some(payments) = parse(payments) {
             obj.insert("payments".into(), payments);
         }
     }
     Ok(Some(view))
+}
+
+/// The concepts `invoices.items_json` holds: the first page.
+pub fn first_items(items: &[Item]) -> &[Item] {
+    &items[..items.len().min(ITEMS_PAGE)]
+}
+
+/// Writes an invoice's later pages of concepts (after [`first_items`]) to
+/// `invoice_item_pages`, replacing what was there.
+pub fn store_item_pages(conn: &Connection, invoice_id: &str, items: &[Item]) -> anyhow::Result<()> {
+    conn.prepare_cached("DELETE FROM invoice_item_pages WHERE invoice_id = ?1")?
+        .execute([invoice_id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",
+    )?;
+    for (page, chunk) in (1i64..).zip(items.chunks(ITEMS_PAGE).skip(1)) {
+        insert.execute(params![invoice_id, page, serde_json::to_string(chunk)?])?;
+    }
+    Ok(())
+}
+
+/// Up to `count` concepts of a visible invoice from position `start`, reading only
+/// the stored pages they are on; None when the invoice is not visible.
+pub fn items(
+    conn: &Connection,
+    org_id: &str,
+    id: &str,
+    start: usize,
+    count: usize,
+) -> anyhow::Result<Option<Vec<Value>>> {
+    let first: Option<Option<String>> = conn
+        .prepare_cached(
+            "SELECT items_json FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+        )?
+        .query_row(params![id, org_id], |r| r.get(0))
+        .optional()?;
+    let Some(mut first) = first else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    let (mut page, mut skip) = (start / ITEMS_PAGE, start % ITEMS_PAGE);
+    while out.len() < count {
+        let text = if page == 0 {
+            first.take()
+        } else {
+            conn.prepare_cached(
+                "SELECT items_json FROM invoice_item_pages WHERE invoice_id = ?1 AND page = ?2",
+            )?
+            .query_row(params![id, page as i64], |r| r.get(0))
+            .optional()?
+        };
+        let Some(text) = text else { break };
+        let items: Vec<Value> = serde_json::from_str(&text)?;
+        out.extend(items.into_iter().skip(skip).take(count - out.len()));
+        (page, skip) = (page + 1, 0);
+    }
+    Ok(Some(out))
 }
 
 /// A visible invoice of the organization: (uuid, entity_id).

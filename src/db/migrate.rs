@@ -8,11 +8,11 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
-const STEPS: &[(i64, &str)] = &[(2, STEP_2)];
+const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3)];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
 /// tokens get a sealed column (`serve` seals the plain ones at start, it has the key).
@@ -22,6 +22,30 @@ UPDATE jobs SET org_id = (SELECT w.org_id FROM deliveries d JOIN webhooks w ON w
                           WHERE d.id = jobs.target_id)
  WHERE kind = 'deliver_webhook';
 ALTER TABLE webhooks ADD COLUMN token_sealed BLOB;
+";
+
+/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices.rs).
+/// `invoices.items_json` keeps the first page (what the invoice object carries) and
+/// `items_count` the total; later pages go to `invoice_item_pages`, so no read has to
+/// load a 200,000-item document whole. Existing rows are split the same way.
+const STEP_3: &str = "
+ALTER TABLE invoices ADD COLUMN items_count INTEGER;
+CREATE TABLE IF NOT EXISTS invoice_item_pages (
+    invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    page        INTEGER NOT NULL,   -- items [page * 1000, page * 1000 + 1000)
+    items_json  TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, page)
+) WITHOUT ROWID;
+UPDATE invoices SET items_count = json_array_length(items_json) WHERE items_json IS NOT NULL;
+INSERT INTO invoice_item_pages (invoice_id, page, items_json)
+    SELECT i.id, j.key / 1000, json_group_array(json(j.value) ORDER BY j.key)
+    FROM invoices i, json_each(i.items_json) j
+    WHERE i.items_count > 1000 AND j.key >= 1000
+    GROUP BY i.id, j.key / 1000;
+UPDATE invoices SET items_json =
+    (SELECT json_group_array(json(j.value) ORDER BY j.key) FROM json_each(invoices.items_json) j
+     WHERE j.key < 1000)
+    WHERE items_count > 1000;
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
@@ -56,6 +80,9 @@ pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// The schema as version 1 released it, for stepping real old databases forward.
+    const SCHEMA_V1: &str = include_str!("schema_v1.sql");
+
     #[test]
     fn schema_applies_twice_and_records_its_version() {
         let mut conn = Connection::open_in_memory().expect("memory db");
@@ -67,18 +94,10 @@ mod tests {
         assert_eq!(v, VERSION);
     }
 
-    /// The tables of schema 1 that later steps change, as version 1 made them.
+    /// Rows in a version 1 database (created from `SCHEMA_V1`) that later steps change.
     const V1_TABLES: &str = "
-        CREATE TABLE webhooks (id TEXT PRIMARY KEY, org_id TEXT NOT NULL, url TEXT NOT NULL,
-            token TEXT NOT NULL, events TEXT NOT NULL, created_at TEXT NOT NULL);
-        CREATE TABLE deliveries (id TEXT PRIMARY KEY, webhook_id TEXT NOT NULL,
-            event_id TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-            response_status INTEGER, last_error TEXT, last_attempt_at TEXT,
-            next_attempt_at TEXT, created_at TEXT NOT NULL);
-        CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,
-            target_id TEXT NOT NULL, serial_key TEXT, status TEXT NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0, run_at TEXT NOT NULL, locked_at TEXT,
-            last_error TEXT, created_at TEXT NOT NULL);
+        INSERT INTO orgs VALUES ('o1', 'O', 't');
+        INSERT INTO events VALUES ('e1', 'o1', 'entity.update', 's', '{}', 't');
         INSERT INTO webhooks VALUES ('w1', 'o1', 'https://a.mx', 'whsec_x', '[]', 't');
         INSERT INTO deliveries (id, webhook_id, event_id, status, created_at)
             VALUES ('d1', 'w1', 'e1', 'pending', 't');
@@ -90,6 +109,7 @@ mod tests {
     #[test]
     fn a_version_1_database_steps_forward_keeping_its_rows() {
         let mut conn = Connection::open_in_memory().expect("memory db");
+        conn.execute_batch(SCHEMA_V1).expect("v1 schema");
         conn.execute_batch(V1_TABLES).expect("v1");
         apply(&mut conn).expect("migrate");
         let orgs: Vec<Option<String>> = conn
@@ -111,6 +131,40 @@ mod tests {
             .expect("version");
         assert_eq!(v, VERSION);
         apply(&mut conn).expect("again");
+    }
+
+    #[test]
+    fn version_3_splits_stored_items_into_pages_keeping_numbers_as_written() {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        conn.execute_batch(SCHEMA_V1).expect("version 1");
+        conn.pragma_update(None, "user_version", 1).expect("set");
+        let items: Vec<String> = (0..2_500)
+            .map(|i| format!(r#"{{"n":{i},"amount":1.50}}"#))
+            .collect();
+        conn.execute_batch(&format!(
+            "INSERT INTO orgs VALUES ('o', 'O', 'now');
+             INSERT INTO entities VALUES ('e', 'o', 'AAA010101AAA', 'E', x'00', 'valid', 'now', 'now');
+             INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, items_json, created_at, updated_at)
+             VALUES ('big', 'o', 'e', 'U1', 'issued', 1, '[{}]', 'now', 'now'),
+                    ('small', 'o', 'e', 'U2', 'issued', 1, '[{{\"amount\":2.0}}]', 'now', 'now');",
+            items.join(",")
+        ))
+        .expect("seed");
+        apply(&mut conn).expect("migrate");
+        let row = |sql: &str| -> (i64, String) {
+            conn.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+                .expect(sql)
+        };
+        let (count, first) = row("SELECT items_count, items_json FROM invoices WHERE id = 'big'");
+        assert_eq!(count, 2_500);
+        assert_eq!(first, format!("[{}]", items[..1000].join(",")));
+        let (pages, last) = row(
+            "SELECT COUNT(*), max(items_json) FILTER (WHERE page = 2) FROM invoice_item_pages WHERE invoice_id = 'big'",
+        );
+        assert_eq!(pages, 2);
+        assert_eq!(last, format!("[{}]", items[2000..].join(",")));
+        let (count, small) = row("SELECT items_count, items_json FROM invoices WHERE id = 'small'");
+        assert_eq!((count, small.as_str()), (1, r#"[{"amount":2.0}]"#));
     }
 
     #[test]

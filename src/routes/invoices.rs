@@ -20,6 +20,7 @@ pub fn routes() -> Vec<Route> {
         list_invoices,
         get_invoice,
         get_invoice_cfdi,
+        list_invoice_items,
         list_invoice_payments
     ]
 }
@@ -228,6 +229,39 @@ async fn get_invoice_cfdi(
     }
 }
 
+/// Every concept of an invoice, in document order; the cursor is the position of the
+/// last one returned, so a page reads only the stored pages it spans.
+#[get("/v1/invoices/<id>/items")]
+async fn list_invoice_items(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Envelope<Value>>> {
+    let page = Page::from_query(&query, 1)?;
+    let id = ids::parse(id)?;
+    let start = position(&page);
+    let fetch = page.limit + 1;
+    let items = ctx
+        .db
+        .read(move |c| db::invoices::items(c, &user.org_id, &id, start, fetch))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let keyed = (start + 1..)
+        .zip(items)
+        .map(|(n, item)| (vec![n.to_string()], item));
+    Ok(Json(page.envelope(keyed.collect(), |item| item)))
+}
+
+/// Where a positional list resumes: after the position its cursor names (capped far
+/// beyond any real list, so position arithmetic cannot overflow).
+fn position(page: &Page) -> usize {
+    page.after
+        .as_ref()
+        .and_then(|k| k[0].parse::<u32>().ok())
+        .map_or(0, |n| n as usize)
+}
+
 #[get("/v1/invoices/<id>/payments")]
 async fn list_invoice_payments(
     user: AuthUser,
@@ -250,11 +284,7 @@ async fn list_invoice_payments(
         .await?
         .ok_or(ApiError::NotFound)?;
     // Oldest first; the cursor is the position of the last entry returned.
-    let start = page
-        .after
-        .as_ref()
-        .and_then(|k| k[0].parse::<usize>().ok())
-        .unwrap_or(0);
+    let start = position(&page);
     let keyed = entries
         .into_iter()
         .enumerate()

@@ -73,8 +73,8 @@ const STAMPED: &[&str] = &[
 fn cfdi_serves_the_original_xml_byte_for_byte_for_every_imported_sample() {
     let app = TestApp::spawn();
     let client = app.client();
-    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
-    let ids = import_samples(&app, &entity, "issued", STAMPED);
+    let ids = import_by_issuer(&app, &mut Default::default(), STAMPED);
+    assert_eq!(ids.len(), STAMPED.len());
     for (file, id) in &ids {
         let original = sample_bytes(file);
         assert_xml(
@@ -94,7 +94,7 @@ fn cfdi_serves_the_original_xml_byte_for_byte_for_every_imported_sample() {
 fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
     let app = TestApp::spawn();
     let client = app.client();
-    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let entity = id_of(&client.create_entity("ISD950921HE5", "sandbox1"));
     let file = "cfdi40-ingreso-pue-real-tfd.xml";
     let id = import_samples(&app, &entity, "issued", &[file])
         .remove(file)
@@ -167,8 +167,14 @@ fn cfdi_serves_a_pdf_imported_beside_its_xml() {
     std::fs::copy(sample_path(file), &xml_path).expect("copy the sample");
     std::fs::write(dir.path().join("cfdi40-ingreso-pue-descuento-tfd.pdf"), PDF).expect("pdf");
     // A second file without a PDF beside it, in the same import.
-    let plain = dir.path().join("cfdi40-ingreso-pue-real-tfd.xml");
-    std::fs::copy(sample_path("cfdi40-ingreso-pue-real-tfd.xml"), &plain).expect("copy");
+    let plain = dir
+        .path()
+        .join("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml");
+    std::fs::copy(
+        sample_path("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"),
+        &plain,
+    )
+    .expect("copy");
     let ids: std::collections::BTreeMap<String, String> =
         import(&app, &entity, "issued", &[xml_path, plain])
             .into_iter()
@@ -194,7 +200,7 @@ fn cfdi_serves_a_pdf_imported_beside_its_xml() {
     );
     assert_json_invoice(&cfdi(&client, id, "", None), &invoice, "JSON by default");
 
-    let other = &ids["cfdi40-ingreso-pue-real-tfd.xml"];
+    let other = &ids["cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"];
     let plain_invoice = client.get(&format!("/v1/invoices/{other}")).expect(200);
     assert_eq!(plain_invoice["has_pdf"], false);
     cfdi(&client, other, "?format=pdf", None).expect_not_found();

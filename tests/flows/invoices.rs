@@ -215,12 +215,16 @@ const SAMPLES_A: &[Sample] = &[
 /// UUID of an invoice of entity A.
 const SAMPLE_B: &str = "cfdi33-pago10-tfd-usd-docto-mxn-payment.xml";
 const SAMPLE_B_UUID: &str = "9FB6ED1A-5F37-4FEF-980A-7F8C83B51894";
+const SAMPLE_B_RECEIVER: &str = "COSC8001137NA";
 
 struct Fixture {
     app: TestApp,
+    /// The entity of the samples issued by EKU9003173C9.
     entity_a: String,
+    /// Issuer RFC -> entity, for every sample of SAMPLES_A (entity A among them).
+    issuers: BTreeMap<String, String>,
     entity_b: String,
-    /// file name -> invoice id, of entity A.
+    /// file name -> invoice id, of the SAMPLES_A.
     ids: BTreeMap<String, String>,
     id_b: String,
 }
@@ -231,22 +235,32 @@ impl Fixture {
             .get(file)
             .unwrap_or_else(|| panic!("{file} was not imported"))
     }
+
+    /// The entity a sample was imported into: its issuer's.
+    fn entity_of(&self, sample: &Sample) -> &str {
+        &self.issuers[sample.issuer]
+    }
 }
 
-/// A server with entity A (every sample, issued) and entity B (one, received).
+const ISSUER_A: &str = "EKU9003173C9";
+
+/// A server with one entity per issuer of SAMPLES_A (each sample imported as issued
+/// by its issuer; entity A is EKU9003173C9's) and entity B (one sample, received).
 fn fixture() -> Fixture {
     let app = TestApp::spawn();
     let client = app.client();
-    let entity_a = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
-    let entity_b = id_of(&client.create_entity("AAA010101AAA", "sandbox1"));
+    let entity_a = id_of(&client.create_entity(ISSUER_A, "sandbox1"));
+    let entity_b = id_of(&client.create_entity(SAMPLE_B_RECEIVER, "sandbox1"));
+    let mut issuers = BTreeMap::from([(ISSUER_A.to_string(), entity_a.clone())]);
     let names: Vec<&str> = SAMPLES_A.iter().map(|s| s.file).collect();
-    let ids = import_samples(&app, &entity_a, "issued", &names);
+    let ids = import_by_issuer(&app, &mut issuers, &names);
     let id_b = import_samples(&app, &entity_b, "received", &[SAMPLE_B])
         .remove(SAMPLE_B)
         .expect("imported");
     Fixture {
         app,
         entity_a,
+        issuers,
         entity_b,
         ids,
         id_b,
@@ -331,7 +345,7 @@ fn list_is_newest_first_and_pages_of_two_cover_every_invoice_once() {
 fn list_filters_by_each_parameter() {
     let f = fixture();
     let client = f.app.client();
-    let all_a = expected_set(SAMPLES_A.iter());
+    let all_a = expected_set(SAMPLES_A.iter().filter(|s| s.issuer == ISSUER_A));
     let q = |query: &str| uuid_set(&invoices(&client, query));
 
     assert_eq!(q(&format!("entity_id={}", f.entity_a)), all_a);
@@ -345,7 +359,7 @@ fn list_filters_by_each_parameter() {
     assert_eq!(by_b[0]["type"], "P");
     assert_eq!(by_b[0]["direction"], "received");
 
-    assert_eq!(q("direction=issued"), all_a);
+    assert_eq!(q("direction=issued"), expected_set(SAMPLES_A.iter()));
     assert_eq!(invoices(&client, "direction=received").len(), 1);
     assert_eq!(
         invoices(&client, "direction=received")[0]["id"],
@@ -629,7 +643,7 @@ fn get_returns_every_documented_field_and_the_facts_of_each_sample() {
         assert_invoice_shape(&inv);
         let what = sample.file;
         assert_eq!(inv["id"], id, "{what}");
-        assert_eq!(inv["entity_id"], f.entity_a.as_str(), "{what}");
+        assert_eq!(inv["entity_id"], f.entity_of(sample), "{what}");
         assert_eq!(inv["uuid"], sample.uuid, "{what}: upper-case UUID");
         assert_eq!(inv["direction"], "issued", "{what}");
         assert_eq!(inv["type"], sample.kind, "{what}");
@@ -661,7 +675,8 @@ fn get_returns_every_documented_field_and_the_facts_of_each_sample() {
         let listed = client
             .get(&format!(
                 "/v1/invoices?uuid={}&entity_id={}",
-                sample.uuid, f.entity_a
+                sample.uuid,
+                f.entity_of(sample)
             ))
             .expect(200);
         let listed = &listed["data"][0];
@@ -924,7 +939,7 @@ fn ppd_invoice_is_paid_in_full_whether_its_complement_is_imported_before_or_afte
     let app = TestApp::spawn();
     let client = app.client();
     // Invoice first, then the complement (two separate imports).
-    let first = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let first = id_of(&client.create_entity("H&E951128469", "sandbox1"));
     let ppd = import_samples(&app, &first, "issued", &[PPD_FILE]).remove(PPD_FILE);
     let ppd = ppd.expect("imported");
     let before = client.get(&format!("/v1/invoices/{ppd}")).expect(200);
@@ -939,19 +954,20 @@ fn ppd_invoice_is_paid_in_full_whether_its_complement_is_imported_before_or_afte
     assert_scenario_1(&client, &ppd, &payment);
     assert!(invoices(&client, &format!("entity_id={first}&outstanding=true")).is_empty());
 
-    // Complement first (its invoice absent: stored as it is), then the invoice.
-    let second = id_of(&client.create_entity("AAA010101AAA", "sandbox1"));
-    let payment = import_samples(&app, &second, "issued", &[PAYMENT_FILE])
+    // Complement first (its invoice absent: stored as it is), then the invoice, at
+    // the receiver of both.
+    let second = id_of(&client.create_entity("KIJ0906199R1", "sandbox1"));
+    let payment = import_samples(&app, &second, "received", &[PAYMENT_FILE])
         .remove(PAYMENT_FILE)
         .expect("imported");
     assert_eq!(invoices(&client, &format!("entity_id={second}")).len(), 1);
-    let ppd = import_samples(&app, &second, "issued", &[PPD_FILE])
+    let ppd = import_samples(&app, &second, "received", &[PPD_FILE])
         .remove(PPD_FILE)
         .expect("imported");
     assert_scenario_1(&client, &ppd, &payment);
 
     // Importing both again changes nothing (no duplicate, same ids, same amounts).
-    let again = import_samples(&app, &second, "issued", &[PAYMENT_FILE, PPD_FILE]);
+    let again = import_samples(&app, &second, "received", &[PAYMENT_FILE, PPD_FILE]);
     assert_eq!(again.get(PPD_FILE), Some(&ppd));
     assert_eq!(again.get(PAYMENT_FILE), Some(&payment));
     assert_eq!(invoices(&client, &format!("entity_id={second}")).len(), 2);
@@ -962,11 +978,9 @@ fn ppd_invoice_is_paid_in_full_whether_its_complement_is_imported_before_or_afte
 fn ppd_invoice_without_complement_owes_its_total() {
     let app = TestApp::spawn();
     let client = app.client();
-    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
-    let ids = import_samples(
+    let ids = import_by_issuer(
         &app,
-        &entity,
-        "issued",
+        &mut BTreeMap::new(),
         &[
             "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml",
             "cfdi33-ingreso-ppd-multiples-tasas-tfd.xml",
@@ -1101,9 +1115,9 @@ fn metadata_only_invoice_is_invisible_until_a_later_extraction_gets_its_xml() {
 fn deleting_an_entity_removes_its_invoices_and_extractions() {
     let app = TestApp::spawn();
     let client = app.client();
-    let keep = id_of(&client.create_entity("AAA010101AAA", "sandbox1"));
-    let kept = import_samples(&app, &keep, "issued", &[PPD_FILE]);
-    let entity = id_of(&valid_entity(&client, "EKU9003173C9", "sandbox1"));
+    let keep = id_of(&client.create_entity("KIJ0906199R1", "sandbox1"));
+    let kept = import_samples(&app, &keep, "received", &[PPD_FILE]);
+    let entity = id_of(&valid_entity(&client, "H&E951128469", "sandbox1"));
     let day = date("2026-01-05");
     let extraction = extract(&client, &entity, day, day, "issued");
     let ids = import_samples(&app, &entity, "issued", &[PPD_FILE, PAYMENT_FILE]);

@@ -14,4 +14,6 @@ mod support;
 
 mod documents;
 mod extractions;
+mod import;
 mod invoices;
+mod items;

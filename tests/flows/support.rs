@@ -90,6 +90,36 @@ pub fn import_samples(
         .collect()
 }
 
+/// The RFC of a sample's issuer (`Emisor@Rfc`).
+pub fn issuer_of(name: &str) -> String {
+    cfdi_extract::cfdi::Cfdi::parse(&sample_bytes(name))
+        .unwrap_or_else(|e| panic!("parse sample {name}: {e}"))
+        .issuer
+        .tax_id
+}
+
+/// Imports samples as `issued`, each into the entity whose tax id is its issuer's RFC
+/// (import refuses any other): entities are taken from `entities` (tax id -> id) or
+/// created and recorded there. Returns file name -> invoice id.
+pub fn import_by_issuer(
+    app: &TestApp,
+    entities: &mut BTreeMap<String, String>,
+    names: &[&str],
+) -> BTreeMap<String, String> {
+    let mut by_entity: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for name in names {
+        let rfc = issuer_of(name);
+        let entity = entities
+            .entry(rfc.clone())
+            .or_insert_with(|| id_of(&app.client().create_entity(&rfc, "sandbox1")));
+        by_entity.entry(entity.clone()).or_default().push(name);
+    }
+    by_entity
+        .iter()
+        .flat_map(|(entity, names)| import_samples(app, entity, "issued", names))
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------
 // Entities and extractions
 

@@ -64,7 +64,8 @@ pub(super) const SAMPLES: &[Sample] = &[
         discount: Some("0.00"),
         total: "4685.00",
         payment_method: None,
-        payment_form: Some("Pago en una sola exhibicion"),
+        // 3.2: the form of payment is metodoDePago (EXPECTED.md's edge-case note).
+        payment_form: Some("04"),
         related: &[],
         payments: &[],
     },
@@ -831,7 +832,8 @@ pub(super) const SAMPLES: &[Sample] = &[
         discount: Some("0.00"),
         total: "40600.00",
         payment_method: None,
-        payment_form: Some("PAGO EN UNA SOLA EXHIBICION"),
+        // 3.2: metodoDePago, as above.
+        payment_form: Some("No Identificado"),
         related: &[],
         payments: &[],
     },

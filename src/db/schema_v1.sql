@@ -1,0 +1,202 @@
+-- cfdi-extract schema, version 1.
+-- Applied idempotently at every start (CREATE ... IF NOT EXISTS); later versions add
+-- numbered steps in src/db/migrate.rs and bump PRAGMA user_version.
+-- Timestamps set by the service are fixed-width UTC text ("2026-11-21T10:15:30.123456Z"),
+-- so text comparison orders them. Money is decimal text, never REAL.
+
+CREATE TABLE IF NOT EXISTS orgs (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS users (
+    id             TEXT PRIMARY KEY,
+    org_id         TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    email          TEXT NOT NULL UNIQUE,          -- stored lower-cased
+    password_hash  TEXT NOT NULL,                 -- argon2id PHC string
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS entities (
+    id                 TEXT PRIMARY KEY,
+    org_id             TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    tax_id             TEXT NOT NULL,
+    name               TEXT NOT NULL,
+    ciec_ciphertext    BLOB NOT NULL,             -- nonce || ChaCha20-Poly1305 ciphertext
+    credential_status  TEXT NOT NULL CHECK (credential_status IN ('pending', 'valid', 'invalid')),
+    created_at         TEXT NOT NULL,
+    updated_at         TEXT NOT NULL,
+    UNIQUE (org_id, tax_id)
+);
+CREATE INDEX IF NOT EXISTS entities_org_id ON entities (org_id, id);
+
+CREATE TABLE IF NOT EXISTS extractions (
+    id                  TEXT PRIMARY KEY,
+    org_id              TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id           TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    status              TEXT NOT NULL CHECK (status IN ('pending', 'running', 'finished', 'failed')),
+    period_from         TEXT NOT NULL,
+    period_to           TEXT NOT NULL,
+    download_type       TEXT NOT NULL CHECK (download_type IN ('issued', 'received')),
+    started_at          TEXT,
+    finished_at         TEXT,
+    failed_reason       TEXT CHECK (failed_reason IN ('invalid_credentials', 'credentials_not_validated', 'sat_unavailable', 'internal_error')),
+    invoices_found      INTEGER NOT NULL DEFAULT 0,
+    invoices_processed  INTEGER NOT NULL DEFAULT 0,
+    progress            INTEGER NOT NULL DEFAULT 0, -- listing entries handled so far (resume point)
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS extractions_org_id ON extractions (org_id, id);
+CREATE INDEX IF NOT EXISTS extractions_entity ON extractions (entity_id, id);
+
+-- One row per (entity, fiscal UUID). xml_processed = 0 is the metadata-only state:
+-- known from the authority's listing, not visible through the API.
+CREATE TABLE IF NOT EXISTS invoices (
+    id                  TEXT PRIMARY KEY,
+    org_id              TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id           TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    uuid                TEXT NOT NULL,
+    direction           TEXT NOT NULL CHECK (direction IN ('issued', 'received')),
+    xml_processed       INTEGER NOT NULL DEFAULT 0,
+    type                TEXT CHECK (type IN ('I', 'E', 'T', 'N', 'P')),
+    version             TEXT,
+    series              TEXT,
+    folio               TEXT,
+    issued_at           TEXT,
+    certified_at        TEXT,
+    issuer_tax_id       TEXT,
+    issuer_name         TEXT,
+    issuer_tax_regime   TEXT,
+    receiver_tax_id     TEXT,
+    receiver_name       TEXT,
+    receiver_cfdi_use   TEXT,
+    currency            TEXT,
+    exchange_rate       TEXT,
+    subtotal            TEXT,
+    discount            TEXT,
+    taxes_transferred   TEXT,
+    taxes_withheld      TEXT,
+    total               TEXT,
+    payment_method      TEXT,
+    payment_form        TEXT,
+    status              TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'cancelled')),
+    cancelled_at        TEXT,
+    has_pdf             INTEGER NOT NULL DEFAULT 0,
+    paid_amount         TEXT,
+    due_amount          TEXT,
+    last_payment_date   TEXT,
+    fully_paid_at       TEXT,
+    payment_conflicts   INTEGER NOT NULL DEFAULT 0,
+    outstanding         INTEGER NOT NULL DEFAULT 0, -- due_amount > 0, decided exactly in Rust
+    items_json          TEXT,
+    payments_json       TEXT,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL,
+    UNIQUE (entity_id, uuid)
+);
+-- Listing is newest issued_at first within an organization; the partial indexes keep
+-- metadata-only rows out of every listing path.
+CREATE INDEX IF NOT EXISTS invoices_org_issued ON invoices (org_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
+CREATE INDEX IF NOT EXISTS invoices_entity_issued ON invoices (entity_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
+CREATE INDEX IF NOT EXISTS invoices_org_uuid ON invoices (org_id, uuid);
+
+CREATE TABLE IF NOT EXISTS documents (
+    invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    kind        TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
+    content     BLOB NOT NULL,
+    PRIMARY KEY (invoice_id, kind)
+) WITHOUT ROWID;
+
+-- Related-document entries of payment complements (DoctoRelacionado), one row per
+-- distinct entry of a complement. Linked to the paid invoice by (entity_id, related_uuid),
+-- so a complement that arrives first waits here for its invoice.
+CREATE TABLE IF NOT EXISTS payment_entries (
+    payment_invoice_id   TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    entity_id            TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq                  INTEGER NOT NULL,       -- position in the complement
+    related_uuid         TEXT NOT NULL,
+    paid_at              TEXT NOT NULL,
+    installment          INTEGER,
+    previous_balance     TEXT,
+    amount_paid          TEXT,
+    outstanding_balance  TEXT,
+    currency             TEXT,
+    equivalence          TEXT,
+    PRIMARY KEY (payment_invoice_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS payment_entries_related ON payment_entries (entity_id, related_uuid);
+
+CREATE TABLE IF NOT EXISTS webhooks (
+    id          TEXT PRIMARY KEY,
+    org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    url         TEXT NOT NULL,
+    token       TEXT NOT NULL,
+    events      TEXT NOT NULL,                   -- JSON array of event names
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_org_id ON webhooks (org_id, id);
+
+CREATE TABLE IF NOT EXISTS events (
+    id          TEXT PRIMARY KEY,
+    org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    event       TEXT NOT NULL CHECK (event IN ('extraction.update', 'entity.update')),
+    source      TEXT NOT NULL,
+    payload     TEXT NOT NULL,                   -- the exact JSON body delivered
+    created_at  TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS deliveries (
+    id               TEXT PRIMARY KEY,
+    webhook_id       TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    event_id         TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    status           TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    response_status  INTEGER,
+    last_error       TEXT,
+    last_attempt_at  TEXT,
+    next_attempt_at  TEXT,
+    created_at       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS deliveries_webhook ON deliveries (webhook_id, id);
+
+-- Append-only log of delivery attempts (status 0 = transport error).
+CREATE TABLE IF NOT EXISTS delivery_attempts (
+    delivery_id      TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+    attempt          INTEGER NOT NULL,
+    response_status  INTEGER NOT NULL,
+    error            TEXT,
+    duration_ms      INTEGER NOT NULL,
+    attempted_at     TEXT NOT NULL,
+    PRIMARY KEY (delivery_id, attempt)
+) WITHOUT ROWID;
+
+-- The durable job queue. serial_key serialises jobs that must run in order
+-- (one entity's extractions; one resource's deliveries to one webhook).
+CREATE TABLE IF NOT EXISTS jobs (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind        TEXT NOT NULL CHECK (kind IN ('validate_credential', 'run_extraction', 'deliver_webhook')),
+    target_id   TEXT NOT NULL,                   -- entity, extraction or delivery id
+    serial_key  TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('queued', 'running')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    run_at      TEXT NOT NULL,
+    locked_at   TEXT,
+    last_error  TEXT,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, run_at, id);
+CREATE INDEX IF NOT EXISTS jobs_serial ON jobs (serial_key, id) WHERE serial_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_target ON jobs (target_id);
+
+-- State of the built-in sandbox tax authority: which extraction first listed an
+-- invoice (withheld XML and late cancellations depend on it).
+CREATE TABLE IF NOT EXISTS sandbox_listings (
+    entity_id            TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    direction            TEXT NOT NULL,
+    uuid                 TEXT NOT NULL,
+    first_extraction_id  TEXT NOT NULL,
+    PRIMARY KEY (entity_id, direction, uuid)
+) WITHOUT ROWID;

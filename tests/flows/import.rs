@@ -1,0 +1,235 @@
+//! `invoices import`: bounded parsing outside the write transaction, the entity's
+//! party check, and the CFDI field rules, through the binary.
+
+use crate::helpers::TestApp;
+use crate::support::*;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+pub const REAL_40: &str = "cfdi40-ingreso-pue-real-tfd.xml";
+pub const REAL_40_ISSUER: &str = "ISD950921HE5";
+pub const REAL_40_UUID: &str = "C2832671-DA6D-11EF-A83D-00155D012007";
+
+/// A sample with `edits` applied (each `from` must occur), written to `dir/name`.
+pub fn edited_sample(dir: &TempDir, name: &str, sample: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = String::from_utf8(sample_bytes(sample)).expect("utf8 sample");
+    for (from, to) in edits {
+        assert!(text.contains(from), "{sample} has no {from:?}");
+        text = text.replacen(from, to, 1);
+    }
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write sample");
+    path
+}
+
+/// Runs `invoices import` expecting failure; returns the `skipped` reason of `file`.
+#[track_caller]
+pub fn import_refused(app: &TestApp, entity: &str, direction: &str, file: &Path) -> String {
+    let path = file.to_string_lossy().to_string();
+    let out = app.cli(
+        &[
+            "invoices",
+            "import",
+            "--entity",
+            entity,
+            "--direction",
+            direction,
+            &path,
+        ],
+        None,
+    );
+    assert!(!out.status.success(), "should fail: {}", out.stdout);
+    assert_eq!(
+        out.stderr.trim().lines().count(),
+        1,
+        "one line: {:?}",
+        out.stderr
+    );
+    let prefix = format!("skipped\t{path}\t");
+    let line = out.stdout.lines().find(|l| l.starts_with(&prefix));
+    line.map(|l| l[prefix.len()..].to_string())
+        .unwrap_or_else(|| panic!("no skipped line for {path}: {}", out.stdout))
+}
+
+#[test]
+fn a_hostile_document_is_refused_fast_while_the_api_keeps_writing() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let dir = TempDir::new().expect("tmp");
+    // ~1 MB: one element with 100,000 attributes (cost roxmltree ~20 s of CPU).
+    let attributes: String = (0..100_000).map(|i| format!(" a{i}=\"1\"")).collect();
+    let hostile = format!("<x:h xmlns:x=\"urn:x\"{attributes}/><cfdi:Complemento>");
+    let file = edited_sample(
+        &dir,
+        "hostile.xml",
+        REAL_40,
+        &[("<cfdi:Complemento>", &hostile)],
+    );
+
+    let started = Instant::now();
+    let importing = {
+        let (app_dir, entity, file) = (app.data_dir().to_path_buf(), entity.clone(), file.clone());
+        std::thread::spawn(move || {
+            let path = file.to_string_lossy().to_string();
+            let args = [
+                "invoices",
+                "import",
+                "--entity",
+                &entity,
+                "--direction",
+                "issued",
+                &path,
+            ];
+            crate::helpers::cli_on(&app_dir, &args, None)
+        })
+    };
+    let mut writes = 0;
+    while !importing.is_finished() || writes == 0 {
+        let created = client.post_json(
+            "/v1/entities",
+            &json!({"tax_id": crate::helpers::tax_id("WRT"), "name": "W", "ciec_password": "sandbox1"}),
+        );
+        assert_eq!(created.status, 201, "{}", created.text());
+        writes += 1;
+    }
+    let out = importing.join().expect("import thread");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!out.status.success());
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{:?}", out.stderr);
+    assert!(
+        out.stdout.starts_with("skipped\t") && out.stdout.contains("more than 256 attributes"),
+        "{}",
+        out.stdout
+    );
+    assert!(invoices(&client, "").is_empty());
+}
+
+#[test]
+fn a_file_over_20_mib_is_refused() {
+    let app = TestApp::spawn();
+    let entity = id_of(&app.client().create_entity(REAL_40_ISSUER, "sandbox1"));
+    let dir = TempDir::new().expect("tmp");
+    let padding = format!("{}<cfdi:Complemento>", " ".repeat(21 * 1024 * 1024));
+    let file = edited_sample(
+        &dir,
+        "big.xml",
+        REAL_40,
+        &[("<cfdi:Complemento>", &padding)],
+    );
+    let reason = import_refused(&app, &entity, "issued", &file);
+    assert!(reason.contains("larger than 20 MiB"), "{reason}");
+}
+
+#[test]
+fn import_refuses_a_document_of_another_taxpayer() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let other = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let issuer = id_of(&client.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let receiver = id_of(&client.create_entity("COSC8001137NA", "sandbox1"));
+    let file = sample_path(REAL_40);
+    let reason = import_refused(&app, &other, "issued", &file);
+    assert!(
+        reason.contains("issuer RFC is \"ISD950921HE5\"") && reason.contains("EKU9003173C9"),
+        "{reason}"
+    );
+    // The issuer cannot import it as received, nor the receiver as issued.
+    assert!(import_refused(&app, &issuer, "received", &file).contains("receiver RFC"));
+    assert!(import_refused(&app, &receiver, "issued", &file).contains("issuer RFC"));
+    assert!(invoices(&client, "").is_empty());
+    import(&app, &issuer, "issued", std::slice::from_ref(&file));
+    import(&app, &receiver, "received", &[file]);
+    assert_eq!(invoices(&client, "").len(), 2);
+}
+
+#[test]
+fn rfcs_and_codes_are_stored_trimmed_and_rfcs_compared_in_upper_case() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let dir = TempDir::new().expect("tmp");
+    let file = edited_sample(
+        &dir,
+        "spaced.xml",
+        REAL_40,
+        &[
+            ("Rfc=\"ISD950921HE5\"", "Rfc=\" isd950921he5 \""),
+            ("FormaPago=\"04\"", "FormaPago=\" 04 \""),
+            ("Rfc=\"COSC8001137NA\"", "Rfc=\"\tCOSC8001137NA \""),
+        ],
+    );
+    import(&app, &entity, "issued", &[file]);
+    let found = invoices(&client, "receiver_tax_id=COSC8001137NA");
+    assert_eq!(found.len(), 1, "the receiver filter finds it");
+    assert_eq!(found[0]["payment_form"], "04");
+    assert_eq!(found[0]["receiver"]["tax_id"], "COSC8001137NA");
+    assert_eq!(found[0]["issuer"]["tax_id"], "isd950921he5");
+}
+
+#[test]
+fn malformed_and_conflicting_stamps_are_refused() {
+    let app = TestApp::spawn();
+    let entity = id_of(&app.client().create_entity(REAL_40_ISSUER, "sandbox1"));
+    let dir = TempDir::new().expect("tmp");
+    let bad = edited_sample(
+        &dir,
+        "bad.xml",
+        REAL_40,
+        &[(REAL_40_UUID, "C2832671-DA6D-11EF-A83D\"x")],
+    );
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&bad)
+            .expect("read")
+            .replace("A83D\"x", "A83D&quot;x"),
+    )
+    .expect("write");
+    let reason = import_refused(&app, &entity, "issued", &bad);
+    assert!(
+        reason.contains("invalid TimbreFiscalDigital@UUID"),
+        "{reason}"
+    );
+    let second = format!(
+        "<tfd:TimbreFiscalDigital xmlns:tfd=\"http://www.sat.gob.mx/TimbreFiscalDigital\" Version=\"1.1\" UUID=\"{}\"/></cfdi:Complemento>",
+        "11111111-2222-3333-4444-000000000001"
+    );
+    let twice = edited_sample(
+        &dir,
+        "twice.xml",
+        REAL_40,
+        &[("</cfdi:Complemento>", &second)],
+    );
+    let reason = import_refused(&app, &entity, "issued", &twice);
+    assert!(
+        reason.contains("two TimbreFiscalDigital stamps"),
+        "{reason}"
+    );
+    assert!(invoices(&app.client(), "").is_empty());
+}
+
+#[test]
+fn cfdi32_payment_form_comes_from_metodo_de_pago() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("CTO021007DZ8", "sandbox1"));
+    let file = "cfdi32-ingreso-real-legacy-tfd10.xml";
+    let id = import_samples(&app, &entity, "issued", &[file])
+        .remove(file)
+        .expect("imported");
+    let invoice = client.get(&format!("/v1/invoices/{id}")).expect(200);
+    assert_eq!(invoice["payment_form"], "04", "{invoice}");
+    assert!(invoice["payment_method"].is_null(), "{invoice}");
+    let items = invoice["items"].as_array().expect("items");
+    assert_eq!(items.len(), 7);
+    assert!(
+        items.iter().all(|i| i["product_code"].is_null()),
+        "{invoice}"
+    );
+}
