@@ -5,6 +5,7 @@ pub mod credential;
 mod names;
 
 pub use credential::{Fiel, FielErrors, FielField, FielSummary};
+pub mod client;
 pub mod endpoints;
 pub mod envelope;
 pub mod package;
