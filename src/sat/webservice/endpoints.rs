@@ -52,6 +52,21 @@ pub enum Operation {
 }
 
 impl Operation {
+    pub const ALL: [Operation; 6] = [
+        Operation::Authenticate,
+        Operation::QueryIssued,
+        Operation::QueryReceived,
+        Operation::QueryUuid,
+        Operation::Verify,
+        Operation::Download,
+    ];
+
+    /// The operation a `SOAPAction` names (what a server, or a fake one, routes on).
+    pub fn from_soap_action(action: &str) -> Option<Operation> {
+        let action = action.trim().trim_matches('"');
+        Self::ALL.into_iter().find(|op| op.soap_action() == action)
+    }
+
     pub fn soap_action(self) -> &'static str {
         match self {
             Operation::Authenticate => "http://DescargaMasivaTerceros.gob.mx/IAutenticacion/Autentica",
@@ -104,6 +119,19 @@ mod tests {
             Operation::Download.url(&sat),
             "https://cfdidescargamasiva.clouda.sat.gob.mx/DescargaMasivaService.svc"
         );
+    }
+
+    #[test]
+    fn actions_name_their_operation() {
+        for op in Operation::ALL {
+            assert_eq!(Operation::from_soap_action(op.soap_action()), Some(op));
+        }
+        let quoted = format!("\"{}\"", Operation::Verify.soap_action());
+        assert_eq!(
+            Operation::from_soap_action(&quoted),
+            Some(Operation::Verify)
+        );
+        assert_eq!(Operation::from_soap_action("Autentica"), None);
     }
 
     #[test]

@@ -191,26 +191,35 @@ fn malformed(what: impl Into<String>) -> ResponseError {
     ResponseError::Malformed(what.into())
 }
 
+/// The SOAP fault an answer carries, if it is XML with one.
+pub fn fault(xml: &str) -> Option<ResponseError> {
+    fault_of(&Document::parse(xml).ok()?)
+}
+
+fn fault_of(doc: &Document<'_>) -> Option<ResponseError> {
+    let fault = doc
+        .descendants()
+        .find(|n| n.has_tag_name((SOAP_NS, "Fault")))?;
+    let child = |name: &str| {
+        fault
+            .children()
+            .find(|n| n.tag_name().name() == name)
+            .and_then(|n| n.text())
+            .map(|t| t.trim().to_string())
+            .unwrap_or_default()
+    };
+    Some(ResponseError::Fault {
+        code: child("faultcode"),
+        message: child("faultstring"),
+    })
+}
+
 fn parse(xml: &str) -> Result<Document<'_>, ResponseError> {
     let doc = Document::parse(xml).map_err(|e| malformed(format!("not XML: {e}")))?;
-    if let Some(fault) = doc
-        .descendants()
-        .find(|n| n.has_tag_name((SOAP_NS, "Fault")))
-    {
-        let child = |name: &str| {
-            fault
-                .children()
-                .find(|n| n.tag_name().name() == name)
-                .and_then(|n| n.text())
-                .map(|t| t.trim().to_string())
-                .unwrap_or_default()
-        };
-        return Err(ResponseError::Fault {
-            code: child("faultcode"),
-            message: child("faultstring"),
-        });
+    match fault_of(&doc) {
+        Some(fault) => Err(fault),
+        None => Ok(doc),
     }
-    Ok(doc)
 }
 
 fn element<'a, 'i>(
