@@ -20,14 +20,18 @@ pub struct Entity {
 }
 
 impl Entity {
-    /// The public view: never the password, sealed or not.
+    /// The public view: never the password, sealed or not. `efirma` is there only when
+    /// the entity has one, so entities without keep the contract's exact shape.
     pub fn view(&self) -> Value {
-        json!({
+        let mut view = json!({
             "id": self.id, "tax_id": self.tax_id, "name": self.name,
             "credential_status": self.credential_status.as_str(),
-            "efirma": self.efirma.as_ref().map(EfirmaSummary::view),
             "created_at": self.created_at, "updated_at": self.updated_at,
-        })
+        });
+        if let Some(efirma) = &self.efirma {
+            view["efirma"] = efirma.view();
+        }
+        view
     }
 
     /// The `entity` object embedded in extraction events.

@@ -1,6 +1,7 @@
 //! Tax-authority providers. The service talks to the SAT through this interface; the
 //! default provider is the deterministic sandbox in `sandbox`.
 
+pub mod bulk;
 pub mod portal;
 pub mod sandbox;
 pub mod sandbox_docs;

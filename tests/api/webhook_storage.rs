@@ -80,6 +80,8 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
         "DROP INDEX jobs_deliveries_due;
          ALTER TABLE jobs DROP COLUMN org_id;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
+         ALTER TABLE invoices DROP COLUMN items_count;
+         DROP TABLE invoice_item_pages;
          PRAGMA user_version = 1;",
     )
     .expect("back to schema 1");

@@ -1,0 +1,135 @@
+//! The e.firma channel: the SAT's bulk-download web service. Unlike the CIEC channel it
+//! is asynchronous: a query is accepted at once and answered minutes to days later, so
+//! the extraction job asks, stores the SAT's request id, and checks back later
+//! (`jobs::bulk`). Two implementations speak this interface: the real service's SOAP
+//! client (`Soap`, also pointed at local fakes by tests), and the sandbox's simulation
+//! (`sandbox_bulk`). Answers use the web service's own vocabulary (`responses`).
+
+use super::webservice::client::{Client, ClientError};
+use super::webservice::endpoints::Endpoints;
+use super::webservice::envelope::{Query, WindowQuery};
+use super::webservice::responses::{
+    DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer,
+};
+use super::webservice::Fiel;
+use super::{RunContext, SatError};
+use chrono::Utc;
+use std::time::Duration;
+
+pub trait BulkService: Send + Sync {
+    /// Authenticates with the e.firma: `InvalidCredentials` when the SAT refuses it.
+    /// `run` names the extraction (None for a credential check); only the sandbox,
+    /// which keys its simulated state on it, looks at it.
+    fn connect<'a>(
+        &'a self,
+        fiel: &'a Fiel,
+        run: Option<&RunContext>,
+    ) -> Result<Box<dyn BulkSession + 'a>, SatError>;
+}
+
+/// An authenticated conversation; it renews its token as needed.
+pub trait BulkSession {
+    fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError>;
+    fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError>;
+    fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError>;
+}
+
+/// The real web service (or a fake at configured URLs) over SOAP.
+pub struct Soap {
+    client: Client,
+}
+
+impl Soap {
+    pub fn new(endpoints: Endpoints, timeout: Duration) -> Self {
+        Soap {
+            client: Client::new(endpoints, timeout),
+        }
+    }
+}
+
+/// Tokens last five minutes; renew a little before.
+const TOKEN_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
+
+impl BulkService for Soap {
+    fn connect<'a>(
+        &'a self,
+        fiel: &'a Fiel,
+        _run: Option<&RunContext>,
+    ) -> Result<Box<dyn BulkSession + 'a>, SatError> {
+        let token = authenticate(&self.client, fiel)?;
+        Ok(Box::new(SoapSession {
+            client: &self.client,
+            fiel,
+            token,
+        }))
+    }
+}
+
+fn authenticate(client: &Client, fiel: &Fiel) -> Result<Token, SatError> {
+    client.authenticate(fiel, Utc::now()).map_err(|e| match e {
+        // The service answers a refused signature or certificate with a security fault.
+        ClientError::Answer {
+            source: ResponseError::Fault { .. },
+            ..
+        } => SatError::InvalidCredentials,
+        other => unavailable(other),
+    })
+}
+
+struct SoapSession<'a> {
+    client: &'a Client,
+    fiel: &'a Fiel,
+    token: Token,
+}
+
+impl SoapSession<'_> {
+    fn token(&mut self) -> Result<&Token, SatError> {
+        let stale = self
+            .token
+            .expires
+            .is_some_and(|at| at - TOKEN_MARGIN <= Utc::now());
+        if stale {
+            self.token = authenticate(self.client, self.fiel)?;
+        }
+        Ok(&self.token)
+    }
+}
+
+impl BulkSession for SoapSession<'_> {
+    fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
+        self.token()?;
+        self.client
+            .query(self.fiel, &self.token, &Query::Window(query.clone()))
+            .map_err(unavailable)
+    }
+
+    fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError> {
+        self.token()?;
+        self.client
+            .verify(self.fiel, &self.token, request_id)
+            .map_err(unavailable)
+    }
+
+    fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError> {
+        self.token()?;
+        self.client
+            .download(self.fiel, &self.token, package_id)
+            .map_err(unavailable)
+    }
+}
+
+/// Transport failures, HTTP errors, faults and unreadable answers: come back later.
+fn unavailable(e: ClientError) -> SatError {
+    SatError::Unavailable(e.to_string())
+}
+
+/// Codes that mean the SAT refused the e.firma itself, in any answer.
+pub fn refuses_certificate(code: SatCode) -> bool {
+    matches!(
+        code,
+        SatCode::InvalidUser
+            | SatCode::SealRfcMismatch
+            | SatCode::CertificateRevokedOrExpired
+            | SatCode::InvalidCertificate
+    )
+}
