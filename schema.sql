@@ -1,4 +1,4 @@
--- cfdi-extract schema, version 3 (src/db/migrate.rs steps older databases forward).
+-- cfdi-extract schema, version 4 (src/db/migrate.rs steps older databases forward).
 -- Applied idempotently at every start (CREATE ... IF NOT EXISTS); later versions add
 -- numbered steps in src/db/migrate.rs and bump PRAGMA user_version.
 -- Timestamps set by the service are fixed-width UTC text ("2026-11-21T10:15:30.123456Z"),
@@ -42,7 +42,9 @@ CREATE TABLE IF NOT EXISTS extractions (
     download_type       TEXT NOT NULL CHECK (download_type IN ('issued', 'received')),
     started_at          TEXT,
     finished_at         TEXT,
-    failed_reason       TEXT CHECK (failed_reason IN ('invalid_credentials', 'credentials_not_validated', 'sat_unavailable', 'internal_error')),
+    failed_reason       TEXT CHECK (failed_reason IN ('invalid_credentials', 'credentials_not_validated', 'sat_unavailable', 'internal_error',
+                                                  'sat_request_limit', 'sat_request_rejected')),
+    channel             TEXT CHECK (channel IN ('ciec', 'efirma')), -- decided when the run starts
     invoices_found      INTEGER NOT NULL DEFAULT 0,
     invoices_processed  INTEGER NOT NULL DEFAULT 0,
     progress            INTEGER NOT NULL DEFAULT 0, -- listing entries handled so far (resume point)
@@ -240,7 +242,45 @@ CREATE TABLE IF NOT EXISTS efirmas (
     issuer               TEXT NOT NULL,
     valid_from           TEXT NOT NULL,
     valid_to             TEXT NOT NULL,
-    status               TEXT NOT NULL CHECK (status IN ('pending', 'valid', 'invalid')),
+    status               TEXT NOT NULL CHECK (status IN ('pending', 'valid', 'invalid', 'expired')),
     created_at           TEXT NOT NULL,
     updated_at           TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- The e.firma channel's requests to the SAT's bulk-download service: one row per
+-- (extraction, kind, window), kept for the days the SAT takes to answer. The job that
+-- drives them checks back at next_check_at; nothing is asked twice after a restart.
+CREATE TABLE IF NOT EXISTS sat_requests (
+    id              TEXT PRIMARY KEY,
+    extraction_id   TEXT NOT NULL REFERENCES extractions(id) ON DELETE CASCADE,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL CHECK (kind IN ('metadata', 'cfdi')),
+    direction       TEXT NOT NULL CHECK (direction IN ('issued', 'received')),
+    window_start    TEXT NOT NULL,               -- Mexico City local time, YYYY-MM-DDTHH:MM:SS
+    window_end      TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('new', 'submitted', 'downloading', 'done', 'split')),
+    sat_request_id  TEXT,                        -- the SAT's IdSolicitud
+    sat_state       INTEGER,                     -- the SAT's last EstadoSolicitud
+    cfdi_count      INTEGER,                     -- NumeroCFDIs
+    checks          INTEGER NOT NULL DEFAULT 0,  -- verifications made
+    remade          INTEGER NOT NULL DEFAULT 0,  -- times asked again after it expired
+    next_check_at   TEXT,
+    last_code       INTEGER,                     -- the SAT's last CodEstatus / CodigoEstadoSolicitud
+    last_message    TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sat_requests_extraction ON sat_requests (extraction_id, created_at);
+CREATE INDEX IF NOT EXISTS sat_requests_live ON sat_requests (entity_id, kind, direction, window_start, window_end);
+
+-- The packages a finished request offers; each may be downloaded twice at the SAT, so
+-- every download is counted before it is made.
+CREATE TABLE IF NOT EXISTS sat_packages (
+    request_id  TEXT NOT NULL REFERENCES sat_requests(id) ON DELETE CASCADE,
+    package_id  TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    downloads   INTEGER NOT NULL DEFAULT 0,
+    items_done  INTEGER NOT NULL DEFAULT 0,      -- rows or files stored (the resume point)
+    done        INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (request_id, package_id)
 ) WITHOUT ROWID;

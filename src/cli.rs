@@ -102,6 +102,19 @@ pub struct ServeArgs {
     /// Base URL of the SAT CFDI portal (`--sat portal`). Default: the SAT's own.
     #[arg(long, env = "CFDI_EXTRACT_SAT_PORTAL_URL")]
     pub sat_portal_url: Option<String>,
+    /// Base URL of the SAT's bulk-download web service (authentication, requests,
+    /// verification) for the e.firma channel. Default: the SAT's own with `--sat portal`,
+    /// the built-in simulation with `--sat sandbox`.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_WS_URL")]
+    pub sat_ws_url: Option<String>,
+    /// Base URL of the web service's package downloads. Default: `--sat-ws-url` when
+    /// given, else the SAT's own.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_WS_DOWNLOAD_URL")]
+    pub sat_ws_download_url: Option<String>,
+    /// First wait before checking a request to the web service again; it doubles at each
+    /// check up to 15 minutes.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_WS_POLL", default_value = "10s", value_parser = parse_duration)]
+    pub sat_ws_poll: Duration,
     /// Timeout of one HTTP exchange with the SAT portal, redirects included.
     #[arg(long, env = "CFDI_EXTRACT_SAT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub sat_timeout: Duration,

@@ -81,3 +81,20 @@ pub fn emit(
     }
     Ok(queued)
 }
+
+/// `entity.update` with the entity as it now is.
+pub fn entity_changed(
+    conn: &Connection,
+    entity: &db::entities::Entity,
+    first_attempt_at: &str,
+) -> anyhow::Result<()> {
+    emit(
+        conn,
+        &entity.org_id,
+        Resource::Entity,
+        &entity.id,
+        entity.view(),
+        first_attempt_at,
+    )?;
+    Ok(())
+}

@@ -6,7 +6,10 @@ use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
 use crate::jobs::{self, Context, Waker, Workers};
 use crate::sat::portal::{CaptchaConfig, Portal, PortalConfig};
+use crate::sat::bulk::{BulkService, Soap};
 use crate::sat::sandbox::Sandbox;
+use crate::sat::sandbox_bulk::SandboxBulk;
+use crate::sat::webservice::endpoints::Endpoints;
 use crate::sat::TaxAuthority;
 use anyhow::Context as _;
 use std::path::Path;
@@ -37,6 +40,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     }
     let ctx = Arc::new(Context {
         provider: provider(&config, &db)?,
+        bulk: bulk_service(&config, &db),
         agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
@@ -90,6 +94,17 @@ fn provider(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn TaxAuthority>> {
         log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
     }
     Ok(Arc::new(Portal::new(portal)))
+}
+
+/// The e.firma channel: the web service at `--sat-ws-url`, else the SAT's own with
+/// `--sat portal`, else the sandbox's simulation.
+fn bulk_service(config: &Config, db: &Db) -> Arc<dyn BulkService> {
+    let endpoints = match (&config.sat_ws_url, &config.sat_ws_download_url) {
+        (Some(base), download) => Endpoints::new(base, download.as_deref().unwrap_or(base)),
+        (None, _) if config.sat == "portal" => Endpoints::sat(),
+        (None, _) => return Arc::new(SandboxBulk::new(db.clone(), config.sim_latency)),
+    };
+    Arc::new(Soap::new(endpoints, config.sat_timeout))
 }
 
 /// `--dev`: a demo organization and user when the service has no user yet.

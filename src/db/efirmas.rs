@@ -21,11 +21,7 @@ pub struct EfirmaSummary {
 impl EfirmaSummary {
     /// `status` reads `expired` once `valid_to` has passed, whatever the last check said.
     pub fn view(&self) -> Value {
-        let status = if self.expired_at(&crate::time::now()) {
-            "expired"
-        } else {
-            self.status.as_str()
-        };
+        let status = self.current_status().as_str();
         json!({
             "serial_number": self.serial_number, "rfc": self.rfc,
             "holder_name": self.holder_name, "issuer": self.issuer,
@@ -33,14 +29,19 @@ impl EfirmaSummary {
         })
     }
 
-    /// Both sides are RFC 3339 UTC text of fixed width, so text order is time order.
-    pub fn expired_at(&self, now: &str) -> bool {
-        crate::time::parse(&self.valid_to).is_none_or(|to| crate::time::parse(now) > Some(to))
+    /// The recorded status, or `Expired` once `valid_to` has passed.
+    pub fn current_status(&self) -> EfirmaStatus {
+        let expired = crate::time::parse(&self.valid_to).is_none_or(|to| chrono::Utc::now() > to);
+        if expired {
+            EfirmaStatus::Expired
+        } else {
+            self.status
+        }
     }
 
-    /// Usable for an extraction: checked by the service and not expired.
+    /// Usable for an extraction: checked by the service and in force.
     pub fn usable(&self) -> bool {
-        self.status == EfirmaStatus::Valid && !self.expired_at(&crate::time::now())
+        self.current_status() == EfirmaStatus::Valid
     }
 }
 

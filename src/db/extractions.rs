@@ -1,6 +1,6 @@
 //! SQL for `extractions`.
 
-use crate::domain::extraction::{Direction, FailedReason, NewExtraction, Status};
+use crate::domain::extraction::{Channel, Direction, FailedReason, NewExtraction, Status};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
@@ -16,6 +16,8 @@ pub struct Extraction {
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub failed_reason: Option<String>,
+    /// Decided when the run starts.
+    pub channel: Option<Channel>,
     pub invoices_found: i64,
     pub invoices_processed: i64,
     pub created_at: String,
@@ -24,7 +26,7 @@ pub struct Extraction {
 
 impl Extraction {
     pub fn view(&self) -> Value {
-        json!({
+        let mut view = json!({
             "id": self.id, "entity_id": self.entity_id, "status": self.status.as_str(),
             "options": {
                 "period": { "from": self.period_from, "to": self.period_to },
@@ -34,7 +36,12 @@ impl Extraction {
             "failed_reason": self.failed_reason,
             "invoices_found": self.invoices_found, "invoices_processed": self.invoices_processed,
             "created_at": self.created_at, "updated_at": self.updated_at,
-        })
+        });
+        // Only e.firma runs say so: CIEC runs keep the contract's exact shape.
+        if self.channel == Some(Channel::Efirma) {
+            view["channel"] = json!(Channel::Efirma.as_str());
+        }
+        view
     }
 
     pub fn period(&self) -> Option<crate::domain::extraction::Period> {
@@ -48,7 +55,7 @@ impl Extraction {
 
 const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
-    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at";
+    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel";
 
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
     let bad =
@@ -70,6 +77,9 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
         invoices_processed: r.get(11)?,
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
+        channel: r
+            .get::<_, Option<String>>(14)?
+            .and_then(|c| Channel::parse(&c)),
     })
 }
 
@@ -86,16 +96,18 @@ pub fn insert(conn: &Connection, org_id: &str, new: &NewExtraction) -> anyhow::R
         started_at: None,
         finished_at: None,
         failed_reason: None,
+        channel: None,
         invoices_found: 0,
         invoices_processed: 0,
         created_at: now.clone(),
         updated_at: now,
     };
     conn.execute(
-        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
-            e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at
+            e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at,
+            e.channel.map(Channel::as_str)
         ],
     )?;
     Ok(e)
@@ -138,7 +150,7 @@ pub fn list(
 pub fn update(conn: &Connection, e: &Extraction) -> anyhow::Result<()> {
     conn.prepare_cached(
         "UPDATE extractions SET status = ?2, started_at = ?3, finished_at = ?4, failed_reason = ?5,
-            invoices_found = ?6, invoices_processed = ?7, updated_at = ?8 WHERE id = ?1",
+            invoices_found = ?6, invoices_processed = ?7, updated_at = ?8, channel = ?9 WHERE id = ?1",
     )?
     .execute(params![
         e.id,
@@ -148,7 +160,8 @@ pub fn update(conn: &Connection, e: &Extraction) -> anyhow::Result<()> {
         e.failed_reason,
         e.invoices_found,
         e.invoices_processed,
-        e.updated_at
+        e.updated_at,
+        e.channel.map(Channel::as_str)
     ])?;
     Ok(())
 }

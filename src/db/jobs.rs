@@ -182,6 +182,16 @@ pub fn reschedule(conn: &Connection, id: i64, run_at: &str, error: &str) -> anyh
     Ok(())
 }
 
+/// Puts a job back to sleep until `run_at` without counting a failure.
+pub fn wait(conn: &Connection, id: i64, run_at: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE jobs SET status = 'queued', run_at = ?2, attempts = 0, last_error = NULL, locked_at = NULL
+         WHERE id = ?1",
+    )?
+    .execute(params![id, run_at])?;
+    Ok(())
+}
+
 /// A job left `running` by a crash or a stop goes back to the queue.
 pub fn recover(conn: &Connection) -> anyhow::Result<usize> {
     Ok(conn.execute(
@@ -204,11 +214,11 @@ pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option
     Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
 }
 
-/// Drops queued (not running) jobs of one kind for a target, e.g. a superseded validation.
-pub fn drop_queued(conn: &Connection, kind: Kind, target_id: &str) -> anyhow::Result<()> {
+/// Drops the queued (not running) jobs of a serial key, e.g. a superseded validation.
+pub fn drop_queued(conn: &Connection, serial_key: &str) -> anyhow::Result<()> {
     conn.execute(
-        "DELETE FROM jobs WHERE kind = ?1 AND target_id = ?2 AND status = 'queued'",
-        params![kind.as_str(), target_id],
+        "DELETE FROM jobs WHERE serial_key = ?1 AND status = 'queued'",
+        [serial_key],
     )?;
     Ok(())
 }

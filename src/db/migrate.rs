@@ -8,11 +8,11 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
-const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3)];
+const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3), (4, STEP_4)];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
 /// tokens get a sealed column (`serve` seals the plain ones at start, it has the key).
@@ -46,6 +46,40 @@ UPDATE invoices SET items_json =
     (SELECT json_group_array(json(j.value) ORDER BY j.key) FROM json_each(invoices.items_json) j
      WHERE j.key < 1000)
     WHERE items_count > 1000;
+";
+
+/// Version 4: extractions record their channel (`ciec` or `efirma`) and may fail with
+/// the web service's own reasons. SQLite cannot change a CHECK in place, so the table is
+/// rebuilt (nothing references it by foreign key).
+const STEP_4: &str = "
+CREATE TABLE extractions_v4 (
+    id                  TEXT PRIMARY KEY,
+    org_id              TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id           TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    status              TEXT NOT NULL CHECK (status IN ('pending', 'running', 'finished', 'failed')),
+    period_from         TEXT NOT NULL,
+    period_to           TEXT NOT NULL,
+    download_type       TEXT NOT NULL CHECK (download_type IN ('issued', 'received')),
+    started_at          TEXT,
+    finished_at         TEXT,
+    failed_reason       TEXT CHECK (failed_reason IN ('invalid_credentials', 'credentials_not_validated', 'sat_unavailable', 'internal_error',
+                                                      'sat_request_limit', 'sat_request_rejected')),
+    channel             TEXT CHECK (channel IN ('ciec', 'efirma')),
+    invoices_found      INTEGER NOT NULL DEFAULT 0,
+    invoices_processed  INTEGER NOT NULL DEFAULT 0,
+    progress            INTEGER NOT NULL DEFAULT 0,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+);
+INSERT INTO extractions_v4 (id, org_id, entity_id, status, period_from, period_to, download_type,
+    started_at, finished_at, failed_reason, channel, invoices_found, invoices_processed, progress,
+    created_at, updated_at)
+SELECT id, org_id, entity_id, status, period_from, period_to, download_type,
+    started_at, finished_at, failed_reason, CASE WHEN started_at IS NULL THEN NULL ELSE 'ciec' END,
+    invoices_found, invoices_processed, progress, created_at, updated_at
+FROM extractions;
+DROP TABLE extractions;
+ALTER TABLE extractions_v4 RENAME TO extractions;
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {

@@ -13,6 +13,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod migrate;
 pub mod orgs;
+pub mod sat_requests;
 pub mod settings;
 pub mod users;
 pub mod webhooks;

@@ -16,7 +16,10 @@ pub const FILE_MAX_BYTES: usize = 64 * 1024;
 pub enum EfirmaStatus {
     Pending,
     Valid,
+    /// The SAT refused it (revoked, not an e.firma it knows).
     Invalid,
+    /// Past its validity: recorded (and announced) when `valid_to` passes.
+    Expired,
 }
 
 impl EfirmaStatus {
@@ -25,6 +28,7 @@ impl EfirmaStatus {
             EfirmaStatus::Pending => "pending",
             EfirmaStatus::Valid => "valid",
             EfirmaStatus::Invalid => "invalid",
+            EfirmaStatus::Expired => "expired",
         }
     }
 
@@ -33,6 +37,7 @@ impl EfirmaStatus {
             "pending" => Some(EfirmaStatus::Pending),
             "valid" => Some(EfirmaStatus::Valid),
             "invalid" => Some(EfirmaStatus::Invalid),
+            "expired" => Some(EfirmaStatus::Expired),
             _ => None,
         }
     }

@@ -63,6 +63,10 @@ pub enum FailedReason {
     CredentialsNotValidated,
     SatUnavailable,
     InternalError,
+    /// e.firma channel: the SAT's lifetime limit of requests with these parameters (5002).
+    SatRequestLimit,
+    /// e.firma channel: the SAT rejected the request, or it expired twice.
+    SatRequestRejected,
 }
 
 impl FailedReason {
@@ -72,6 +76,32 @@ impl FailedReason {
             FailedReason::CredentialsNotValidated => "credentials_not_validated",
             FailedReason::SatUnavailable => "sat_unavailable",
             FailedReason::InternalError => "internal_error",
+            FailedReason::SatRequestLimit => "sat_request_limit",
+            FailedReason::SatRequestRejected => "sat_request_rejected",
+        }
+    }
+}
+
+/// How a run reached the SAT: the CIEC portal or the e.firma web service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Ciec,
+    Efirma,
+}
+
+impl Channel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Ciec => "ciec",
+            Channel::Efirma => "efirma",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ciec" => Some(Channel::Ciec),
+            "efirma" => Some(Channel::Efirma),
+            _ => None,
         }
     }
 }

@@ -1,67 +1,190 @@
-//! Credential validation: one login at the tax authority, then `valid` or `invalid`
-//! and an `entity.update`. An unreachable authority leaves it `pending` and retries.
+//! Credential checks: the CIEC (one login at the portal) and the e.firma (one
+//! authentication with the bulk-download web service), whichever is `pending`, then
+//! `valid` or `invalid` and one `entity.update`. An unreachable authority leaves a
+//! check pending and retries. The same job, queued for the moment an e.firma's
+//! certificate lapses, records it `expired` and announces it.
 
 use super::{backoff, Context, Outcome};
-use crate::db::{self, jobs::Job};
+use crate::db::{self, efirmas::SealedEfirma, entities::Entity, jobs::Job, jobs::Kind};
+use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
-use crate::events::{self, Resource};
+use crate::events;
+use crate::sat::webservice::Fiel;
 use crate::sat::{Credential, SatError};
+
+/// The serial key of an entity's credential checks: one at a time, in order.
+fn serial_key(entity_id: &str) -> String {
+    format!("credential:{entity_id}")
+}
+
+/// The serial key of the check queued for an e.firma's expiry (apart, so a check due
+/// years ahead never holds up the others).
+fn expiry_key(entity_id: &str) -> String {
+    format!("efirma-expiry:{entity_id}")
+}
+
+/// Queues a check of the entity's pending credentials, replacing a queued one.
+pub fn enqueue(tx: &rusqlite::Connection, entity_id: &str) -> anyhow::Result<()> {
+    let key = serial_key(entity_id);
+    db::jobs::drop_queued(tx, &key)?;
+    let now = crate::time::now();
+    db::jobs::enqueue(tx, Kind::ValidateCredential, entity_id, Some(&key), &now)
+}
+
+/// Queues the check that records an e.firma `expired` once `valid_to` has passed.
+pub fn enqueue_expiry(
+    tx: &rusqlite::Connection,
+    entity_id: &str,
+    valid_to: &str,
+) -> anyhow::Result<()> {
+    let key = expiry_key(entity_id);
+    db::jobs::drop_queued(tx, &key)?;
+    let at = crate::time::parse(valid_to)
+        .map(|t| crate::time::format(t + chrono::Duration::seconds(1)))
+        .unwrap_or_else(crate::time::now);
+    db::jobs::enqueue(tx, Kind::ValidateCredential, entity_id, Some(&key), &at)
+}
+
+/// A check's outcome: a verdict, or come back later.
+enum Check<T> {
+    Verdict(T),
+    Later(String),
+}
 
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     let Some(entity) = db::entities::get_any(&*ctx.db.conn()?, &job.target_id)? else {
         return Ok(Outcome::Done); // deleted meanwhile
     };
+    let mut later = None;
+    let ciec = match entity.credential_status {
+        CredentialStatus::Pending => match check_ciec(ctx, &entity)? {
+            Check::Verdict(v) => Some(v),
+            Check::Later(detail) => {
+                later = Some(detail);
+                None
+            }
+        },
+        _ => None,
+    };
+    let efirma = match check_efirma(ctx, &entity)? {
+        Some(Check::Verdict(v)) => Some(v),
+        Some(Check::Later(detail)) => {
+            later = Some(detail);
+            None
+        }
+        None => None,
+    };
+    let outcome = match later {
+        Some(error) => Outcome::Retry {
+            after: backoff(job.attempts),
+            error,
+        },
+        None => Outcome::Done,
+    };
+    ctx.db.tx(|tx| {
+        let Some(mut current) = db::entities::get_any(tx, &entity.id)? else {
+            return super::settle(tx, job, &Outcome::Done);
+        };
+        let mut changed = false;
+        // The password may have changed while we talked to the authority: then this
+        // verdict is stale, and the check queued by that change decides.
+        if let Some(verdict) = ciec.filter(|v| {
+            current.ciec_ciphertext == entity.ciec_ciphertext && current.credential_status != *v
+        }) {
+            current.credential_status = verdict;
+            current.updated_at = crate::time::now();
+            db::entities::update(tx, &current)?;
+            changed = true;
+        }
+        if let Some((checked, verdict)) = &efirma {
+            changed |= db::efirmas::set_status(tx, &entity.id, checked, *verdict)?;
+        }
+        if changed {
+            let fresh = db::entities::get_any(tx, &entity.id)?.unwrap_or(current);
+            announce(tx, ctx, &fresh)?;
+        }
+        super::settle(tx, job, &outcome)
+    })?;
+    Ok(Outcome::Settled)
+}
+
+fn check_ciec(ctx: &Context, entity: &Entity) -> anyhow::Result<Check<CredentialStatus>> {
     let credential = Credential {
         tax_id: entity.tax_id.clone(),
         password: ctx.cipher.open(&entity.ciec_ciphertext)?,
     };
-    let verdict = match ctx.provider.validate(&credential) {
-        Ok(()) => CredentialStatus::Valid,
-        Err(SatError::InvalidCredentials) => CredentialStatus::Invalid,
+    Ok(match ctx.provider.validate(&credential) {
+        Ok(()) => Check::Verdict(CredentialStatus::Valid),
+        Err(SatError::InvalidCredentials) => Check::Verdict(CredentialStatus::Invalid),
         Err(SatError::Unavailable(detail)) => {
             log::warn!(
                 "entity {}: tax authority unavailable for validation: {detail}",
                 entity.id
             );
-            return Ok(Outcome::Retry {
-                after: backoff(job.attempts),
-                error: detail,
-            });
+            Check::Later(detail)
+        }
+        Err(SatError::Internal(e)) => return Err(e),
+    })
+}
+
+/// The e.firma's verdict, when it needs one: a `pending` one is authenticated with the
+/// web service; one whose certificate has lapsed is `expired`.
+fn check_efirma(
+    ctx: &Context,
+    entity: &Entity,
+) -> anyhow::Result<Option<Check<(SealedEfirma, EfirmaStatus)>>> {
+    let Some(summary) = &entity.efirma else {
+        return Ok(None);
+    };
+    let current = summary.current_status();
+    if current != EfirmaStatus::Pending && current == summary.status {
+        return Ok(None);
+    }
+    let Some(sealed) = db::efirmas::sealed(&*ctx.db.conn()?, &entity.id)? else {
+        return Ok(None);
+    };
+    if current == EfirmaStatus::Expired {
+        return Ok(Some(Check::Verdict((sealed, EfirmaStatus::Expired))));
+    }
+    let fiel = open(ctx, &sealed, &entity.tax_id)?;
+    let verdict = match ctx.bulk.connect(&fiel, None) {
+        Ok(_) => EfirmaStatus::Valid,
+        Err(SatError::InvalidCredentials) => EfirmaStatus::Invalid,
+        Err(SatError::Unavailable(detail)) => {
+            log::warn!(
+                "entity {}: web service unavailable for the e.firma check: {detail}",
+                entity.id
+            );
+            return Ok(Some(Check::Later(detail)));
         }
         Err(SatError::Internal(e)) => return Err(e),
     };
-    ctx.db.tx(|tx| {
-        // The password may have changed while we talked to the authority: then this
-        // verdict is stale, and the validation queued by that change decides.
-        let changed = db::entities::get_any(tx, &entity.id)?.filter(|current| {
-            current.ciec_ciphertext == entity.ciec_ciphertext
-                && current.credential_status != verdict
-        });
-        if let Some(mut current) = changed {
-            set_status(tx, ctx, &mut current, verdict)?;
-        }
-        super::settle(tx, job, &Outcome::Done)
-    })?;
-    Ok(Outcome::Settled)
+    Ok(Some(Check::Verdict((sealed, verdict))))
+}
+
+/// The stored e.firma, unsealed and parsed (it passed every check when uploaded; the
+/// clock is not checked here: expiry is the caller's decision).
+pub fn open(ctx: &Context, sealed: &SealedEfirma, tax_id: &str) -> anyhow::Result<Fiel> {
+    let key = ctx.cipher.open_bytes(&sealed.key_ciphertext)?;
+    let password = ctx.cipher.open(&sealed.password_ciphertext)?;
+    Fiel::reopen(&sealed.certificate, &key, &password, tax_id)
+        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
 }
 
 /// Changes `credential_status` and emits `entity.update` in the caller's transaction.
 pub fn set_status(
     tx: &rusqlite::Connection,
     ctx: &Context,
-    entity: &mut db::entities::Entity,
+    entity: &mut Entity,
     status: CredentialStatus,
 ) -> anyhow::Result<()> {
     entity.credential_status = status;
     entity.updated_at = crate::time::now();
     db::entities::update(tx, entity)?;
-    events::emit(
-        tx,
-        &entity.org_id,
-        Resource::Entity,
-        &entity.id,
-        entity.view(),
-        &ctx.first_attempt_at(),
-    )?;
-    Ok(())
+    announce(tx, ctx, entity)
+}
+
+/// `entity.update` with the entity as it now is.
+pub fn announce(tx: &rusqlite::Connection, ctx: &Context, entity: &Entity) -> anyhow::Result<()> {
+    events::entity_changed(tx, entity, &ctx.first_attempt_at())
 }

@@ -7,7 +7,8 @@ use super::{Context, Outcome};
 use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::entity::CredentialStatus;
-use crate::domain::extraction::{Direction, FailedReason, Period, Status};
+use crate::domain::extraction::{Channel, Direction, FailedReason, Period, Status};
+use super::bulk::End;
 use crate::events::{self, Resource};
 use crate::ingest::{self, Owner};
 use crate::sat::{Credential, Document, Metadata, RunContext, SatError, Session, DOWNLOAD_BATCH};
@@ -39,7 +40,7 @@ fn windows(period: Period) -> Vec<Period> {
 const MAX_ATTEMPTS: u32 = 3;
 
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
-    match execute(ctx, &job.target_id) {
+    match execute(ctx, &job.target_id, job.attempts) {
         Ok(outcome) => Ok(outcome),
         // The entity (and with it this extraction) was deleted while it ran: the
         // failed write is expected and there is nothing left to do.
@@ -60,7 +61,25 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     }
 }
 
-fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
+/// The e.firma channel (`bulk`), its end turned into the extraction's state.
+fn run_bulk(
+    ctx: &Context,
+    ext: &Extraction,
+    entity: &db::entities::Entity,
+    attempts: u32,
+) -> anyhow::Result<Outcome> {
+    let Some(sealed) = db::efirmas::sealed(&*ctx.db.conn()?, &entity.id)? else {
+        log::warn!("extraction {}: the e.firma was removed during the run", ext.id);
+        return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false);
+    };
+    match super::bulk::run(ctx, ext, entity, &sealed, attempts)? {
+        End::Finished => finish(ctx, &ext.id, None, false).map(|_| Outcome::Done),
+        End::Failed(reason) => fail(ctx, &ext.id, reason, false),
+        End::Later(outcome) => Ok(outcome),
+    }
+}
+
+fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     let Some(ext) = db::extractions::get_any(&*ctx.db.conn()?, id)? else {
         return Ok(Outcome::Done); // its entity was deleted
     };
@@ -70,16 +89,30 @@ fn execute(ctx: &Context, id: &str) -> anyhow::Result<Outcome> {
     let Some(entity) = db::entities::get_any(&*ctx.db.conn()?, &ext.entity_id)? else {
         return Ok(Outcome::Done);
     };
-    if ext.status == Status::Pending {
-        match entity.credential_status {
-            CredentialStatus::Valid => start(ctx, &ext.id)?,
-            CredentialStatus::Pending => {
-                return fail(ctx, &ext.id, FailedReason::CredentialsNotValidated, false)
-            }
-            CredentialStatus::Invalid => {
-                return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false)
-            }
+    let channel = match ext.channel {
+        Some(channel) => channel,
+        None => {
+            // An e.firma checked by the service and in force is preferred: no captcha
+            // and far larger requests. Otherwise the CIEC, which must be valid.
+            let channel = if entity.efirma.as_ref().is_some_and(|f| f.usable()) {
+                Channel::Efirma
+            } else {
+                match entity.credential_status {
+                    CredentialStatus::Valid => Channel::Ciec,
+                    CredentialStatus::Pending => {
+                        return fail(ctx, &ext.id, FailedReason::CredentialsNotValidated, false)
+                    }
+                    CredentialStatus::Invalid => {
+                        return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false)
+                    }
+                }
+            };
+            start(ctx, &ext.id, channel)?;
+            channel
         }
+    };
+    if channel == Channel::Efirma {
+        return run_bulk(ctx, &ext, &entity, attempts);
     }
     let Some(period) = ext.period() else {
         return fail(ctx, &ext.id, FailedReason::InternalError, false);
@@ -231,7 +264,7 @@ fn store_batch(
     })
 }
 
-fn add_counts(
+pub(super) fn add_counts(
     tx: &rusqlite::Connection,
     id: &str,
     found: i64,
@@ -278,12 +311,13 @@ fn transition(
     committed
 }
 
-fn start(ctx: &Context, id: &str) -> anyhow::Result<()> {
+fn start(ctx: &Context, id: &str, channel: Channel) -> anyhow::Result<()> {
     transition(
         ctx,
         id,
         |e| {
             let now = crate::time::now();
+            e.channel = Some(channel);
             e.status = Status::Running;
             e.started_at = Some(now.clone());
             e.updated_at = now;

@@ -6,6 +6,7 @@
 //! writers signal after they commit, so new work starts at once; the sleep is bounded by
 //! the next scheduled job. At start, jobs left `running` by a crash go back to the queue.
 
+pub mod bulk;
 pub mod credential;
 pub mod delivery;
 pub mod delivery_target;
@@ -14,6 +15,7 @@ pub mod extraction;
 use crate::config::Config;
 use crate::crypto::Cipher;
 use crate::db::{self, jobs::Job, jobs::Kind, Db};
+use crate::sat::bulk::BulkService;
 use crate::sat::TaxAuthority;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,6 +33,11 @@ pub enum Outcome {
         after: Duration,
         error: String,
     },
+    /// Not an error: the job waits on something outside (the SAT preparing a request)
+    /// and runs again after `after`, with its failure count cleared.
+    Wait {
+        after: Duration,
+    },
     /// The handler already recorded its outcome with `settle`, in the transaction of
     /// its final writes: one commit instead of two, and no window between them.
     Settled,
@@ -43,6 +50,7 @@ pub fn settle(tx: &rusqlite::Connection, job: &Job, outcome: &Outcome) -> anyhow
         Outcome::Retry { after, error } => {
             db::jobs::reschedule(tx, job.id, &crate::time::after(*after), error)
         }
+        Outcome::Wait { after } => db::jobs::wait(tx, job.id, &crate::time::after(*after)),
         Outcome::Settled => Ok(()),
     }
 }
@@ -79,7 +87,10 @@ impl Waker {
 pub struct Context {
     pub db: Db,
     pub cipher: Cipher,
+    /// The CIEC channel.
     pub provider: Arc<dyn TaxAuthority>,
+    /// The e.firma channel (the SAT's bulk-download web service).
+    pub bulk: Arc<dyn BulkService>,
     pub config: Config,
     pub waker: Arc<Waker>,
     pub agent: ureq::Agent,

@@ -2,7 +2,8 @@
 
 use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
-use crate::db::{self, jobs::Kind};
+use crate::db;
+use crate::jobs::credential;
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::error::{ApiError, ApiResult, Created};
 use crate::events::{self, Resource};
@@ -27,10 +28,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn serial_key(entity_id: &str) -> String {
-    format!("credential:{entity_id}")
-}
-
 #[post("/v1/entities", data = "<body>")]
 async fn create_entity(
     user: AuthUser,
@@ -43,13 +40,7 @@ async fn create_entity(
         .db
         .write(move |tx| {
             let e = db::entities::insert(tx, &user.org_id, &new.tax_id, &new.name, &sealed)?;
-            db::jobs::enqueue(
-                tx,
-                Kind::ValidateCredential,
-                &e.id,
-                Some(&serial_key(&e.id)),
-                &crate::time::now(),
-            )?;
+            credential::enqueue(tx, &e.id)?;
             Ok(e)
         })
         .await;
@@ -116,14 +107,7 @@ async fn update_entity(
                 e.ciec_ciphertext = sealed;
                 let was = e.credential_status;
                 e.credential_status = CredentialStatus::Pending;
-                db::jobs::drop_queued(tx, Kind::ValidateCredential, &e.id)?;
-                db::jobs::enqueue(
-                    tx,
-                    Kind::ValidateCredential,
-                    &e.id,
-                    Some(&serial_key(&e.id)),
-                    &crate::time::now(),
-                )?;
+                credential::enqueue(tx, &e.id)?;
                 db::entities::update(tx, &e)?;
                 if was != CredentialStatus::Pending {
                     events::emit(

@@ -3,7 +3,7 @@
 use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db::{self, jobs::Kind};
-use crate::domain::extraction::NewExtraction;
+use crate::domain::extraction::{Channel, NewExtraction, Status};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::http::{
     ids,
@@ -86,7 +86,17 @@ async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<V
     let id = ids::parse(id)?;
     let found = ctx
         .db
-        .read(move |c| db::extractions::get(c, &user.org_id, &id))
+        .read(move |c| {
+            let Some(ext) = db::extractions::get(c, &user.org_id, &id)? else {
+                return Ok(None);
+            };
+            let mut view = ext.view();
+            // An e.firma run says what it waits on at the SAT, and when it checks next.
+            if ext.channel == Some(Channel::Efirma) && ext.status == Status::Running {
+                view["waiting"] = db::sat_requests::waiting_view(c, &ext.id)?.into();
+            }
+            Ok(Some(view))
+        })
         .await?;
-    Ok(Json(found.ok_or(ApiError::NotFound)?.view()))
+    Ok(Json(found.ok_or(ApiError::NotFound)?))
 }

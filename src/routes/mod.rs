@@ -4,6 +4,7 @@
 //! path ids only after validating their input. An unknown `/v1` path is answered by the
 //! 404 catcher, which authenticates first (see `catchers`).
 
+pub mod efirmas;
 pub mod entities;
 pub mod extractions;
 pub mod invoices;
@@ -24,6 +25,7 @@ pub type Ctx = State<Arc<Context>>;
 
 pub fn v1() -> Vec<Route> {
     let mut all = entities::routes();
+    all.extend(efirmas::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
     all.extend(webhooks::routes());

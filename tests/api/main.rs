@@ -7,6 +7,7 @@ mod receiver;
 mod auth;
 mod cli;
 mod data_dir;
+mod efirma;
 mod entities;
 mod errors;
 mod isolation;

@@ -788,6 +788,7 @@ fn real_responses_match_the_documented_schemas() {
                 "period": {"from": "2024-03-01", "to": "2024-03-02"}, "download_type": "issued"}}),
         ),
         ("/v1/webhooks", json!({"url": "http://127.0.0.1:9/x"})),
+        ("/v1/entities/{id}/efirma", fiel_upload()),
     ]
     .into_iter()
     .collect();
@@ -908,6 +909,25 @@ fn real_responses_match_the_documented_schemas() {
     let res = c.check("post", "/v1/extractions", "/v1/extractions", res);
     assert_eq!(res.status, 404, "{}", res.text());
 
+    // --- The e.firma of an entity with the public test e.firma's RFC: upload, read, remove.
+    let fiel_entity = api
+        .post_json(
+            "/v1/entities",
+            &json!({"tax_id": "EKU9003173C9", "name": "Fiel", "ciec_password": "goodpass"}),
+        )
+        .json();
+    let fiel_id = fiel_entity["id"].as_str().expect("id");
+    let url = format!("/v1/entities/{fiel_id}/efirma");
+    let body = serde_json::to_vec(&fiel_upload()).expect("json");
+    let res = api.request("PUT", &url, Some(&body), &[]);
+    let efirma = "/v1/entities/{id}/efirma";
+    assert_eq!(c.check("put", efirma, &url, res).status, 200);
+    let entity_url = format!("/v1/entities/{fiel_id}");
+    let res = c.check("get", "/v1/entities/{id}", &entity_url, api.get(&entity_url));
+    assert!(res.json()["efirma"].is_object(), "{}", res.text());
+    let res = api.request("DELETE", &url, None, &[]);
+    assert_eq!(c.check("delete", efirma, &url, res).status, 204);
+
     // --- Deletes last.
     let hook_doomed_id = hook_doomed["id"].as_str().expect("id");
     let url = format!("/v1/webhooks/{hook_doomed_id}");
@@ -931,6 +951,20 @@ fn real_responses_match_the_documented_schemas() {
         ("POST /v1/extractions", 404),
         ("GET /v1/invoices/{id}/cfdi", 404),
     ]);
+}
+
+/// An upload of the SAT's public test e.firma (RFC EKU9003173C9).
+fn fiel_upload() -> Value {
+    use base64::Engine;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/fake-fiel/");
+    let read = |name: &str| std::fs::read(format!("{dir}{name}")).expect("fixture");
+    let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let password = String::from_utf8(read("EKU9003173C9-password.txt")).expect("utf-8");
+    json!({
+        "certificate": b64(read("EKU9003173C9.cer")),
+        "private_key": b64(read("EKU9003173C9.key")),
+        "password": password.trim(),
+    })
 }
 
 #[test]

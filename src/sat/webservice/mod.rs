@@ -25,9 +25,6 @@
 //!
 //! Verified against recorded requests and answers only, not the live service.
 
-// Nothing calls this yet: the wiring comes with the web-service provider (the lead
-// removes this allowance then).
-#![allow(dead_code)]
 
 pub mod client;
 pub mod credential;

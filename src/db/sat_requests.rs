@@ -1,0 +1,308 @@
+//! SQL for `sat_requests` and `sat_packages`: the e.firma channel's durable
+//! conversation with the SAT's bulk-download service (see `jobs::bulk`). Reached only
+//! by the job that owns the extraction, and by views of extractions already scoped to
+//! their organization.
+
+use crate::domain::extraction::Direction;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Metadata,
+    Cfdi,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Metadata => "metadata",
+            Kind::Cfdi => "cfdi",
+        }
+    }
+
+    fn parse(s: &str) -> Kind {
+        if s == "cfdi" {
+            Kind::Cfdi
+        } else {
+            Kind::Metadata
+        }
+    }
+}
+
+/// Where a request stands on our side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// To be asked (again, after an expiry or a lost answer).
+    New,
+    /// Asked; the SAT is preparing it.
+    Submitted,
+    /// Finished at the SAT: its packages are being downloaded and stored.
+    Downloading,
+    Done,
+    /// Over the SAT's maximum: replaced by two requests for its halves.
+    Split,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::New => "new",
+            State::Submitted => "submitted",
+            State::Downloading => "downloading",
+            State::Done => "done",
+            State::Split => "split",
+        }
+    }
+
+    fn parse(s: &str) -> State {
+        match s {
+            "submitted" => State::Submitted,
+            "downloading" => State::Downloading,
+            "done" => State::Done,
+            "split" => State::Split,
+            _ => State::New,
+        }
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, State::Done | State::Split)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SatRequest {
+    pub id: String,
+    pub extraction_id: String,
+    pub entity_id: String,
+    pub kind: Kind,
+    pub direction: Direction,
+    /// Mexico City local time, `YYYY-MM-DDTHH:MM:SS`.
+    pub window_start: String,
+    pub window_end: String,
+    pub state: State,
+    pub sat_request_id: Option<String>,
+    pub sat_state: Option<u32>,
+    pub cfdi_count: Option<i64>,
+    pub checks: u32,
+    pub remade: u32,
+    pub next_check_at: Option<String>,
+    pub last_code: Option<u32>,
+    pub last_message: Option<String>,
+}
+
+impl SatRequest {
+    pub fn new(
+        extraction_id: &str,
+        entity_id: &str,
+        kind: Kind,
+        direction: Direction,
+        window: (&str, &str),
+    ) -> SatRequest {
+        SatRequest {
+            id: uuid::Uuid::now_v7().to_string(),
+            extraction_id: extraction_id.to_string(),
+            entity_id: entity_id.to_string(),
+            kind,
+            direction,
+            window_start: window.0.to_string(),
+            window_end: window.1.to_string(),
+            state: State::New,
+            sat_request_id: None,
+            sat_state: None,
+            cfdi_count: None,
+            checks: 0,
+            remade: 0,
+            next_check_at: None,
+            last_code: None,
+            last_message: None,
+        }
+    }
+
+    /// What an extraction shows while it waits on this request.
+    pub fn view(&self) -> Value {
+        json!({
+            "kind": self.kind.as_str(),
+            "window": { "from": self.window_start, "to": self.window_end },
+            "state": self.state.as_str(),
+            "sat_request_id": self.sat_request_id,
+            "checks": self.checks,
+            "next_check_at": self.next_check_at,
+            "sat_code": self.last_code,
+            "sat_message": self.last_message,
+        })
+    }
+}
+
+const COLUMNS: &str = "id, extraction_id, entity_id, kind, direction, window_start, window_end,
+    state, sat_request_id, sat_state, cfdi_count, checks, remade, next_check_at, last_code,
+    last_message";
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<SatRequest> {
+    let kind: String = r.get(3)?;
+    let direction: String = r.get(4)?;
+    let state: String = r.get(7)?;
+    Ok(SatRequest {
+        id: r.get(0)?,
+        extraction_id: r.get(1)?,
+        entity_id: r.get(2)?,
+        kind: Kind::parse(&kind),
+        direction: Direction::parse(&direction).unwrap_or(Direction::Issued),
+        window_start: r.get(5)?,
+        window_end: r.get(6)?,
+        state: State::parse(&state),
+        sat_request_id: r.get(8)?,
+        sat_state: r.get(9)?,
+        cfdi_count: r.get(10)?,
+        checks: r.get(11)?,
+        remade: r.get(12)?,
+        next_check_at: r.get(13)?,
+        last_code: r.get(14)?,
+        last_message: r.get(15)?,
+    })
+}
+
+/// Inserts or writes back a request.
+pub fn save(conn: &Connection, q: &SatRequest) -> anyhow::Result<()> {
+    let now = crate::time::now();
+    conn.prepare_cached(&format!(
+        "INSERT INTO sat_requests ({COLUMNS}, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state,
+            sat_request_id = excluded.sat_request_id, sat_state = excluded.sat_state,
+            cfdi_count = excluded.cfdi_count, checks = excluded.checks, remade = excluded.remade,
+            next_check_at = excluded.next_check_at, last_code = excluded.last_code,
+            last_message = excluded.last_message, updated_at = excluded.updated_at"
+    ))?
+    .execute(params![
+        q.id,
+        q.extraction_id,
+        q.entity_id,
+        q.kind.as_str(),
+        q.direction.as_str(),
+        q.window_start,
+        q.window_end,
+        q.state.as_str(),
+        q.sat_request_id,
+        q.sat_state,
+        q.cfdi_count,
+        q.checks,
+        q.remade,
+        q.next_check_at,
+        q.last_code,
+        q.last_message,
+        now
+    ])?;
+    Ok(())
+}
+
+/// An extraction's requests, in the order they were made.
+pub fn of_extraction(conn: &Connection, extraction_id: &str) -> anyhow::Result<Vec<SatRequest>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM sat_requests WHERE extraction_id = ?1 ORDER BY created_at, id"
+    ))?;
+    let rows = stmt.query_map([extraction_id], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A live request of the entity's (made by any extraction) with the same parameters:
+/// what a duplicate answer (5005) refers to.
+pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT sat_request_id FROM sat_requests
+             WHERE entity_id = ?1 AND kind = ?2 AND direction = ?3 AND window_start = ?4
+               AND window_end = ?5 AND id <> ?6 AND sat_request_id IS NOT NULL
+               AND state IN ('submitted', 'downloading')
+             ORDER BY created_at DESC LIMIT 1",
+        )?
+        .query_row(
+            params![
+                q.entity_id,
+                q.kind.as_str(),
+                q.direction.as_str(),
+                q.window_start,
+                q.window_end,
+                q.id
+            ],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+/// The request an extraction is waiting on (the next to be checked), for its view.
+pub fn waiting_view(conn: &Connection, extraction_id: &str) -> anyhow::Result<Option<Value>> {
+    Ok(of_extraction(conn, extraction_id)?
+        .into_iter()
+        .filter(|q| matches!(q.state, State::New | State::Submitted))
+        .min_by(|a, b| a.next_check_at.cmp(&b.next_check_at))
+        .map(|q| q.view()))
+}
+
+/// A finished request's packages, in the SAT's order.
+#[derive(Debug, Clone)]
+pub struct SatPackage {
+    pub package_id: String,
+    pub downloads: u32,
+    /// Rows (metadata) or files (CFDI) already stored: a package read again after a
+    /// crash skips them, so counts stay exact.
+    pub items_done: u64,
+    pub done: bool,
+}
+
+pub fn add_packages(conn: &Connection, request_id: &str, ids: &[String]) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR IGNORE INTO sat_packages (request_id, package_id, seq) VALUES (?1, ?2, ?3)",
+    )?;
+    for (seq, id) in ids.iter().enumerate() {
+        stmt.execute(params![request_id, id, seq as i64])?;
+    }
+    Ok(())
+}
+
+pub fn packages(conn: &Connection, request_id: &str) -> anyhow::Result<Vec<SatPackage>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT package_id, downloads, items_done, done FROM sat_packages
+         WHERE request_id = ?1 ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([request_id], |r| {
+        Ok(SatPackage {
+            package_id: r.get(0)?,
+            downloads: r.get(1)?,
+            items_done: r.get::<_, i64>(2)?.max(0) as u64,
+            done: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Counts a download before it is made: the SAT allows two per package, so one cut
+/// short by a crash still counts.
+pub fn count_download(conn: &Connection, request_id: &str, package_id: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "UPDATE sat_packages SET downloads = downloads + 1 WHERE request_id = ?1 AND package_id = ?2",
+        params![request_id, package_id],
+    )?;
+    Ok(())
+}
+
+/// Records how far a package's storing got, and whether it is complete.
+pub fn package_progress(
+    conn: &Connection,
+    request_id: &str,
+    package_id: &str,
+    items_done: u64,
+    done: bool,
+) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE sat_packages SET items_done = ?3, done = ?4 WHERE request_id = ?1 AND package_id = ?2",
+    )?
+    .execute(params![request_id, package_id, items_done as i64, done])?;
+    Ok(())
+}
+
+/// Forgets a request's packages (it is being asked again: new packages will come).
+pub fn drop_packages(conn: &Connection, request_id: &str) -> anyhow::Result<()> {
+    conn.execute("DELETE FROM sat_packages WHERE request_id = ?1", [request_id])?;
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `/v1/entities/{id}/efirma`: an entity's e.firma, for the SAT's bulk-download web
+//! service. Uploaded as JSON with the files in base64; checked at once (422 per field),
+//! then validated in the background by authenticating with the service. The key and
+//! its password are sealed at rest and never returned.
+
+use super::Ctx;
+use crate::auth::AuthUser;
+use crate::db::{self, efirmas::EfirmaSummary, efirmas::SealedEfirma};
+use crate::domain::efirma::{EfirmaStatus, NewEfirma};
+use crate::error::{ApiError, ApiResult};
+use crate::events;
+use crate::http::{
+    ids,
+    json_body::{BodyError, JsonBody},
+};
+use crate::jobs::credential;
+use crate::sat::webservice::Fiel;
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{delete, put, routes, Route};
+use serde_json::Value;
+
+pub fn routes() -> Vec<Route> {
+    routes![put_entity_efirma, delete_entity_efirma]
+}
+
+#[put("/v1/entities/<id>/efirma", data = "<body>")]
+async fn put_entity_efirma(
+    user: AuthUser,
+    id: &str,
+    body: Result<JsonBody, BodyError>,
+    ctx: &Ctx,
+) -> ApiResult<Json<Value>> {
+    let new = NewEfirma::parse(&body?.0).map_err(ApiError::Validation)?;
+    let id = ids::parse(id)?;
+    let org = user.org_id.clone();
+    let lookup = id.clone();
+    let entity = ctx
+        .db
+        .read(move |c| db::entities::get(c, &org, &lookup))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    // PBKDF2 and RSA: CPU work, off the executor.
+    let cipher = ctx.cipher.clone();
+    let first_attempt_at = ctx.first_attempt_at();
+    let (summary, sealed) = tokio::task::spawn_blocking(move || check_and_seal(&new, &entity.tax_id, &cipher))
+        .await
+        .map_err(|e| anyhow::anyhow!("e.firma check panicked: {e}"))??;
+    let updated = ctx
+        .db
+        .write(move |tx| {
+            if db::entities::get(tx, &user.org_id, &id)?.is_none() {
+                return Ok(None); // deleted meanwhile
+            }
+            db::efirmas::upsert(tx, &id, &sealed, &summary)?;
+            credential::enqueue(tx, &id)?;
+            credential::enqueue_expiry(tx, &id, &summary.valid_to)?;
+            let entity = db::entities::get(tx, &user.org_id, &id)?;
+            if let Some(e) = &entity {
+                events::entity_changed(tx, e, &first_attempt_at)?;
+            }
+            Ok(entity)
+        })
+        .await?;
+    ctx.waker.wake();
+    Ok(Json(updated.ok_or(ApiError::NotFound)?.view()))
+}
+
+/// The upload's checks against the entity's RFC and the clock, then the sealed files.
+fn check_and_seal(
+    new: &NewEfirma,
+    tax_id: &str,
+    cipher: &crate::crypto::Cipher,
+) -> ApiResult<(EfirmaSummary, SealedEfirma)> {
+    let fiel = Fiel::parse(
+        &new.certificate,
+        &new.private_key,
+        &new.password,
+        tax_id,
+        chrono::Utc::now(),
+    )
+    .map_err(|e| ApiError::Validation(e.into()))?;
+    let s = fiel.summary();
+    let summary = EfirmaSummary {
+        serial_number: s.serial_number.clone(),
+        rfc: s.rfc.clone(),
+        holder_name: s.holder_name.clone(),
+        issuer: s.issuer.clone(),
+        valid_from: s.valid_from.clone(),
+        valid_to: s.valid_to.clone(),
+        status: EfirmaStatus::Pending,
+    };
+    let sealed = SealedEfirma {
+        certificate: new.certificate.clone(),
+        key_ciphertext: cipher.seal_bytes(&new.private_key)?,
+        password_ciphertext: cipher.seal(&new.password)?,
+    };
+    Ok((summary, sealed))
+}
+
+#[delete("/v1/entities/<id>/efirma")]
+async fn delete_entity_efirma(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Status> {
+    let id = ids::parse(id)?;
+    let first_attempt_at = ctx.first_attempt_at();
+    let removed = ctx
+        .db
+        .write(move |tx| {
+            if db::entities::get(tx, &user.org_id, &id)?.is_none() || !db::efirmas::delete(tx, &id)? {
+                return Ok(false);
+            }
+            if let Some(e) = db::entities::get(tx, &user.org_id, &id)? {
+                events::entity_changed(tx, &e, &first_attempt_at)?;
+            }
+            Ok(true)
+        })
+        .await?;
+    ctx.waker.wake();
+    if removed {
+        Ok(Status::NoContent)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}

@@ -1,0 +1,163 @@
+//! `PUT/DELETE /v1/entities/{id}/efirma`: uploading the e.firma (FIEL), every refusal
+//! with its field, and its secrets kept out of responses, events, logs and the disk.
+
+use crate::helpers::{files_under, TestApp, DEADLINE};
+use crate::receiver::Receiver;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{json, Value};
+
+/// The SAT's public test e.firma and CSD (RFC EKU9003173C9).
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
+pub const FIEL_RFC: &str = "EKU9003173C9";
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
+}
+
+fn password(dir: &str) -> String {
+    String::from_utf8(fixture(&format!("{dir}/EKU9003173C9-password.txt")))
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+/// An upload body of `dir`'s certificate and key (`fake-fiel` or `fake-csd`).
+pub fn upload(cer_dir: &str, key_dir: &str, password: &str) -> Value {
+    json!({
+        "certificate": STANDARD.encode(fixture(&format!("{cer_dir}/EKU9003173C9.cer"))),
+        "private_key": STANDARD.encode(fixture(&format!("{key_dir}/EKU9003173C9.key"))),
+        "password": password,
+    })
+}
+
+pub fn fiel_upload() -> Value {
+    upload("fake-fiel", "fake-fiel", &password("fake-fiel"))
+}
+
+fn path(entity: &Value) -> String {
+    format!("/v1/entities/{}/efirma", entity["id"].as_str().expect("id"))
+}
+
+#[test]
+fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
+    let app = TestApp::spawn();
+    let receiver = Receiver::start();
+    let client = app.client();
+    client.create_webhook(&receiver.url(), Some(&["entity.update"]));
+    let entity = client.create_entity(FIEL_RFC, "12345678");
+    assert!(entity.get("efirma").is_none(), "no e.firma yet: {entity}");
+
+    let res = client.request("PUT", &path(&entity), Some(fiel_upload().to_string().as_bytes()), &[]);
+    let body = res.expect(200);
+    let efirma = &body["efirma"];
+    assert_eq!(efirma["rfc"], FIEL_RFC, "{body}");
+    assert_eq!(efirma["serial_number"], "30001000000500003415", "{body}");
+    assert!(efirma["valid_from"].as_str().is_some_and(|v| v.starts_with("2023-05-18")), "{body}");
+    assert!(efirma["valid_to"].as_str().is_some_and(|v| v.starts_with("2027-05-1")), "{body}");
+    assert!(matches!(efirma["status"].as_str(), Some("pending" | "valid")), "{body}");
+    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    assert_eq!(got["efirma"]["serial_number"], efirma["serial_number"]);
+
+    let event = receiver.wait_for_body("entity.update with the e.firma", DEADLINE, |b| {
+        b["object"]["efirma"]["rfc"] == FIEL_RFC
+    });
+    let secret = password("fake-fiel");
+    let key_b64 = STANDARD.encode(fixture("fake-fiel/EKU9003173C9.key"));
+    for text in [res.text(), got.to_string(), event.text(), app.output()] {
+        assert!(!text.contains(&secret), "the password leaked: {text}");
+        assert!(!text.contains(&key_b64[..40]), "the key leaked: {text}");
+        assert!(!text.contains("private_key"), "{text}");
+    }
+    let key = fixture("fake-fiel/EKU9003173C9.key");
+    for file in files_under(app.data_dir()) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "password in {}",
+            file.display()
+        );
+        assert!(!bytes.windows(64).any(|w| w == &key[100..164]), "key in {}", file.display());
+    }
+}
+
+#[test]
+fn put_efirma_refuses_each_bad_upload_on_its_field() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = client.create_entity(FIEL_RFC, "12345678");
+    let other = client.create_entity("AAA010101AAA", "12345678");
+    let put = |target: &Value, body: &Value| {
+        client.request("PUT", &path(target), Some(body.to_string().as_bytes()), &[])
+    };
+
+    let wrong_password = upload("fake-fiel", "fake-fiel", "not-the-password");
+    put(&entity, &wrong_password).expect_field_error("password");
+    let csd = upload("fake-csd", "fake-csd", &password("fake-csd"));
+    let messages = put(&entity, &csd).expect_field_error("certificate");
+    assert!(messages.iter().any(|m| m.contains("CSD")), "{messages:?}");
+    let mismatch = put(&other, &fiel_upload()).expect_field_error("certificate");
+    assert!(mismatch.iter().any(|m| m.contains("AAA010101AAA")), "{mismatch:?}");
+    let foreign_key = upload("fake-fiel", "fake-csd", &password("fake-csd"));
+    put(&entity, &foreign_key).expect_field_error("private_key");
+    let garbage = json!({ "certificate": "%%%", "private_key": "AAAA", "password": "x" });
+    put(&entity, &garbage).expect_field_error("certificate");
+    let not_der = json!({ "certificate": "AAAA", "private_key": "AAAA", "password": "x" });
+    put(&entity, &not_der).expect_field_error("certificate");
+    for field in ["certificate", "private_key", "password"] {
+        let mut body = fiel_upload();
+        body.as_object_mut().expect("object").remove(field);
+        put(&entity, &body).expect_field_error(field);
+    }
+    put(&entity, &json!({ "certificate": 1, "private_key": [], "password": true }))
+        .expect_field_error("private_key");
+    client
+        .request("PUT", &path(&entity), Some(b"not json"), &[])
+        .expect_field_error("body");
+    let huge = json!({ "certificate": "A".repeat(2 * 1024 * 1024), "private_key": "A", "password": "x" });
+    client
+        .request("PUT", &path(&entity), Some(huge.to_string().as_bytes()), &[])
+        .expect_error(413);
+    // Nothing was stored by any refusal.
+    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    assert!(got.get("efirma").is_none(), "{got}");
+}
+
+#[test]
+fn efirma_routes_answer_404_for_other_organizations_and_unknown_ids() {
+    let app = TestApp::spawn();
+    let owner = app.client();
+    let stranger = app.client_as(&app.create_user_in_new_org());
+    let entity = owner.create_entity(FIEL_RFC, "12345678");
+    let body = fiel_upload().to_string();
+    stranger
+        .request("PUT", &path(&entity), Some(body.as_bytes()), &[])
+        .expect_not_found();
+    for id in ["not-a-uuid", "0190b5a4-0000-7000-8000-000000000000"] {
+        let p = format!("/v1/entities/{id}/efirma");
+        owner.request("PUT", &p, Some(body.as_bytes()), &[]).expect_not_found();
+        owner.delete(&p).expect_not_found();
+    }
+    owner
+        .request("PUT", &path(&entity), Some(body.as_bytes()), &[])
+        .expect(200);
+    stranger.delete(&path(&entity)).expect_not_found();
+    let still = owner.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    assert!(still.get("efirma").is_some(), "{still}");
+    // Without credentials: 401 first.
+    app.anonymous().delete(&path(&entity)).expect_unauthorized(crate::helpers::MISSING);
+}
+
+#[test]
+fn delete_efirma_removes_it_and_a_second_delete_is_404() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = client.create_entity(FIEL_RFC, "12345678");
+    client
+        .request("PUT", &path(&entity), Some(fiel_upload().to_string().as_bytes()), &[])
+        .expect(200);
+    assert_eq!(client.delete(&path(&entity)).status, 204);
+    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    assert!(got.get("efirma").is_none(), "{got}");
+    client.delete(&path(&entity)).expect_not_found();
+}
