@@ -303,6 +303,9 @@ pub fn package_progress(
 
 /// Forgets a request's packages (it is being asked again: new packages will come).
 pub fn drop_packages(conn: &Connection, request_id: &str) -> anyhow::Result<()> {
-    conn.execute("DELETE FROM sat_packages WHERE request_id = ?1", [request_id])?;
+    conn.execute(
+        "DELETE FROM sat_packages WHERE request_id = ?1",
+        [request_id],
+    )?;
     Ok(())
 }

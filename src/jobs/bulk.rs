@@ -69,7 +69,10 @@ pub fn run(
         .as_ref()
         .is_none_or(|e| e.current_status() == EfirmaStatus::Expired)
     {
-        log::warn!("extraction {}: the e.firma expired or was removed during the run", ext.id);
+        log::warn!(
+            "extraction {}: the e.firma expired or was removed during the run",
+            ext.id
+        );
         return Ok(End::Failed(FailedReason::InvalidCredentials));
     }
     let fiel = super::credential::open(ctx, sealed, &entity.tax_id)?;
@@ -94,7 +97,10 @@ pub fn run(
             Ok(End::Failed(FailedReason::InvalidCredentials))
         }
         Err(Stop::Sat(SatError::Unavailable(detail))) if attempts >= MAX_UNAVAILABLE => {
-            log::warn!("extraction {}: web service unavailable, giving up: {detail}", ext.id);
+            log::warn!(
+                "extraction {}: web service unavailable, giving up: {detail}",
+                ext.id
+            );
             Ok(End::Failed(FailedReason::SatUnavailable))
         }
         Err(Stop::Sat(SatError::Unavailable(detail))) => {
@@ -174,7 +180,9 @@ impl<'a> Conversation<'a> {
             let due = requests.iter().find(|q| {
                 !q.state.is_final()
                     && (q.state == State::Downloading
-                        || q.next_check_at.as_deref().is_none_or(|at| at <= now.as_str()))
+                        || q.next_check_at
+                            .as_deref()
+                            .is_none_or(|at| at <= now.as_str()))
             });
             if let Some(q) = due {
                 let mut q = q.clone();
@@ -271,7 +279,10 @@ impl<'a> Conversation<'a> {
             SatCode::LifetimeLimitReached => {
                 return Err(self.fail(
                     FailedReason::SatRequestLimit,
-                    format!("the SAT's lifetime limit for this request: {}", answer.status.message),
+                    format!(
+                        "the SAT's lifetime limit for this request: {}",
+                        answer.status.message
+                    ),
                 ))
             }
             c if refuses_certificate(c) => return Err(Stop::Sat(SatError::InvalidCredentials)),
@@ -279,7 +290,11 @@ impl<'a> Conversation<'a> {
             _ => {
                 return Err(self.fail(
                     FailedReason::SatRequestRejected,
-                    format!("the SAT refused the request ({}): {}", code.code(), answer.status.message),
+                    format!(
+                        "the SAT refused the request ({}): {}",
+                        code.code(),
+                        answer.status.message
+                    ),
                 ))
             }
         }
@@ -304,7 +319,11 @@ impl<'a> Conversation<'a> {
             other => {
                 return Err(self.fail(
                     FailedReason::SatRequestRejected,
-                    format!("verification refused ({}): {}", other.code(), answer.status.message),
+                    format!(
+                        "verification refused ({}): {}",
+                        other.code(),
+                        answer.status.message
+                    ),
                 ))
             }
         }
@@ -354,7 +373,9 @@ impl<'a> Conversation<'a> {
             if p.downloads >= 2 {
                 return self.again(q, "a package was already downloaded twice");
             }
-            self.ctx.db.tx(|tx| db::sat_requests::count_download(tx, &q.id, &p.package_id))?;
+            self.ctx
+                .db
+                .tx(|tx| db::sat_requests::count_download(tx, &q.id, &p.package_id))?;
             let answer = self.session()?.download(&p.package_id)?;
             let bytes = match (answer.status.code, answer.package) {
                 (SatCode::Accepted, Some(bytes)) => bytes,
@@ -381,9 +402,8 @@ impl<'a> Conversation<'a> {
 
     /// Stores a package's rows or documents in batches, each batch with its progress.
     fn store(&self, q: &SatRequest, p: &SatPackage, bytes: Vec<u8>) -> Result<(), Stop> {
-        let mut package = Package::open(bytes).map_err(|e| {
-            Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id))
-        })?;
+        let mut package = Package::open(bytes)
+            .map_err(|e| Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id)))?;
         let skip = usize::try_from(p.items_done).unwrap_or(usize::MAX);
         match q.kind {
             Kind::Metadata => {
@@ -447,7 +467,10 @@ impl<'a> Conversation<'a> {
         &self,
         q: &SatRequest,
         p: &SatPackage,
-        docs: &[(crate::sat::webservice::package::CfdiFile, Result<Cfdi, crate::cfdi::CfdiError>)],
+        docs: &[(
+            crate::sat::webservice::package::CfdiFile,
+            Result<Cfdi, crate::cfdi::CfdiError>,
+        )],
         stored: u64,
         done: bool,
     ) -> anyhow::Result<()> {
@@ -616,7 +639,11 @@ fn window_query(q: &SatRequest) -> anyhow::Result<WindowQuery> {
 }
 
 /// The SAT refused the e.firma itself: it is `invalid` (announced) until replaced.
-fn mark_efirma_invalid(ctx: &Context, entity: &Entity, sealed: &SealedEfirma) -> anyhow::Result<()> {
+fn mark_efirma_invalid(
+    ctx: &Context,
+    entity: &Entity,
+    sealed: &SealedEfirma,
+) -> anyhow::Result<()> {
     ctx.db.tx(|tx| {
         if db::efirmas::set_status(tx, &entity.id, sealed, EfirmaStatus::Invalid)? {
             if let Some(fresh) = db::entities::get_any(tx, &entity.id)? {
@@ -637,15 +664,24 @@ mod tests {
         assert_eq!(poll_wait(first, 0), Duration::from_secs(10));
         assert_eq!(poll_wait(first, 3), Duration::from_secs(80));
         assert_eq!(poll_wait(first, 40), MAX_WAIT);
-        assert_eq!(poll_wait(Duration::from_millis(50), 1), Duration::from_millis(100));
+        assert_eq!(
+            poll_wait(Duration::from_millis(50), 1),
+            Duration::from_millis(100)
+        );
     }
 
     #[test]
     fn a_period_is_asked_as_whole_local_days() {
         let day = |d| chrono::NaiveDate::from_ymd_opt(2026, 1, d).expect("date");
         assert_eq!(
-            whole_days(Period { from: day(1), to: day(31) }),
-            ("2026-01-01T00:00:00".to_string(), "2026-01-31T23:59:59".to_string())
+            whole_days(Period {
+                from: day(1),
+                to: day(31)
+            }),
+            (
+                "2026-01-01T00:00:00".to_string(),
+                "2026-01-31T23:59:59".to_string()
+            )
         );
     }
 }

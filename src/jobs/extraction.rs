@@ -3,12 +3,12 @@
 //! and its `extraction.update` commit together. A run cut short (stop, crash) is picked
 //! up again: stage 1 is repeatable and stage 2 only fetches what is still unprocessed.
 
+use super::bulk::End;
 use super::{Context, Outcome};
 use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::entity::CredentialStatus;
 use crate::domain::extraction::{Channel, Direction, FailedReason, Period, Status};
-use super::bulk::End;
 use crate::events::{self, Resource};
 use crate::ingest::{self, Owner};
 use crate::sat::{Credential, Document, Metadata, RunContext, SatError, Session, DOWNLOAD_BATCH};
@@ -69,7 +69,10 @@ fn run_bulk(
     attempts: u32,
 ) -> anyhow::Result<Outcome> {
     let Some(sealed) = db::efirmas::sealed(&*ctx.db.conn()?, &entity.id)? else {
-        log::warn!("extraction {}: the e.firma was removed during the run", ext.id);
+        log::warn!(
+            "extraction {}: the e.firma was removed during the run",
+            ext.id
+        );
         return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false);
     };
     match super::bulk::run(ctx, ext, entity, &sealed, attempts)? {

@@ -43,9 +43,10 @@ async fn put_entity_efirma(
     // PBKDF2 and RSA: CPU work, off the executor.
     let cipher = ctx.cipher.clone();
     let first_attempt_at = ctx.first_attempt_at();
-    let (summary, sealed) = tokio::task::spawn_blocking(move || check_and_seal(&new, &entity.tax_id, &cipher))
-        .await
-        .map_err(|e| anyhow::anyhow!("e.firma check panicked: {e}"))??;
+    let (summary, sealed) =
+        tokio::task::spawn_blocking(move || check_and_seal(&new, &entity.tax_id, &cipher))
+            .await
+            .map_err(|e| anyhow::anyhow!("e.firma check panicked: {e}"))??;
     let updated = ctx
         .db
         .write(move |tx| {
@@ -105,7 +106,8 @@ async fn delete_entity_efirma(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<
     let removed = ctx
         .db
         .write(move |tx| {
-            if db::entities::get(tx, &user.org_id, &id)?.is_none() || !db::efirmas::delete(tx, &id)? {
+            if db::entities::get(tx, &user.org_id, &id)?.is_none() || !db::efirmas::delete(tx, &id)?
+            {
                 return Ok(false);
             }
             if let Some(e) = db::entities::get(tx, &user.org_id, &id)? {

@@ -3,7 +3,6 @@
 use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
-use crate::jobs::credential;
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::error::{ApiError, ApiResult, Created};
 use crate::events::{self, Resource};
@@ -13,6 +12,7 @@ use crate::http::{
     pagination::{Envelope, Page},
     query::Query,
 };
+use crate::jobs::credential;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, get, patch, post, routes, Route};

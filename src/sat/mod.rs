@@ -4,6 +4,7 @@
 pub mod bulk;
 pub mod portal;
 pub mod sandbox;
+pub mod sandbox_bulk;
 pub mod sandbox_docs;
 pub mod webservice;
 

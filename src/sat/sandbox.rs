@@ -11,9 +11,8 @@
 
 use super::sandbox_docs::{self, SandboxInvoice};
 use super::{Credential, Document, Metadata, RunContext, SatError, Session, TaxAuthority};
-use crate::db::Db;
+use crate::db::{sandbox_listings, Db};
 use crate::domain::extraction::{Direction, Period};
-use rusqlite::params;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -28,13 +27,18 @@ impl Sandbox {
     }
 
     fn call(&self) {
-        if !self.latency.is_zero() {
-            std::thread::sleep(self.latency);
-        }
+        simulate_latency(self.latency);
     }
 }
 
-fn unreachable(tax_id: &str) -> bool {
+/// Every sandbox call, in either channel, takes `--sim-latency`.
+pub(super) fn simulate_latency(latency: Duration) {
+    if !latency.is_zero() {
+        std::thread::sleep(latency);
+    }
+}
+
+pub(super) fn unreachable(tax_id: &str) -> bool {
     tax_id.starts_with("OFF")
 }
 
@@ -80,7 +84,7 @@ struct SandboxSession {
     listed: HashMap<String, (SandboxInvoice, bool)>,
 }
 
-fn docs_direction(d: Direction) -> sandbox_docs::Direction {
+pub(super) fn docs_direction(d: Direction) -> sandbox_docs::Direction {
     match d {
         Direction::Issued => sandbox_docs::Direction::Issued,
         Direction::Received => sandbox_docs::Direction::Received,
@@ -89,9 +93,7 @@ fn docs_direction(d: Direction) -> sandbox_docs::Direction {
 
 impl SandboxSession {
     fn call(&self) {
-        if !self.latency.is_zero() {
-            std::thread::sleep(self.latency);
-        }
+        simulate_latency(self.latency);
     }
 
     /// Records which run first listed each invoice; returns the uuids this run was first for.
@@ -101,20 +103,13 @@ impl SandboxSession {
         invoices: &[SandboxInvoice],
     ) -> anyhow::Result<HashMap<String, bool>> {
         self.db.tx(|tx| {
-            let mut insert = tx.prepare_cached(
-                "INSERT OR IGNORE INTO sandbox_listings (entity_id, direction, uuid, first_extraction_id)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            let mut first = tx.prepare_cached(
-                "SELECT first_extraction_id FROM sandbox_listings WHERE entity_id = ?1 AND direction = ?2 AND uuid = ?3",
-            )?;
-            let mut out = HashMap::with_capacity(invoices.len());
-            for inv in invoices {
-                insert.execute(params![self.run.entity_id, direction.as_str(), inv.uuid, self.run.extraction_id])?;
-                let by: String = first.query_row(params![self.run.entity_id, direction.as_str(), inv.uuid], |r| r.get(0))?;
-                out.insert(inv.uuid.clone(), by == self.run.extraction_id);
-            }
-            Ok(out)
+            sandbox_listings::record(
+                tx,
+                &self.run.entity_id,
+                direction.as_str(),
+                &self.run.extraction_id,
+                invoices.iter().map(|inv| inv.uuid.as_str()),
+            )
         })
     }
 }
@@ -183,9 +178,15 @@ impl Session for SandboxSession {
 
 const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 
-fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
-    // Half of the cancelled invoices were cancelled after the first listing saw them.
-    let cancelled = inv.cancelled_at.is_some() && !(inv.cancellation_seen_late && first_listing);
+/// Whether a listing shows the invoice cancelled: half of the cancelled invoices were
+/// cancelled after the first listing saw them.
+pub(super) fn listed_cancelled(inv: &SandboxInvoice, first_listing: bool) -> bool {
+    inv.cancelled_at.is_some() && !(inv.cancellation_seen_late && first_listing)
+}
+
+/// The listing row of an invoice, as the run that sees it (first or not) gets it.
+pub(super) fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
+    let cancelled = listed_cancelled(inv, first_listing);
     Metadata {
         uuid: inv.uuid.clone(),
         issuer_tax_id: inv.issuer_tax_id.clone(),

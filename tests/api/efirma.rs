@@ -1,39 +1,12 @@
 //! `PUT/DELETE /v1/entities/{id}/efirma`: uploading the e.firma (FIEL), every refusal
 //! with its field, and its secrets kept out of responses, events, logs and the disk.
 
+use crate::efirma_files::{fiel_upload, fixture, password, upload, FIEL_RFC};
 use crate::helpers::{files_under, TestApp, DEADLINE};
 use crate::receiver::Receiver;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Value};
-
-/// The SAT's public test e.firma and CSD (RFC EKU9003173C9).
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
-pub const FIEL_RFC: &str = "EKU9003173C9";
-
-fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
-}
-
-fn password(dir: &str) -> String {
-    String::from_utf8(fixture(&format!("{dir}/EKU9003173C9-password.txt")))
-        .expect("utf-8")
-        .trim()
-        .to_string()
-}
-
-/// An upload body of `dir`'s certificate and key (`fake-fiel` or `fake-csd`).
-pub fn upload(cer_dir: &str, key_dir: &str, password: &str) -> Value {
-    json!({
-        "certificate": STANDARD.encode(fixture(&format!("{cer_dir}/EKU9003173C9.cer"))),
-        "private_key": STANDARD.encode(fixture(&format!("{key_dir}/EKU9003173C9.key"))),
-        "password": password,
-    })
-}
-
-pub fn fiel_upload() -> Value {
-    upload("fake-fiel", "fake-fiel", &password("fake-fiel"))
-}
 
 fn path(entity: &Value) -> String {
     format!("/v1/entities/{}/efirma", entity["id"].as_str().expect("id"))
@@ -48,15 +21,38 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
     let entity = client.create_entity(FIEL_RFC, "12345678");
     assert!(entity.get("efirma").is_none(), "no e.firma yet: {entity}");
 
-    let res = client.request("PUT", &path(&entity), Some(fiel_upload().to_string().as_bytes()), &[]);
+    let res = client.request(
+        "PUT",
+        &path(&entity),
+        Some(fiel_upload().to_string().as_bytes()),
+        &[],
+    );
     let body = res.expect(200);
     let efirma = &body["efirma"];
     assert_eq!(efirma["rfc"], FIEL_RFC, "{body}");
     assert_eq!(efirma["serial_number"], "30001000000500003415", "{body}");
-    assert!(efirma["valid_from"].as_str().is_some_and(|v| v.starts_with("2023-05-18")), "{body}");
-    assert!(efirma["valid_to"].as_str().is_some_and(|v| v.starts_with("2027-05-1")), "{body}");
-    assert!(matches!(efirma["status"].as_str(), Some("pending" | "valid")), "{body}");
-    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    assert!(
+        efirma["valid_from"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("2023-05-18")),
+        "{body}"
+    );
+    assert!(
+        efirma["valid_to"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("2027-05-1")),
+        "{body}"
+    );
+    assert!(
+        matches!(efirma["status"].as_str(), Some("pending" | "valid")),
+        "{body}"
+    );
+    let got = client
+        .get(&format!(
+            "/v1/entities/{}",
+            entity["id"].as_str().expect("id")
+        ))
+        .expect(200);
     assert_eq!(got["efirma"]["serial_number"], efirma["serial_number"]);
 
     let event = receiver.wait_for_body("entity.update with the e.firma", DEADLINE, |b| {
@@ -77,7 +73,11 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
             "password in {}",
             file.display()
         );
-        assert!(!bytes.windows(64).any(|w| w == &key[100..164]), "key in {}", file.display());
+        assert!(
+            !bytes.windows(64).any(|w| w == &key[100..164]),
+            "key in {}",
+            file.display()
+        );
     }
 }
 
@@ -97,7 +97,10 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
     let messages = put(&entity, &csd).expect_field_error("certificate");
     assert!(messages.iter().any(|m| m.contains("CSD")), "{messages:?}");
     let mismatch = put(&other, &fiel_upload()).expect_field_error("certificate");
-    assert!(mismatch.iter().any(|m| m.contains("AAA010101AAA")), "{mismatch:?}");
+    assert!(
+        mismatch.iter().any(|m| m.contains("AAA010101AAA")),
+        "{mismatch:?}"
+    );
     let foreign_key = upload("fake-fiel", "fake-csd", &password("fake-csd"));
     put(&entity, &foreign_key).expect_field_error("private_key");
     let garbage = json!({ "certificate": "%%%", "private_key": "AAAA", "password": "x" });
@@ -109,17 +112,31 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         body.as_object_mut().expect("object").remove(field);
         put(&entity, &body).expect_field_error(field);
     }
-    put(&entity, &json!({ "certificate": 1, "private_key": [], "password": true }))
-        .expect_field_error("private_key");
+    put(
+        &entity,
+        &json!({ "certificate": 1, "private_key": [], "password": true }),
+    )
+    .expect_field_error("private_key");
     client
         .request("PUT", &path(&entity), Some(b"not json"), &[])
         .expect_field_error("body");
-    let huge = json!({ "certificate": "A".repeat(2 * 1024 * 1024), "private_key": "A", "password": "x" });
+    let huge =
+        json!({ "certificate": "A".repeat(2 * 1024 * 1024), "private_key": "A", "password": "x" });
     client
-        .request("PUT", &path(&entity), Some(huge.to_string().as_bytes()), &[])
+        .request(
+            "PUT",
+            &path(&entity),
+            Some(huge.to_string().as_bytes()),
+            &[],
+        )
         .expect_error(413);
     // Nothing was stored by any refusal.
-    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    let got = client
+        .get(&format!(
+            "/v1/entities/{}",
+            entity["id"].as_str().expect("id")
+        ))
+        .expect(200);
     assert!(got.get("efirma").is_none(), "{got}");
 }
 
@@ -135,17 +152,26 @@ fn efirma_routes_answer_404_for_other_organizations_and_unknown_ids() {
         .expect_not_found();
     for id in ["not-a-uuid", "0190b5a4-0000-7000-8000-000000000000"] {
         let p = format!("/v1/entities/{id}/efirma");
-        owner.request("PUT", &p, Some(body.as_bytes()), &[]).expect_not_found();
+        owner
+            .request("PUT", &p, Some(body.as_bytes()), &[])
+            .expect_not_found();
         owner.delete(&p).expect_not_found();
     }
     owner
         .request("PUT", &path(&entity), Some(body.as_bytes()), &[])
         .expect(200);
     stranger.delete(&path(&entity)).expect_not_found();
-    let still = owner.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    let still = owner
+        .get(&format!(
+            "/v1/entities/{}",
+            entity["id"].as_str().expect("id")
+        ))
+        .expect(200);
     assert!(still.get("efirma").is_some(), "{still}");
     // Without credentials: 401 first.
-    app.anonymous().delete(&path(&entity)).expect_unauthorized(crate::helpers::MISSING);
+    app.anonymous()
+        .delete(&path(&entity))
+        .expect_unauthorized(crate::helpers::MISSING);
 }
 
 #[test]
@@ -154,10 +180,20 @@ fn delete_efirma_removes_it_and_a_second_delete_is_404() {
     let client = app.client();
     let entity = client.create_entity(FIEL_RFC, "12345678");
     client
-        .request("PUT", &path(&entity), Some(fiel_upload().to_string().as_bytes()), &[])
+        .request(
+            "PUT",
+            &path(&entity),
+            Some(fiel_upload().to_string().as_bytes()),
+            &[],
+        )
         .expect(200);
     assert_eq!(client.delete(&path(&entity)).status, 204);
-    let got = client.get(&format!("/v1/entities/{}", entity["id"].as_str().expect("id"))).expect(200);
+    let got = client
+        .get(&format!(
+            "/v1/entities/{}",
+            entity["id"].as_str().expect("id")
+        ))
+        .expect(200);
     assert!(got.get("efirma").is_none(), "{got}");
     client.delete(&path(&entity)).expect_not_found();
 }

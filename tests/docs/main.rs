@@ -6,6 +6,9 @@
 //! Run alone with `cargo test --test docs`.
 
 #[allow(dead_code)]
+#[path = "../common/efirma_files.rs"]
+mod efirma_files;
+#[allow(dead_code)]
 #[path = "../api/helpers.rs"]
 mod helpers;
 

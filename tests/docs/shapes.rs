@@ -3,6 +3,7 @@
 //! must validate against the documented schema (with formats asserted) and carry no
 //! property the schema does not list.
 
+use crate::efirma_files::fiel_upload;
 use crate::helpers::{eventually, Resp, TestApp};
 use crate::openapi::{deref, document, operations, Operation};
 use serde_json::{json, Value};
@@ -923,7 +924,12 @@ fn real_responses_match_the_documented_schemas() {
     let efirma = "/v1/entities/{id}/efirma";
     assert_eq!(c.check("put", efirma, &url, res).status, 200);
     let entity_url = format!("/v1/entities/{fiel_id}");
-    let res = c.check("get", "/v1/entities/{id}", &entity_url, api.get(&entity_url));
+    let res = c.check(
+        "get",
+        "/v1/entities/{id}",
+        &entity_url,
+        api.get(&entity_url),
+    );
     assert!(res.json()["efirma"].is_object(), "{}", res.text());
     let res = api.request("DELETE", &url, None, &[]);
     assert_eq!(c.check("delete", efirma, &url, res).status, 204);
@@ -951,20 +957,6 @@ fn real_responses_match_the_documented_schemas() {
         ("POST /v1/extractions", 404),
         ("GET /v1/invoices/{id}/cfdi", 404),
     ]);
-}
-
-/// An upload of the SAT's public test e.firma (RFC EKU9003173C9).
-fn fiel_upload() -> Value {
-    use base64::Engine;
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/fake-fiel/");
-    let read = |name: &str| std::fs::read(format!("{dir}{name}")).expect("fixture");
-    let b64 = |bytes: Vec<u8>| base64::engine::general_purpose::STANDARD.encode(bytes);
-    let password = String::from_utf8(read("EKU9003173C9-password.txt")).expect("utf-8");
-    json!({
-        "certificate": b64(read("EKU9003173C9.cer")),
-        "private_key": b64(read("EKU9003173C9.key")),
-        "password": password.trim(),
-    })
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! on its own data directory. The harness is shared with `tests/api`.
 
 #[allow(dead_code)]
+#[path = "../common/efirma_files.rs"]
+mod efirma_files;
+#[allow(dead_code)]
 #[path = "../api/helpers.rs"]
 mod helpers;
 #[allow(dead_code)]
@@ -13,6 +16,7 @@ mod receiver;
 mod support;
 
 mod documents;
+mod efirma;
 mod extractions;
 mod import;
 mod invoices;

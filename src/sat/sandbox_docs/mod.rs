@@ -186,6 +186,13 @@ pub fn render_pdf(tax_id: &str, direction: Direction, invoice: &SandboxInvoice) 
     invoice.has_pdf.then(|| pdf::render(invoice))
 }
 
+/// When the invoice was stamped (`FechaTimbrado`) and by which PAC (`RfcProvCertif`),
+/// as its XML says.
+pub fn certification(invoice: &SandboxInvoice) -> (NaiveDateTime, &'static str) {
+    let stamp = stamp::Stamp::new(invoice);
+    (stamp.stamped_at, stamp.pac)
+}
+
 fn belongs_to(tax_id: &str, direction: Direction, invoice: &SandboxInvoice) -> bool {
     match direction {
         Direction::Issued => invoice.issuer_tax_id == tax_id,

@@ -161,7 +161,12 @@ impl Fiel {
 
     /// An e.firma stored after passing `parse`, opened again: the same checks but the
     /// clock's (whether it is still in force is the caller's decision).
-    pub fn reopen(cer: &[u8], key: &[u8], password: &str, expected_rfc: &str) -> Result<Fiel, FielErrors> {
+    pub fn reopen(
+        cer: &[u8],
+        key: &[u8],
+        password: &str,
+        expected_rfc: &str,
+    ) -> Result<Fiel, FielErrors> {
         let in_force = Certificate::from_der(cer)
             .map(|c| utc(c.tbs_certificate.validity.not_before))
             .unwrap_or_else(|_| Utc::now());

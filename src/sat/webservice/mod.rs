@@ -25,7 +25,6 @@
 //!
 //! Verified against recorded requests and answers only, not the live service.
 
-
 pub mod client;
 pub mod credential;
 pub mod endpoints;
