@@ -352,7 +352,13 @@ fn read_params(operation: Operation, s: &Element, rfc: &str) -> Result<QueryPara
     let upper = |name: &str| s.attr(name).map(str::trim).filter(|v| !v.is_empty()).map(str::to_ascii_uppercase);
     let time = |name: &str| s.attr(name).map(|v| NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S").map_err(|_| 301_u32)).transpose();
     let mut key: Vec<String> = s.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    key.extend(s.elements().flat_map(|e| e.elements()).map(|e| format!("receptor={}", e.text())));
+    let receivers: Vec<String> = s
+        .elements()
+        .filter(|e| e.local() == "RfcReceptores")
+        .flat_map(|e| e.elements())
+        .map(|e| e.text().trim().to_ascii_uppercase())
+        .collect();
+    key.extend(receivers.iter().map(|r| format!("receptor={r}")));
     key.sort();
     let mut params = QueryParams {
         rfc: rfc.to_string(),
@@ -388,7 +394,7 @@ fn read_params(operation: Operation, s: &Element, rfc: &str) -> Result<QueryPara
     }
     if operation == Operation::QueryIssued {
         params.direction = Some(Direction::Issued);
-        params.counterpart = s.elements().flat_map(|e| e.elements()).map(|e| e.text().trim().to_ascii_uppercase()).next();
+        params.counterpart = receivers.first().cloned();
         if upper("RfcEmisor").is_some_and(|e| e != rfc) {
             return Err(5001);
         }
