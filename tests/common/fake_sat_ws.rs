@@ -27,14 +27,17 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 pub use cfdi_extract::domain::extraction::Direction;
 pub use cfdi_extract::sat::webservice::envelope::{DocumentStatus, RequestType};
+pub use params::QueryParams;
 
+#[path = "fake_sat_ws/answers.rs"]
+mod answers;
 #[allow(dead_code)]
 #[path = "../portal/fake_http.rs"]
 mod fake_http;
-#[path = "fake_sat_ws/answers.rs"]
-mod answers;
 #[path = "fake_sat_ws/packages.rs"]
 pub mod packages;
+#[path = "fake_sat_ws/params.rs"]
+mod params;
 #[path = "fake_sat_ws/service.rs"]
 mod service;
 #[path = "fake_sat_ws/xmldsig.rs"]
@@ -93,30 +96,6 @@ impl Default for Settings {
     }
 }
 
-/// A query's parameters, as read from the signed request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueryParams {
-    pub rfc: String,
-    /// None for a query by UUID (`SolicitaDescargaFolio`).
-    pub direction: Option<Direction>,
-    pub request_type: RequestType,
-    pub start: Option<NaiveDateTime>,
-    pub end: Option<NaiveDateTime>,
-    pub status: DocumentStatus,
-    pub uuid: Option<String>,
-    /// The receiver asked for on issued queries, the issuer on received ones.
-    pub counterpart: Option<String>,
-    pub document_type: Option<String>,
-    /// Every parameter, canonical: what "the same query" means.
-    key: String,
-}
-
-impl QueryParams {
-    pub fn is_cfdi(&self) -> bool {
-        self.request_type == RequestType::Cfdi
-    }
-}
-
 type Filter = Box<dyn Fn(&QueryParams) -> bool + Send>;
 
 /// A running fake; stops when dropped.
@@ -170,7 +149,10 @@ impl FakeSatWs {
     /// Marks a document cancelled at `at` (local time).
     pub fn cancel(&self, uuid: &str, at: NaiveDateTime) {
         let mut state = self.state();
-        let doc = state.docs.get_mut(&uuid.to_ascii_uppercase()).expect("a known UUID");
+        let doc = state
+            .docs
+            .get_mut(&uuid.to_ascii_uppercase())
+            .expect("a known UUID");
         doc.cancelled_at = Some(at);
     }
 
@@ -216,7 +198,10 @@ impl FakeSatWs {
 
     /// Authentication with this RFC's certificate is refused (fault).
     pub fn refuse_authentication_for(&self, rfc: &str) {
-        self.state().scripts.refused_rfcs.insert(rfc.to_ascii_uppercase());
+        self.state()
+            .scripts
+            .refused_rfcs
+            .insert(rfc.to_ascii_uppercase());
     }
 
     pub fn refuse_all_authentication(&self) {
@@ -241,11 +226,18 @@ impl FakeSatWs {
     /// The parameters of an accepted request.
     pub fn request(&self, id: &str) -> Option<QueryParams> {
         let state = self.state();
-        state.requests.iter().find(|r| r.id == id).map(|r| r.params.clone())
+        state
+            .requests
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.params.clone())
     }
 
     /// How many times a package was served (refused attempts not counted).
     pub fn downloads(&self, package_id: &str) -> u32 {
-        self.state().packages.get(package_id).map_or(0, |p| p.downloads)
+        self.state()
+            .packages
+            .get(package_id)
+            .map_or(0, |p| p.downloads)
     }
 }

@@ -21,15 +21,20 @@ const SIGNED_RECORDINGS: [&str; 5] = [
 #[test]
 fn the_checker_accepts_the_recorded_requests_and_refuses_them_altered() {
     let auth = xmldsig::parse(&fixture("authenticate/request.xml")).expect("xml");
-    let checked = xmldsig::check_authentication(&auth).expect("the recorded authentication verifies");
+    let checked =
+        xmldsig::check_authentication(&auth).expect("the recorded authentication verifies");
     assert_eq!(checked.signer.rfc, RFC);
     assert_eq!(checked.created.to_rfc3339(), "2019-08-01T03:38:19+00:00");
     assert_eq!((checked.expires - checked.created).num_minutes(), 5);
     for path in SIGNED_RECORDINGS {
         let doc = xmldsig::parse(&fixture(path)).expect("xml");
-        let (signer, operation, _) = xmldsig::check_enveloped(&doc).unwrap_or_else(|e| panic!("{path}: {e:?}"));
+        let (signer, operation, _) =
+            xmldsig::check_enveloped(&doc).unwrap_or_else(|e| panic!("{path}: {e:?}"));
         assert_eq!(signer.rfc, RFC, "{path}");
-        assert_eq!(signer.serial, "292233162870206001759766198462772978647764840757");
+        assert_eq!(
+            signer.serial,
+            "292233162870206001759766198462772978647764840757"
+        );
         assert!(operation.local().starts_with(['S', 'V', 'P']), "{path}");
     }
 
@@ -39,24 +44,57 @@ fn the_checker_accepts_the_recorded_requests_and_refuses_them_altered() {
         xmldsig::parse(text.replacen(from, to, 1).as_bytes()).expect("xml")
     };
     let moved = altered("authenticate/request.xml", "03:43:19", "03:48:19");
-    assert!(matches!(xmldsig::check_authentication(&moved), Err(Refusal::Seal(_))));
-    let other_id = altered("verify/request.xml", "IdSolicitud=\"3f30", "IdSolicitud=\"4f30");
-    assert!(matches!(xmldsig::check_enveloped(&other_id), Err(Refusal::Seal(_))));
-    let forged = altered("download/request.xml", "<SignatureValue>BQDd", "<SignatureValue>BQDe");
-    assert!(matches!(xmldsig::check_enveloped(&forged), Err(Refusal::Seal(_))));
-    let broken_cert = altered("download/request.xml", "<X509Certificate>MIIG", "<X509Certificate>MIIH");
-    assert!(matches!(xmldsig::check_enveloped(&broken_cert), Err(Refusal::Certificate(_))));
+    assert!(matches!(
+        xmldsig::check_authentication(&moved),
+        Err(Refusal::Seal(_))
+    ));
+    let other_id = altered(
+        "verify/request.xml",
+        "IdSolicitud=\"3f30",
+        "IdSolicitud=\"4f30",
+    );
+    assert!(matches!(
+        xmldsig::check_enveloped(&other_id),
+        Err(Refusal::Seal(_))
+    ));
+    let forged = altered(
+        "download/request.xml",
+        "<SignatureValue>BQDd",
+        "<SignatureValue>BQDe",
+    );
+    assert!(matches!(
+        xmldsig::check_enveloped(&forged),
+        Err(Refusal::Seal(_))
+    ));
+    let broken_cert = altered(
+        "download/request.xml",
+        "<X509Certificate>MIIG",
+        "<X509Certificate>MIIH",
+    );
+    assert!(matches!(
+        xmldsig::check_enveloped(&broken_cert),
+        Err(Refusal::Certificate(_))
+    ));
 }
 
 fn verify_code(body: &str) -> SatCode {
-    responses::verify(body).expect("a verify answer").status.code
+    responses::verify(body)
+        .expect("a verify answer")
+        .status
+        .code
 }
 
 #[test]
 fn a_tampered_signature_or_body_is_refused_with_302() {
     let fake = FakeSatWs::start();
     let s = Session::open(&fake);
-    let id = s.accepted(&window(Direction::Issued, RequestType::Metadata, DocumentStatus::All, 1, 2));
+    let id = s.accepted(&window(
+        Direction::Issued,
+        RequestType::Metadata,
+        DocumentStatus::All,
+        1,
+        2,
+    ));
     let url = fake.endpoints().verify;
     let action = Operation::Verify.soap_action();
     let genuine = envelope::verify(&s.fiel, &id).expect("envelope").body;
@@ -65,7 +103,11 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
 
     let start = genuine.find("<SignatureValue>").expect("value") + "<SignatureValue>".len();
     let mut flipped = genuine.clone().into_bytes();
-    flipped[start + 10] = if flipped[start + 10] == b'A' { b'B' } else { b'A' };
+    flipped[start + 10] = if flipped[start + 10] == b'A' {
+        b'B'
+    } else {
+        b'A'
+    };
     let flipped = String::from_utf8(flipped).expect("utf-8");
     let other = genuine.replace(&id, "00000000-0000-4000-8000-000000000000");
     for tampered in [flipped, other] {
@@ -76,19 +118,37 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
     assert_eq!(verify_code(&body), SatCode::MalformedXml);
 
     // A tampered authentication gets the recorded fault.
-    let auth = envelope::authenticate(&s.fiel, fake.now(), "uuid-x-1").expect("auth").body;
+    let auth = envelope::authenticate(&s.fiel, fake.now(), "uuid-x-1")
+        .expect("auth")
+        .body;
     let late = auth.replacen("<u:Expires>", "<u:Expires>1", 1);
-    let (status, body) = post(&fake.endpoints().authenticate, Operation::Authenticate.soap_action(), None, &late);
+    let (status, body) = post(
+        &fake.endpoints().authenticate,
+        Operation::Authenticate.soap_action(),
+        None,
+        &late,
+    );
     assert_eq!(status, 500);
-    assert!(matches!(responses::fault(&body), Some(ResponseError::Fault { code, .. }) if code == "a:InvalidSecurity"));
-    assert_eq!(fake.calls().last().map(|c| (c.op, c.http)), Some((Op::Authenticate, 500)));
+    assert!(
+        matches!(responses::fault(&body), Some(ResponseError::Fault { code, .. }) if code == "a:InvalidSecurity")
+    );
+    assert_eq!(
+        fake.calls().last().map(|c| (c.op, c.http)),
+        Some((Op::Authenticate, 500))
+    );
 }
 
 #[test]
 fn a_request_for_another_rfc_is_refused_with_303() {
     let fake = FakeSatWs::start();
     let s = Session::open(&fake);
-    let id = s.accepted(&window(Direction::Issued, RequestType::Metadata, DocumentStatus::All, 1, 2));
+    let id = s.accepted(&window(
+        Direction::Issued,
+        RequestType::Metadata,
+        DocumentStatus::All,
+        1,
+        2,
+    ));
     let envelope = |rfc: &str| {
         format!(
             concat!(
@@ -103,7 +163,12 @@ fn a_request_for_another_rfc_is_refused_with_303() {
     // Signed by hand, independently of the library: accepted for the e.firma's RFC.
     let (_, body) = post(&url, action, Some(&s.token), &sign_by_hand(&envelope(RFC)));
     assert_eq!(verify_code(&body), SatCode::Accepted);
-    let (_, body) = post(&url, action, Some(&s.token), &sign_by_hand(&envelope("AAA010101AAA")));
+    let (_, body) = post(
+        &url,
+        action,
+        Some(&s.token),
+        &sign_by_hand(&envelope("AAA010101AAA")),
+    );
     assert_eq!(verify_code(&body), SatCode::SealRfcMismatch);
 }
 
@@ -111,22 +176,54 @@ fn a_request_for_another_rfc_is_refused_with_303() {
 fn unknown_missing_and_expired_tokens_are_refused_with_300() {
     let fake = FakeSatWs::start();
     let s = Session::open(&fake);
-    let query = window(Direction::Issued, RequestType::Metadata, DocumentStatus::All, 1, 2);
-    let unknown = Token { value: "not-a-token".into(), created: None, expires: None };
+    let query = window(
+        Direction::Issued,
+        RequestType::Metadata,
+        DocumentStatus::All,
+        1,
+        2,
+    );
+    let unknown = Token {
+        value: "not-a-token".into(),
+        created: None,
+        expires: None,
+    };
     let answer = s.client.query(&s.fiel, &unknown, &query).expect("answer");
     assert_eq!(answer.status.code, SatCode::InvalidUser);
     let signed = envelope::query(&s.fiel, &query).expect("envelope");
-    let (_, body) = post(&fake.endpoints().query, signed.operation.soap_action(), None, &signed.body);
-    assert_eq!(responses::query(&body).expect("answer").status.code, SatCode::InvalidUser);
+    let (_, body) = post(
+        &fake.endpoints().query,
+        signed.operation.soap_action(),
+        None,
+        &signed.body,
+    );
+    assert_eq!(
+        responses::query(&body).expect("answer").status.code,
+        SatCode::InvalidUser
+    );
 
-    assert!(s.client.query(&s.fiel, &s.token, &query).expect("answer").status.accepted());
+    assert!(s
+        .client
+        .query(&s.fiel, &s.token, &query)
+        .expect("answer")
+        .status
+        .accepted());
     fake.advance(chrono::Duration::minutes(5));
-    let answer = s.client.download(&s.fiel, &s.token, "any_01").expect("answer");
-    assert_eq!((answer.status.code, answer.package), (SatCode::InvalidUser, None));
+    let answer = s
+        .client
+        .download(&s.fiel, &s.token, "any_01")
+        .expect("answer");
+    assert_eq!(
+        (answer.status.code, answer.package),
+        (SatCode::InvalidUser, None)
+    );
     // A new token works again.
     let fresh = s.client.authenticate(&s.fiel, fake.now()).expect("token");
     assert_ne!(fresh.value, s.token.value);
-    let answer = s.client.verify(&s.fiel, &fresh, "unknown-id").expect("answer");
+    let answer = s
+        .client
+        .verify(&s.fiel, &fresh, "unknown-id")
+        .expect("answer");
     assert_eq!(answer.status.code, SatCode::NotFound);
 }
 
@@ -144,18 +241,29 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
     let token = fake.calls()[0].clone();
     assert_eq!((token.op, token.http), (Op::Authenticate, 200));
     let stale = fake.now() - chrono::Duration::minutes(6);
-    assert!(refused_authentication(s.client.authenticate(&s.fiel, stale)));
+    assert!(refused_authentication(
+        s.client.authenticate(&s.fiel, stale)
+    ));
     let early = fake.now() + chrono::Duration::minutes(3);
-    assert!(refused_authentication(s.client.authenticate(&s.fiel, early)));
+    assert!(refused_authentication(
+        s.client.authenticate(&s.fiel, early)
+    ));
 
     fake.refuse_authentication_for("AAA010101AAA");
     assert!(s.client.authenticate(&s.fiel, fake.now()).is_ok());
     fake.refuse_authentication_for(RFC);
-    assert!(refused_authentication(s.client.authenticate(&s.fiel, fake.now())));
+    assert!(refused_authentication(
+        s.client.authenticate(&s.fiel, fake.now())
+    ));
 
     let other = FakeSatWs::start();
     other.refuse_all_authentication();
-    let client = cfdi_extract::sat::webservice::client::Client::new(other.endpoints(), std::time::Duration::from_secs(5));
-    assert!(refused_authentication(client.authenticate(&fiel(), other.now())));
+    let client = cfdi_extract::sat::webservice::client::Client::new(
+        other.endpoints(),
+        std::time::Duration::from_secs(5),
+    );
+    assert!(refused_authentication(
+        client.authenticate(&fiel(), other.now())
+    ));
     assert_eq!(other.count(Op::Authenticate), 1);
 }

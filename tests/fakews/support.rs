@@ -24,8 +24,11 @@ pub fn fixture(path: &str) -> Vec<u8> {
 
 /// The public test e.firma, checked at a fixed instant inside its validity.
 pub fn fiel() -> Fiel {
-    let password = String::from_utf8(fixture("fake-fiel/EKU9003173C9-password.txt")).expect("utf-8");
-    let at = DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z").expect("time").with_timezone(&Utc);
+    let password =
+        String::from_utf8(fixture("fake-fiel/EKU9003173C9-password.txt")).expect("utf-8");
+    let at = DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
+        .expect("time")
+        .with_timezone(&Utc);
     Fiel::parse(
         &fixture("fake-fiel/EKU9003173C9.cer"),
         &fixture("fake-fiel/EKU9003173C9.key"),
@@ -48,16 +51,26 @@ impl Session {
         let client = Client::new(fake.endpoints(), Duration::from_secs(10));
         let fiel = fiel();
         let token = client.authenticate(&fiel, fake.now()).expect("token");
-        Session { client, fiel, token }
+        Session {
+            client,
+            fiel,
+            token,
+        }
     }
 
     /// Verifies until the request leaves Accepted / In progress (at most 10 checks).
     pub fn finish(&self, request_id: &str) -> (Vec<RequestState>, VerifyAnswer) {
         let mut states = Vec::new();
         for _ in 0..10 {
-            let answer = self.client.verify(&self.fiel, &self.token, request_id).expect("verify");
+            let answer = self
+                .client
+                .verify(&self.fiel, &self.token, request_id)
+                .expect("verify");
             states.push(answer.state);
-            if !matches!(answer.state, RequestState::Accepted | RequestState::InProgress) {
+            if !matches!(
+                answer.state,
+                RequestState::Accepted | RequestState::InProgress
+            ) {
                 return (states, answer);
             }
         }
@@ -66,7 +79,10 @@ impl Session {
 
     /// Queries, expecting acceptance; returns the request id.
     pub fn accepted(&self, query: &Query) -> String {
-        let answer = self.client.query(&self.fiel, &self.token, query).expect("query");
+        let answer = self
+            .client
+            .query(&self.fiel, &self.token, query)
+            .expect("query");
         assert!(answer.status.accepted(), "{answer:?}");
         answer.request_id.expect("request id")
     }
@@ -77,7 +93,13 @@ pub fn day(d: u32) -> NaiveDate {
 }
 
 /// Issued or received, CFDI or metadata, whole days `from..=to` of January 2025.
-pub fn window(direction: Direction, kind: RequestType, status: DocumentStatus, from: u32, to: u32) -> Query {
+pub fn window(
+    direction: Direction,
+    kind: RequestType,
+    status: DocumentStatus,
+    from: u32,
+    to: u32,
+) -> Query {
     Query::Window(WindowQuery {
         direction,
         request_type: kind,
@@ -93,7 +115,12 @@ pub fn window(direction: Direction, kind: RequestType, status: DocumentStatus, f
 
 /// The sandbox's documents of `RFC` for January `from..=to`, given to the fake (with
 /// their cancellations); returns them.
-pub fn load_sandbox(fake: &FakeSatWs, direction: Direction, from: u32, to: u32) -> Vec<SandboxInvoice> {
+pub fn load_sandbox(
+    fake: &FakeSatWs,
+    direction: Direction,
+    from: u32,
+    to: u32,
+) -> Vec<SandboxInvoice> {
     let dir = match direction {
         Direction::Issued => sandbox_docs::Direction::Issued,
         Direction::Received => sandbox_docs::Direction::Received,
@@ -117,7 +144,8 @@ pub fn sign_by_hand(envelope: &str) -> String {
     let pem = String::from_utf8(fixture("fake-fiel/EKU9003173C9.key.pem")).expect("pem");
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(&pem).expect("key");
     let unsigned = xmldsig::parse(envelope.replace("{SIGNATURE}", "").as_bytes()).expect("xml");
-    let (body, parent) = xmldsig::find(&unsigned, &Default::default(), xmldsig::SOAP_NS, "Body").expect("body");
+    let (body, parent) =
+        xmldsig::find(&unsigned, &Default::default(), xmldsig::SOAP_NS, "Body").expect("body");
     let operation = body.elements().next().expect("operation");
     let canonical = xmldsig::canonical(operation, &body.scope(&parent), &|_, _| false);
     let children = format!(
@@ -132,7 +160,10 @@ pub fn sign_by_hand(envelope: &str) -> String {
     let dsig = "http://www.w3.org/2000/09/xmldsig#";
     let signed_info = format!(r#"<SignedInfo xmlns="{dsig}">{children}</SignedInfo>"#);
     let value = key
-        .sign(rsa::Pkcs1v15Sign::new::<Sha1>(), &Sha1::digest(signed_info.as_bytes()))
+        .sign(
+            rsa::Pkcs1v15Sign::new::<Sha1>(),
+            &Sha1::digest(signed_info.as_bytes()),
+        )
         .expect("sign");
     let cert = fiel();
     let signature = format!(
@@ -153,10 +184,19 @@ pub fn sign_by_hand(envelope: &str) -> String {
 
 /// POSTs a raw body to the fake with a `SOAPAction` and, if given, a token.
 pub fn post(url: &str, action: &str, token: Option<&Token>, body: &str) -> (u16, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
-    let mut request = agent.post(url).header("Content-Type", "text/xml; charset=utf-8").header("SOAPAction", action);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = agent
+        .post(url)
+        .header("Content-Type", "text/xml; charset=utf-8")
+        .header("SOAPAction", action);
     if let Some(token) = token {
-        request = request.header("Authorization", format!("WRAP access_token=\"{}\"", token.value));
+        request = request.header(
+            "Authorization",
+            format!("WRAP access_token=\"{}\"", token.value),
+        );
     }
     let mut response = request.send(body.as_bytes()).expect("post");
     let status = response.status().as_u16();

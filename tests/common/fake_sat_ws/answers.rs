@@ -71,7 +71,9 @@ pub fn fault() -> String {
 
 /// `query/response-*.xml`; `operation` is `SolicitaDescarga{Emitidos,Recibidos,Folio}`.
 pub fn query(operation: &str, code: u32, request_id: Option<&str>) -> String {
-    let id = request_id.map(|id| format!(r#" IdSolicitud="{}""#, attr(id))).unwrap_or_default();
+    let id = request_id
+        .map(|id| format!(r#" IdSolicitud="{}""#, attr(id)))
+        .unwrap_or_default();
     format!(
         r#"{ENVELOPE_OPEN}{BODY_OPEN}<{operation}Response xmlns="{SAT_NS}"><{operation}Result{id} CodEstatus="{code}" Mensaje="{}" /></{operation}Response></s:Body></s:Envelope>"#,
         attr(message(code)),
@@ -97,7 +99,9 @@ pub fn verify(v: &Verification) -> String {
             v.count
         ));
     }
-    let message = attr(message(v.state_code.filter(|_| v.code == 5000).unwrap_or(v.code)));
+    let message = attr(message(
+        v.state_code.filter(|_| v.code == 5000).unwrap_or(v.code),
+    ));
     let packages: String = v
         .packages
         .iter()

@@ -44,9 +44,13 @@ impl Doc {
             issuer_name: cfdi.issuer.name.clone().unwrap_or_default(),
             receiver: cfdi.receiver.tax_id.to_ascii_uppercase(),
             receiver_name: cfdi.receiver.name.clone().unwrap_or_default(),
-            provider: stamp.and_then(|s| s.provider_tax_id.clone()).unwrap_or_default(),
+            provider: stamp
+                .and_then(|s| s.provider_tax_id.clone())
+                .unwrap_or_default(),
             issued_at: local(&cfdi.issued_at).ok_or("the CFDI has no valid Fecha")?,
-            certified_at: stamp.and_then(|s| s.certified_at.as_deref()).and_then(local),
+            certified_at: stamp
+                .and_then(|s| s.certified_at.as_deref())
+                .and_then(local),
             total: cfdi.total,
             kind: cfdi.invoice_type.as_str().to_string(),
             cancelled_at: None,
@@ -56,7 +60,10 @@ impl Doc {
 
     /// The metadata line (`~` separated; names cannot carry the separator).
     fn metadata_row(&self) -> String {
-        let time = |t: Option<NaiveDateTime>| t.map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_default();
+        let time = |t: Option<NaiveDateTime>| {
+            t.map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                .unwrap_or_default()
+        };
         let clean = |s: &str| s.replace(['~', '\r', '\n'], " ");
         [
             self.uuid.clone(),
@@ -69,7 +76,12 @@ impl Doc {
             time(self.certified_at),
             self.total.to_string(),
             self.kind.clone(),
-            if self.cancelled_at.is_some() { "0" } else { "1" }.to_string(),
+            if self.cancelled_at.is_some() {
+                "0"
+            } else {
+                "1"
+            }
+            .to_string(),
             time(self.cancelled_at),
         ]
         .join("~")
@@ -103,7 +115,9 @@ pub fn build(id: &str, docs: &[Doc], metadata: bool, per_package: usize) -> Vec<
                 }
                 zip([(format!("{package_id}.txt"), text.into_bytes())])
             } else {
-                zip(chunk.iter().map(|d| (format!("{}.xml", d.uuid), d.xml.clone())))
+                zip(chunk
+                    .iter()
+                    .map(|d| (format!("{}.xml", d.uuid), d.xml.clone())))
             };
             (package_id, bytes)
         })

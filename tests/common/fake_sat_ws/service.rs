@@ -3,12 +3,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use cfdi_extract::sat::webservice::endpoints::{Endpoints, Operation};
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 
 use super::answers::{self, Verification};
 use super::fake_http::{Request as HttpRequest, Response};
 use super::packages::{self, Doc};
-use super::xmldsig::{self, Element, Signer};
+use super::params::read_params;
+use super::xmldsig::{self, Signer};
 use super::{Call, Direction, DocumentStatus, Filter, Op, QueryParams, RequestType, Settings};
 
 #[derive(Default)]
@@ -65,11 +66,23 @@ struct Answer {
 
 impl Answer {
     fn ok(body: String, id: Option<String>, code: u32) -> Self {
-        Answer { http: 200, body, id, code: Some(code), state: None }
+        Answer {
+            http: 200,
+            body,
+            id,
+            code: Some(code),
+            state: None,
+        }
     }
 
     fn fault() -> Self {
-        Answer { http: 500, body: answers::fault(), id: None, code: None, state: None }
+        Answer {
+            http: 500,
+            body: answers::fault(),
+            id: None,
+            code: None,
+            state: None,
+        }
     }
 }
 
@@ -92,7 +105,13 @@ pub fn handle(state: &mut State, request: &HttpRequest) -> Response {
         Op::Authenticate => state.authenticate(request),
         _ => state.signed_call(operation, request),
     };
-    state.calls.push(Call { op, id: answer.id, http: answer.http, code: answer.code, state: answer.state });
+    state.calls.push(Call {
+        op,
+        id: answer.id,
+        http: answer.http,
+        code: answer.code,
+        state: answer.state,
+    });
     let content_type = if answer.http == 200 || answer.body.starts_with('<') {
         "text/xml; charset=utf-8"
     } else {
@@ -115,7 +134,10 @@ fn operation_name(operation: Operation) -> &'static str {
 /// A refused signed call, in the operation's answer shape.
 fn refused(operation: Operation, code: u32, id: Option<String>) -> Answer {
     let body = match operation {
-        Operation::Verify => answers::verify(&Verification { code, ..Verification::default() }),
+        Operation::Verify => answers::verify(&Verification {
+            code,
+            ..Verification::default()
+        }),
         Operation::Download => answers::download(code, None),
         other => answers::query(operation_name(other), code, None),
     };
@@ -165,14 +187,26 @@ impl State {
         let now = self.now();
         let skew = chrono::Duration::minutes(1);
         let current = auth.created - skew <= now && now < auth.expires;
-        let refused = self.scripts.refuse_all || self.scripts.refused_rfcs.contains(&auth.signer.rfc);
+        let refused =
+            self.scripts.refuse_all || self.scripts.refused_rfcs.contains(&auth.signer.rfc);
         if !current || refused || !within(&auth.signer, now) || self.failing(Op::Authenticate) {
             return Answer::fault();
         }
-        let token = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let token = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
         let expires = now + self.settings.token_lifetime;
-        self.tokens.insert(token.clone(), (auth.signer.rfc, expires));
-        Answer { http: 200, body: answers::token(&token, now, expires), id: None, code: None, state: None }
+        self.tokens
+            .insert(token.clone(), (auth.signer.rfc, expires));
+        Answer {
+            http: 200,
+            body: answers::token(&token, now, expires),
+            id: None,
+            code: None,
+            state: None,
+        }
     }
 
     /// The security checks of a query, verification or download, then the call itself.
@@ -195,10 +229,18 @@ impl State {
             Ok((signer, element, _)) => (signer, element),
             Err(refusal) => return refused(operation, refusal.code(), None),
         };
-        let Some(solicitud) = element.elements().next().filter(|_| element.local() == operation_name(operation)) else {
+        let Some(solicitud) = element
+            .elements()
+            .next()
+            .filter(|_| element.local() == operation_name(operation))
+        else {
             return refused(operation, 301, None);
         };
-        if solicitud.attr("RfcSolicitante").map(str::to_ascii_uppercase) != Some(signer.rfc.clone()) {
+        if solicitud
+            .attr("RfcSolicitante")
+            .map(str::to_ascii_uppercase)
+            != Some(signer.rfc.clone())
+        {
             return refused(operation, 303, None);
         }
         if token_rfc != signer.rfc {
@@ -207,13 +249,24 @@ impl State {
         if !within(&signer, now) {
             return refused(operation, 304, None);
         }
-        let op = if operation == Operation::Verify { Op::Verify } else if operation == Operation::Download { Op::Download } else { Op::Query };
+        let op = if operation == Operation::Verify {
+            Op::Verify
+        } else if operation == Operation::Download {
+            Op::Download
+        } else {
+            Op::Query
+        };
         if self.failing(op) {
             return refused(operation, 404, None);
         }
         match op {
-            Op::Verify => self.verify(solicitud.attr("IdSolicitud").unwrap_or_default(), &signer.rfc),
-            Op::Download => self.download(solicitud.attr("IdPaquete").unwrap_or_default(), &signer.rfc),
+            Op::Verify => self.verify(
+                solicitud.attr("IdSolicitud").unwrap_or_default(),
+                &signer.rfc,
+            ),
+            Op::Download => {
+                self.download(solicitud.attr("IdPaquete").unwrap_or_default(), &signer.rfc)
+            }
             _ => match read_params(operation, solicitud, &signer.rfc) {
                 Ok(params) => self.query(operation, params),
                 Err(code) => refused(operation, code, None),
@@ -227,7 +280,10 @@ impl State {
         if cfdi && self.scripts.lifetime.iter().any(|f| f(&params)) {
             return refused(operation, 5002, None);
         }
-        let live = self.requests.iter().find(|r| r.outcome.is_none() && r.params.key == params.key);
+        let live = self
+            .requests
+            .iter()
+            .find(|r| r.outcome.is_none() && r.params.key == params.key);
         if let Some(live) = live {
             let id = live.id.clone();
             return Answer::ok(answers::query(name, 5005, Some(&id)), Some(id), 5005);
@@ -245,10 +301,23 @@ impl State {
         let reject = self.scripts.reject.iter().any(|f| f(&params));
         let expire = self.scripts.expire.iter().any(|f| f(&params))
             && self.scripts.expired_keys.insert(params.key.clone());
-        self.requests.push(SatRequest { id: id.clone(), params, checks: 0, reject, expire, outcome: None });
+        self.requests.push(SatRequest {
+            id: id.clone(),
+            params,
+            checks: 0,
+            reject,
+            expire,
+            outcome: None,
+        });
         if self.scripts.lost_answers > 0 {
             self.scripts.lost_answers -= 1;
-            return Answer { http: 500, body: "Internal Server Error".into(), id: Some(id), code: None, state: None };
+            return Answer {
+                http: 500,
+                body: "Internal Server Error".into(),
+                id: Some(id),
+                code: None,
+                state: None,
+            };
         }
         Answer::ok(answers::query(name, 5000, Some(&id)), Some(id), 5000)
     }
@@ -259,11 +328,19 @@ impl State {
             .docs
             .values()
             .filter(|d| match q.direction {
-                Some(Direction::Issued) => d.issuer == q.rfc && q.counterpart.as_ref().is_none_or(|c| *c == d.receiver),
-                Some(Direction::Received) => d.receiver == q.rfc && q.counterpart.as_ref().is_none_or(|c| *c == d.issuer),
-                None => (d.issuer == q.rfc || d.receiver == q.rfc) && q.uuid.as_ref() == Some(&d.uuid),
+                Some(Direction::Issued) => {
+                    d.issuer == q.rfc && q.counterpart.as_ref().is_none_or(|c| *c == d.receiver)
+                }
+                Some(Direction::Received) => {
+                    d.receiver == q.rfc && q.counterpart.as_ref().is_none_or(|c| *c == d.issuer)
+                }
+                None => {
+                    (d.issuer == q.rfc || d.receiver == q.rfc) && q.uuid.as_ref() == Some(&d.uuid)
+                }
             })
-            .filter(|d| q.start.is_none_or(|s| s <= d.issued_at) && q.end.is_none_or(|e| d.issued_at <= e))
+            .filter(|d| {
+                q.start.is_none_or(|s| s <= d.issued_at) && q.end.is_none_or(|e| d.issued_at <= e)
+            })
             .filter(|d| match q.status {
                 DocumentStatus::All => true,
                 DocumentStatus::Active => d.cancelled_at.is_none(),
@@ -277,7 +354,11 @@ impl State {
     }
 
     fn verify(&mut self, id: &str, rfc: &str) -> Answer {
-        let Some(index) = self.requests.iter().position(|r| r.id == id && r.params.rfc == rfc) else {
+        let Some(index) = self
+            .requests
+            .iter()
+            .position(|r| r.id == id && r.params.rfc == rfc)
+        else {
             return refused(Operation::Verify, 5004, Some(id.to_string()));
         };
         let in_progress = self.settings.in_progress_checks;
@@ -291,13 +372,21 @@ impl State {
             (None, _) => self.finish(index),
         };
         let state = verification.state;
-        Answer { state, ..Answer::ok(answers::verify(&verification), Some(id.to_string()), 5000) }
+        Answer {
+            state,
+            ..Answer::ok(answers::verify(&verification), Some(id.to_string()), 5000)
+        }
     }
 
     /// Ends a request: expired, rejected, or its documents selected and packaged.
     fn finish(&mut self, index: usize) -> Verification {
         let request = &self.requests[index];
-        let ended = |state, state_code| Verification { code: 5000, state: Some(state), state_code: Some(state_code), ..Verification::default() };
+        let ended = |state, state_code| Verification {
+            code: 5000,
+            state: Some(state),
+            state_code: Some(state_code),
+            ..Verification::default()
+        };
         let outcome = if request.expire {
             ended(6, 5000)
         } else if request.reject {
@@ -306,7 +395,10 @@ impl State {
             let docs = self.select(&request.params);
             let metadata = request.params.request_type == RequestType::Metadata;
             let (max, per_package) = if metadata {
-                (self.settings.max_metadata, self.settings.metadata_per_package)
+                (
+                    self.settings.max_metadata,
+                    self.settings.metadata_per_package,
+                )
             } else {
                 (self.settings.max_cfdi, self.settings.cfdi_per_package)
             };
@@ -317,11 +409,19 @@ impl State {
             } else {
                 let mut ids = Vec::new();
                 for (id, bytes) in packages::build(&request.id, &docs, metadata, per_package) {
-                    let package = Package { rfc: request.params.rfc.clone(), bytes, downloads: 0 };
+                    let package = Package {
+                        rfc: request.params.rfc.clone(),
+                        bytes,
+                        downloads: 0,
+                    };
                     self.packages.insert(id.clone(), package);
                     ids.push(id);
                 }
-                Verification { count: docs.len(), packages: ids, ..ended(3, 5000) }
+                Verification {
+                    count: docs.len(),
+                    packages: ids,
+                    ..ended(3, 5000)
+                }
             }
         };
         self.requests[index].outcome = Some(outcome.clone());
@@ -343,71 +443,10 @@ impl State {
 }
 
 fn progress(state: u32) -> Verification {
-    Verification { code: 5000, state: Some(state), state_code: Some(5000), ..Verification::default() }
-}
-
-/// A query's parameters, or the code refusing it: 301 for a malformed or impossible
-/// request, 5001 for asking about someone else's invoices.
-fn read_params(operation: Operation, s: &Element, rfc: &str) -> Result<QueryParams, u32> {
-    let upper = |name: &str| s.attr(name).map(str::trim).filter(|v| !v.is_empty()).map(str::to_ascii_uppercase);
-    let time = |name: &str| s.attr(name).map(|v| NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S").map_err(|_| 301_u32)).transpose();
-    let mut key: Vec<String> = s.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let receivers: Vec<String> = s
-        .elements()
-        .filter(|e| e.local() == "RfcReceptores")
-        .flat_map(|e| e.elements())
-        .map(|e| e.text().trim().to_ascii_uppercase())
-        .collect();
-    key.extend(receivers.iter().map(|r| format!("receptor={r}")));
-    key.sort();
-    let mut params = QueryParams {
-        rfc: rfc.to_string(),
-        direction: None,
-        request_type: RequestType::Cfdi,
-        start: time("FechaInicial")?,
-        end: time("FechaFinal")?,
-        status: DocumentStatus::All,
-        uuid: upper("Folio"),
-        counterpart: None,
-        document_type: upper("TipoComprobante"),
-        key: format!("{operation:?}|{}", key.join("|")),
-    };
-    if operation == Operation::QueryUuid {
-        return params.uuid.is_some().then_some(params).ok_or(301);
+    Verification {
+        code: 5000,
+        state: Some(state),
+        state_code: Some(5000),
+        ..Verification::default()
     }
-    params.request_type = match s.attr("TipoSolicitud") {
-        Some("CFDI") => RequestType::Cfdi,
-        Some("Metadata") => RequestType::Metadata,
-        _ => return Err(301),
-    };
-    params.status = match s.attr("EstadoComprobante") {
-        None | Some("Todos") => DocumentStatus::All,
-        Some("Vigente") => DocumentStatus::Active,
-        Some("Cancelado") => DocumentStatus::Cancelled,
-        Some(_) => return Err(301),
-    };
-    let (Some(start), Some(end)) = (params.start, params.end) else {
-        return Err(301);
-    };
-    if end <= start {
-        return Err(301);
-    }
-    if operation == Operation::QueryIssued {
-        params.direction = Some(Direction::Issued);
-        params.counterpart = receivers.first().cloned();
-        if upper("RfcEmisor").is_some_and(|e| e != rfc) {
-            return Err(5001);
-        }
-    } else {
-        params.direction = Some(Direction::Received);
-        params.counterpart = upper("RfcEmisor");
-        if upper("RfcReceptor").is_some_and(|r| r != rfc) {
-            return Err(5001);
-        }
-        // Received CFDI (XML) can only be asked while active.
-        if params.is_cfdi() && params.status != DocumentStatus::Active {
-            return Err(301);
-        }
-    }
-    Ok(params)
 }

@@ -131,7 +131,10 @@ pub fn parse(xml: &[u8]) -> Result<Element, String> {
         }
     };
     loop {
-        match reader.read_event_into(&mut buf).map_err(|e| e.to_string())? {
+        match reader
+            .read_event_into(&mut buf)
+            .map_err(|e| e.to_string())?
+        {
             Event::Start(e) => stack.push(start(&e)?),
             Event::Empty(e) => {
                 let element = start(&e)?;
@@ -154,7 +157,8 @@ pub fn parse(xml: &[u8]) -> Result<Element, String> {
                 }
             }
             Event::CData(t) => {
-                let text = String::from_utf8(t.into_inner().into_owned()).map_err(|e| e.to_string())?;
+                let text =
+                    String::from_utf8(t.into_inner().into_owned()).map_err(|e| e.to_string())?;
                 push(&mut stack, Node::Text(text));
             }
             Event::Eof => return Err("no document element".into()),
@@ -166,12 +170,18 @@ pub fn parse(xml: &[u8]) -> Result<Element, String> {
 
 /// The first element (depth first, `el` included) named `(ns, local)`, with the scope
 /// of its parent.
-pub fn find<'a>(el: &'a Element, parent: &Scope, ns: &str, local: &str) -> Option<(&'a Element, Scope)> {
+pub fn find<'a>(
+    el: &'a Element,
+    parent: &Scope,
+    ns: &str,
+    local: &str,
+) -> Option<(&'a Element, Scope)> {
     if el.local() == local && el.namespace(parent) == ns {
         return Some((el, parent.clone()));
     }
     let scope = el.scope(parent);
-    el.elements().find_map(|child| find(child, &scope, ns, local))
+    el.elements()
+        .find_map(|child| find(child, &scope, ns, local))
 }
 
 /// Exclusive XML canonicalization (without comments) of `el` and its descendants, less
@@ -182,11 +192,20 @@ pub fn canonical(el: &Element, parent: &Scope, skip: &dyn Fn(&Element, &Scope) -
     out
 }
 
-fn write(el: &Element, parent: &Scope, rendered: &Scope, skip: &dyn Fn(&Element, &Scope) -> bool, out: &mut String) {
+fn write(
+    el: &Element,
+    parent: &Scope,
+    rendered: &Scope,
+    skip: &dyn Fn(&Element, &Scope) -> bool,
+    out: &mut String,
+) {
     let scope = el.scope(parent);
     let mut rendered = rendered.clone();
     let mut decls = Scope::new();
-    let attr_prefixes = el.attrs.iter().filter_map(|(n, _)| n.split_once(':').map(|(p, _)| p));
+    let attr_prefixes = el
+        .attrs
+        .iter()
+        .filter_map(|(n, _)| n.split_once(':').map(|(p, _)| p));
     for prefix in std::iter::once(el.prefix()).chain(attr_prefixes) {
         if prefix == "xml" {
             continue;
@@ -299,7 +318,10 @@ pub fn signer(base64: &str) -> Result<Signer, Refusal> {
     let der = b64(base64).map_err(bad)?;
     let cert = Certificate::from_der(&der).map_err(|e| bad(e.to_string()))?;
     let tbs = &cert.tbs_certificate;
-    let spki = tbs.subject_public_key_info.to_der().map_err(|e| bad(e.to_string()))?;
+    let spki = tbs
+        .subject_public_key_info
+        .to_der()
+        .map_err(|e| bad(e.to_string()))?;
     let key = RsaPublicKey::from_public_key_der(&spki).map_err(|e| bad(e.to_string()))?;
     let rfc = tbs
         .subject
@@ -326,10 +348,19 @@ fn sha1(text: &str) -> Vec<u8> {
 
 /// Checks a `Signature` (child of an element in scope `parent`) whose one reference is
 /// `uri` over `referenced` (already canonical), made by `signer`.
-fn check_signature(sig: &Element, parent: &Scope, uri: &str, referenced: &str, signer: &Signer) -> Result<(), Refusal> {
+fn check_signature(
+    sig: &Element,
+    parent: &Scope,
+    uri: &str,
+    referenced: &str,
+    signer: &Signer,
+) -> Result<(), Refusal> {
     let seal = |what: &str| Refusal::Seal(what.to_string());
-    let (info, info_parent) = find(sig, parent, DSIG_NS, "SignedInfo").ok_or_else(|| malformed("SignedInfo"))?;
-    let algorithm = |local: &str| find(info, &info_parent, DSIG_NS, local).and_then(|(e, _)| e.attr("Algorithm"));
+    let (info, info_parent) =
+        find(sig, parent, DSIG_NS, "SignedInfo").ok_or_else(|| malformed("SignedInfo"))?;
+    let algorithm = |local: &str| {
+        find(info, &info_parent, DSIG_NS, local).and_then(|(e, _)| e.attr("Algorithm"))
+    };
     if algorithm("CanonicalizationMethod") != Some(EXC_C14N)
         || algorithm("SignatureMethod") != Some(RSA_SHA1)
         || algorithm("DigestMethod") != Some(SHA1)
@@ -337,15 +368,18 @@ fn check_signature(sig: &Element, parent: &Scope, uri: &str, referenced: &str, s
     {
         return Err(seal("unexpected signature algorithms"));
     }
-    let (reference, _) = find(info, &info_parent, DSIG_NS, "Reference").ok_or_else(|| malformed("Reference"))?;
+    let (reference, _) =
+        find(info, &info_parent, DSIG_NS, "Reference").ok_or_else(|| malformed("Reference"))?;
     if reference.attr("URI") != Some(uri) {
         return Err(seal("the signature references something else"));
     }
-    let digest = find(info, &info_parent, DSIG_NS, "DigestValue").ok_or_else(|| malformed("DigestValue"))?;
+    let digest =
+        find(info, &info_parent, DSIG_NS, "DigestValue").ok_or_else(|| malformed("DigestValue"))?;
     if b64(&digest.0.text()).map_err(Refusal::Seal)? != sha1(referenced) {
         return Err(seal("the digest does not match the signed content"));
     }
-    let value = find(sig, parent, DSIG_NS, "SignatureValue").ok_or_else(|| malformed("SignatureValue"))?;
+    let value =
+        find(sig, parent, DSIG_NS, "SignatureValue").ok_or_else(|| malformed("SignatureValue"))?;
     let value = b64(&value.0.text()).map_err(Refusal::Seal)?;
     let signed_info = canonical(info, &info_parent, &|_, _| false);
     signer
@@ -373,14 +407,21 @@ fn timestamp_time(ts: &Element, scope: &Scope, local: &str) -> Result<DateTime<U
 /// certificate in the binary security token the signature points at.
 pub fn check_authentication(doc: &Element) -> Result<Authentication, Refusal> {
     let root = Scope::new();
-    let (security, parent) = find(doc, &root, WSSE_NS, "Security").ok_or_else(|| malformed("Security header"))?;
-    let (ts, ts_parent) = find(security, &parent, WSU_NS, "Timestamp").ok_or_else(|| malformed("Timestamp"))?;
-    let (token, _) = find(security, &parent, WSSE_NS, "BinarySecurityToken").ok_or_else(|| malformed("BinarySecurityToken"))?;
-    let (sig, sig_parent) = find(security, &parent, DSIG_NS, "Signature").ok_or_else(|| malformed("Signature"))?;
-    let (pointer, _) = find(sig, &sig_parent, WSSE_NS, "Reference").ok_or_else(|| malformed("SecurityTokenReference"))?;
+    let (security, parent) =
+        find(doc, &root, WSSE_NS, "Security").ok_or_else(|| malformed("Security header"))?;
+    let (ts, ts_parent) =
+        find(security, &parent, WSU_NS, "Timestamp").ok_or_else(|| malformed("Timestamp"))?;
+    let (token, _) = find(security, &parent, WSSE_NS, "BinarySecurityToken")
+        .ok_or_else(|| malformed("BinarySecurityToken"))?;
+    let (sig, sig_parent) =
+        find(security, &parent, DSIG_NS, "Signature").ok_or_else(|| malformed("Signature"))?;
+    let (pointer, _) = find(sig, &sig_parent, WSSE_NS, "Reference")
+        .ok_or_else(|| malformed("SecurityTokenReference"))?;
     let token_id = token.attr("Id").ok_or_else(|| malformed("token id"))?;
     if pointer.attr("URI") != Some(format!("#{token_id}").as_str()) {
-        return Err(Refusal::Seal("the key is not the binary security token".into()));
+        return Err(Refusal::Seal(
+            "the key is not the binary security token".into(),
+        ));
     }
     let signer = signer(&token.text())?;
     let ts_id = ts.attr("Id").ok_or_else(|| malformed("Timestamp id"))?;
@@ -396,17 +437,26 @@ pub fn check_authentication(doc: &Element) -> Result<Authentication, Refusal> {
 /// A checked signed call: the signer, and the operation element (the child of `s:Body`)
 /// with its parent scope.
 pub fn check_enveloped(doc: &Element) -> Result<(Signer, &Element, Scope), Refusal> {
-    let (body, parent) = find(doc, &Scope::new(), SOAP_NS, "Body").ok_or_else(|| malformed("Body"))?;
+    let (body, parent) =
+        find(doc, &Scope::new(), SOAP_NS, "Body").ok_or_else(|| malformed("Body"))?;
     let scope = body.scope(&parent);
-    let operation = body.elements().next().ok_or_else(|| malformed("operation"))?;
-    let (sig, sig_parent) = find(operation, &scope, DSIG_NS, "Signature").ok_or_else(|| malformed("Signature"))?;
-    let (cert, _) = find(sig, &sig_parent, DSIG_NS, "X509Certificate").ok_or_else(|| malformed("X509Certificate"))?;
+    let operation = body
+        .elements()
+        .next()
+        .ok_or_else(|| malformed("operation"))?;
+    let (sig, sig_parent) =
+        find(operation, &scope, DSIG_NS, "Signature").ok_or_else(|| malformed("Signature"))?;
+    let (cert, _) = find(sig, &sig_parent, DSIG_NS, "X509Certificate")
+        .ok_or_else(|| malformed("X509Certificate"))?;
     let signer = signer(&cert.text())?;
     let serial = find(sig, &sig_parent, DSIG_NS, "X509SerialNumber").map(|(e, _)| e.text());
     if serial.as_deref().map(str::trim) != Some(signer.serial.as_str()) {
-        return Err(Refusal::Certificate("X509SerialNumber is not the certificate's".into()));
+        return Err(Refusal::Certificate(
+            "X509SerialNumber is not the certificate's".into(),
+        ));
     }
-    let is_signature = |e: &Element, parent: &Scope| e.local() == "Signature" && e.namespace(parent) == DSIG_NS;
+    let is_signature =
+        |e: &Element, parent: &Scope| e.local() == "Signature" && e.namespace(parent) == DSIG_NS;
     let referenced = canonical(operation, &scope, &is_signature);
     check_signature(sig, &sig_parent, "", &referenced, &signer)?;
     Ok((signer, operation, scope))
