@@ -162,6 +162,12 @@ impl FakeSatWs {
         self.state().now()
     }
 
+    /// Sets the clock to `at` (it then runs on from there). The certificate's validity is
+    /// checked against this clock: tests pin it inside the test e.firma's dates.
+    pub fn set_now(&self, at: DateTime<Utc>) {
+        self.state().offset = at - Utc::now();
+    }
+
     pub fn advance(&self, by: chrono::Duration) {
         self.state().offset += by;
     }

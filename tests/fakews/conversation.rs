@@ -8,7 +8,7 @@ use cfdi_extract::sat::webservice::package::Package;
 use cfdi_extract::sat::webservice::responses::{RequestState, SatCode};
 use cfdi_extract::sat::Metadata;
 
-use crate::fake_sat_ws::{Call, Direction, FakeSatWs, Op, Settings};
+use crate::fake_sat_ws::{Call, Direction, Op, Settings};
 use crate::support::{day, load_sandbox, window, Session, RFC};
 
 /// Every metadata row of the packages, by UUID.
@@ -31,7 +31,7 @@ fn metadata_rows(s: &Session, package_ids: &[String]) -> BTreeMap<String, Metada
 
 #[test]
 fn issued_metadata_then_cfdi_through_every_state_and_package() {
-    let fake = FakeSatWs::start_with(Settings {
+    let fake = crate::support::start(Settings {
         in_progress_checks: 2,
         cfdi_per_package: 4,
         metadata_per_package: 5,
@@ -163,7 +163,7 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
 
 #[test]
 fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
-    let fake = FakeSatWs::start();
+    let fake = crate::support::start(Settings::default());
     let loaded = load_sandbox(&fake, Direction::Received, 1, 20);
     let cancelled: BTreeSet<_> = loaded
         .iter()
@@ -243,7 +243,7 @@ fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
 
 #[test]
 fn a_package_is_served_twice_and_refused_the_third_time() {
-    let fake = FakeSatWs::start_with(Settings {
+    let fake = crate::support::start(Settings {
         in_progress_checks: 0,
         ..Settings::default()
     });

@@ -9,7 +9,7 @@ use crate::fake_sat_ws::{Direction, FakeSatWs, Op, Settings};
 use crate::support::{load_sandbox, window, Session};
 
 fn quick() -> FakeSatWs {
-    FakeSatWs::start_with(Settings {
+    crate::support::start(Settings {
         in_progress_checks: 0,
         ..Settings::default()
     })

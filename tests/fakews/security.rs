@@ -7,7 +7,7 @@ use cfdi_extract::sat::webservice::envelope::{self, DocumentStatus, RequestType}
 use cfdi_extract::sat::webservice::responses::{self, ResponseError, SatCode, Token};
 
 use crate::fake_sat_ws::xmldsig::{self, Refusal};
-use crate::fake_sat_ws::{Direction, FakeSatWs, Op};
+use crate::fake_sat_ws::{Direction, Op, Settings};
 use crate::support::{fiel, fixture, post, sign_by_hand, window, Session, RFC};
 
 const SIGNED_RECORDINGS: [&str; 5] = [
@@ -86,7 +86,7 @@ fn verify_code(body: &str) -> SatCode {
 
 #[test]
 fn a_tampered_signature_or_body_is_refused_with_302() {
-    let fake = FakeSatWs::start();
+    let fake = crate::support::start(Settings::default());
     let s = Session::open(&fake);
     let id = s.accepted(&window(
         Direction::Issued,
@@ -140,7 +140,7 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
 
 #[test]
 fn a_request_for_another_rfc_is_refused_with_303() {
-    let fake = FakeSatWs::start();
+    let fake = crate::support::start(Settings::default());
     let s = Session::open(&fake);
     let id = s.accepted(&window(
         Direction::Issued,
@@ -174,7 +174,7 @@ fn a_request_for_another_rfc_is_refused_with_303() {
 
 #[test]
 fn unknown_missing_and_expired_tokens_are_refused_with_300() {
-    let fake = FakeSatWs::start();
+    let fake = crate::support::start(Settings::default());
     let s = Session::open(&fake);
     let query = window(
         Direction::Issued,
@@ -236,7 +236,7 @@ fn refused_authentication(result: Result<Token, ClientError>) -> bool {
 
 #[test]
 fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
-    let fake = FakeSatWs::start();
+    let fake = crate::support::start(Settings::default());
     let s = Session::open(&fake);
     let token = fake.calls()[0].clone();
     assert_eq!((token.op, token.http), (Op::Authenticate, 200));
@@ -256,7 +256,7 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
         s.client.authenticate(&s.fiel, fake.now())
     ));
 
-    let other = FakeSatWs::start();
+    let other = crate::support::start(Settings::default());
     other.refuse_all_authentication();
     let client = cfdi_extract::sat::webservice::client::Client::new(
         other.endpoints(),
@@ -266,4 +266,37 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
         client.authenticate(&fiel(), other.now())
     ));
     assert_eq!(other.count(Op::Authenticate), 1);
+}
+
+#[test]
+fn an_expired_certificate_is_refused_304_and_cannot_authenticate() {
+    let fake = crate::support::start(Settings {
+        token_lifetime: chrono::Duration::minutes(30),
+        ..Settings::default()
+    });
+    // The test certificate ends 2027-05-17T04:37:14Z.
+    let end = chrono::DateTime::parse_from_rfc3339("2027-05-17T04:37:14Z")
+        .expect("time")
+        .with_timezone(&chrono::Utc);
+    fake.set_now(end - chrono::Duration::minutes(5));
+    let s = Session::open(&fake);
+    let query = window(
+        Direction::Issued,
+        RequestType::Metadata,
+        DocumentStatus::All,
+        1,
+        2,
+    );
+    assert!(s
+        .client
+        .query(&s.fiel, &s.token, &query)
+        .expect("answer")
+        .status
+        .accepted());
+    fake.advance(chrono::Duration::minutes(10));
+    let answer = s.client.query(&s.fiel, &s.token, &query).expect("answer");
+    assert_eq!(answer.status.code, SatCode::CertificateRevokedOrExpired);
+    assert!(refused_authentication(
+        s.client.authenticate(&s.fiel, fake.now())
+    ));
 }

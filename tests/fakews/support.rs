@@ -13,7 +13,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rsa::pkcs8::DecodePrivateKey;
 use sha1::{Digest, Sha1};
 
-use crate::fake_sat_ws::{xmldsig, Direction, FakeSatWs};
+use crate::fake_sat_ws::{xmldsig, Direction, FakeSatWs, Settings};
 
 pub const RFC: &str = "EKU9003173C9";
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
@@ -22,19 +22,30 @@ pub fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
 }
 
+/// An instant inside the test e.firma's validity (2023-05-18 to 2027-05-17).
+pub fn instant() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
+        .expect("time")
+        .with_timezone(&Utc)
+}
+
+/// A fake whose clock runs from `instant()`, so the tests outlive the certificate.
+pub fn start(settings: Settings) -> FakeSatWs {
+    let fake = FakeSatWs::start_with(settings);
+    fake.set_now(instant());
+    fake
+}
+
 /// The public test e.firma, checked at a fixed instant inside its validity.
 pub fn fiel() -> Fiel {
     let password =
         String::from_utf8(fixture("fake-fiel/EKU9003173C9-password.txt")).expect("utf-8");
-    let at = DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
-        .expect("time")
-        .with_timezone(&Utc);
     Fiel::parse(
         &fixture("fake-fiel/EKU9003173C9.cer"),
         &fixture("fake-fiel/EKU9003173C9.key"),
         password.trim(),
         RFC,
-        at,
+        instant(),
     )
     .expect("test e.firma")
 }
