@@ -295,3 +295,27 @@ fn a_package_is_served_twice_and_refused_the_third_time() {
         (SatCode::NotFound, None)
     );
 }
+
+#[test]
+fn a_query_by_uuid_packages_that_one_cfdi_of_the_requester() {
+    let fake = crate::support::start(Settings::default());
+    let loaded = load_sandbox(&fake, Direction::Received, 3, 3);
+    let s = Session::open(&fake);
+    let wanted = &loaded[0];
+    let query = cfdi_extract::sat::webservice::envelope::Query::Uuid(wanted.uuid.to_lowercase());
+    let id = s.accepted(&query);
+    let (_, finished) = s.finish(&id);
+    assert_eq!(finished.cfdi_count, 1);
+    let answer = s
+        .client
+        .download(&s.fiel, &s.token, &finished.package_ids[0])
+        .expect("download");
+    let mut package = Package::open(answer.package.expect("package")).expect("zip");
+    let names: Vec<_> = package.cfdis().map(|f| f.expect("cfdi").name).collect();
+    assert_eq!(names, [format!("{}.xml", wanted.uuid)]);
+    // A UUID the requester neither issued nor received selects nothing.
+    let id = s.accepted(&cfdi_extract::sat::webservice::envelope::Query::Uuid(
+        "00000000-0000-4000-8000-000000000000".into(),
+    ));
+    assert_eq!(s.finish(&id).1.state_code, SatCode::NotFound);
+}
