@@ -328,8 +328,16 @@ impl<'a> Conversation<'a> {
             }
         }
         q.sat_state = Some(state_code(answer.state));
-        if answer.state_code == SatCode::OverMaximum {
-            return self.split(q);
+        match answer.state_code {
+            SatCode::OverMaximum => return self.split(q),
+            // Nothing in the window (the SAT reports it finished or rejected with 5004).
+            SatCode::NotFound if answer.package_ids.is_empty() => {
+                q.state = State::Done;
+                q.cfdi_count = Some(0);
+                q.next_check_at = None;
+                return self.save(q);
+            }
+            _ => {}
         }
         match answer.state {
             RequestState::Finished => {

@@ -1,7 +1,9 @@
 //! `PUT/DELETE /v1/entities/{id}/efirma`: uploading the e.firma (FIEL), every refusal
 //! with its field, and its secrets kept out of responses, events, logs and the disk.
 
-use crate::efirma_files::{fiel_upload, fixture, password, upload, FIEL_RFC};
+use crate::efirma_files::{
+    csd_password, fiel_password, fiel_upload, own, sat, upload, FIEL_RFC, FIEL_SERIAL,
+};
 use crate::helpers::{files_under, TestApp, DEADLINE};
 use crate::receiver::Receiver;
 use base64::engine::general_purpose::STANDARD;
@@ -30,17 +32,12 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
     let body = res.expect(200);
     let efirma = &body["efirma"];
     assert_eq!(efirma["rfc"], FIEL_RFC, "{body}");
-    assert_eq!(efirma["serial_number"], "30001000000500003415", "{body}");
-    assert!(
-        efirma["valid_from"]
-            .as_str()
-            .is_some_and(|v| v.starts_with("2023-05-18")),
-        "{body}"
-    );
+    assert_eq!(efirma["serial_number"], FIEL_SERIAL, "{body}");
+    assert!(efirma["valid_from"].is_string(), "{body}");
     assert!(
         efirma["valid_to"]
             .as_str()
-            .is_some_and(|v| v.starts_with("2027-05-1")),
+            .is_some_and(|v| v.starts_with("2100-")),
         "{body}"
     );
     assert!(
@@ -58,14 +55,14 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
     let event = receiver.wait_for_body("entity.update with the e.firma", DEADLINE, |b| {
         b["object"]["efirma"]["rfc"] == FIEL_RFC
     });
-    let secret = password("fake-fiel");
-    let key_b64 = STANDARD.encode(fixture("fake-fiel/EKU9003173C9.key"));
+    let secret = fiel_password();
+    let key_b64 = STANDARD.encode(own("EKU9003173C9.key"));
     for text in [res.text(), got.to_string(), event.text(), app.output()] {
         assert!(!text.contains(&secret), "the password leaked: {text}");
         assert!(!text.contains(&key_b64[..40]), "the key leaked: {text}");
         assert!(!text.contains("private_key"), "{text}");
     }
-    let key = fixture("fake-fiel/EKU9003173C9.key");
+    let key = own("EKU9003173C9.key");
     for file in files_under(app.data_dir()) {
         let bytes = std::fs::read(&file).unwrap_or_default();
         assert!(
@@ -91,9 +88,14 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         client.request("PUT", &path(target), Some(body.to_string().as_bytes()), &[])
     };
 
-    let wrong_password = upload("fake-fiel", "fake-fiel", "not-the-password");
+    let (cer, key) = (own("EKU9003173C9.cer"), own("EKU9003173C9.key"));
+    let wrong_password = upload(&cer, &key, "not-the-password");
     put(&entity, &wrong_password).expect_field_error("password");
-    let csd = upload("fake-csd", "fake-csd", &password("fake-csd"));
+    let csd = upload(
+        &sat("fake-csd/EKU9003173C9.cer"),
+        &sat("fake-csd/EKU9003173C9.key"),
+        &csd_password(),
+    );
     let messages = put(&entity, &csd).expect_field_error("certificate");
     assert!(messages.iter().any(|m| m.contains("CSD")), "{messages:?}");
     let mismatch = put(&other, &fiel_upload()).expect_field_error("certificate");
@@ -101,7 +103,7 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         mismatch.iter().any(|m| m.contains("AAA010101AAA")),
         "{mismatch:?}"
     );
-    let foreign_key = upload("fake-fiel", "fake-csd", &password("fake-csd"));
+    let foreign_key = upload(&cer, &sat("fake-csd/EKU9003173C9.key"), &csd_password());
     put(&entity, &foreign_key).expect_field_error("private_key");
     let garbage = json!({ "certificate": "%%%", "private_key": "AAAA", "password": "x" });
     put(&entity, &garbage).expect_field_error("certificate");

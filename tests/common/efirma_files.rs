@@ -1,35 +1,54 @@
-//! The SAT's public test e.firma and CSD (RFC EKU9003173C9) from `shared/sat-ws-fixtures`,
-//! as upload bodies for `PUT /v1/entities/{id}/efirma`.
+//! e.firma files for `PUT /v1/entities/{id}/efirma`. Tests through the binary upload the
+//! long-lived test e.firma in `tests/fixtures/efirma` (the server checks certificates
+//! against the real clock, and the SAT's public test e.firma expires in 2027); the SAT's
+//! own files in `shared/sat-ws-fixtures` serve for refusals (its CSD, a foreign key).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Value};
 
 pub const FIEL_RFC: &str = "EKU9003173C9";
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
+/// The long-lived test e.firma's serial, as the SAT writes serials.
+pub const FIEL_SERIAL: &str = "30001000000500009999";
+const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/efirma/");
+const SAT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
 
-pub fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
+/// A file of the long-lived test e.firma (`own("EKU9003173C9.key")`).
+pub fn own(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{OWN}{name}")).expect("fixture")
 }
 
-/// The password of `dir`'s key (`fake-fiel` or `fake-csd`).
-pub fn password(dir: &str) -> String {
-    String::from_utf8(fixture(&format!("{dir}/EKU9003173C9-password.txt")))
-        .expect("utf-8")
-        .trim()
-        .to_string()
+/// A file of the SAT's fixtures (`sat("fake-csd/EKU9003173C9.cer")`).
+pub fn sat(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{SAT}{path}")).expect("fixture")
 }
 
-/// An upload of `cer_dir`'s certificate and `key_dir`'s key.
-pub fn upload(cer_dir: &str, key_dir: &str, password: &str) -> Value {
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).expect("utf-8").trim().to_string()
+}
+
+pub fn fiel_password() -> String {
+    text(own("EKU9003173C9-password.txt"))
+}
+
+pub fn csd_password() -> String {
+    text(sat("fake-csd/EKU9003173C9-password.txt"))
+}
+
+/// An upload body of these files.
+pub fn upload(certificate: &[u8], private_key: &[u8], password: &str) -> Value {
     json!({
-        "certificate": STANDARD.encode(fixture(&format!("{cer_dir}/EKU9003173C9.cer"))),
-        "private_key": STANDARD.encode(fixture(&format!("{key_dir}/EKU9003173C9.key"))),
+        "certificate": STANDARD.encode(certificate),
+        "private_key": STANDARD.encode(private_key),
         "password": password,
     })
 }
 
-/// The test e.firma, as it should be uploaded.
+/// The long-lived test e.firma, as it should be uploaded.
 pub fn fiel_upload() -> Value {
-    upload("fake-fiel", "fake-fiel", &password("fake-fiel"))
+    upload(
+        &own("EKU9003173C9.cer"),
+        &own("EKU9003173C9.key"),
+        &fiel_password(),
+    )
 }

@@ -13,10 +13,14 @@ mod helpers;
 mod receiver;
 
 #[allow(dead_code)]
+#[path = "../common/fake_sat_ws.rs"]
+mod fake_sat_ws;
+#[allow(dead_code)]
 mod support;
 
 mod documents;
 mod efirma;
+mod efirma_ws;
 mod extractions;
 mod import;
 mod invoices;
