@@ -5,6 +5,7 @@
 
 pub mod checkpoint;
 pub mod deliveries;
+pub mod documents;
 pub mod efirmas;
 pub mod entities;
 pub mod extractions;
@@ -13,6 +14,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod migrate;
 pub mod orgs;
+pub mod payment_entries;
 pub mod sandbox_bulk_downloads;
 pub mod sandbox_bulk_requests;
 pub mod sandbox_listings;

@@ -203,8 +203,8 @@ async fn get_invoice_cfdi(
         };
         let body = match format {
             Format::Json => None,
-            Format::Xml => db::invoices::document(c, &id, "xml")?,
-            Format::Pdf => db::invoices::document(c, &id, "pdf")?,
+            Format::Xml => db::documents::get(c, &id, "xml")?,
+            Format::Pdf => db::documents::get(c, &id, "pdf")?,
         };
         let json = if format == Format::Json {
             db::invoices::get(c, &org, &id)?
@@ -279,7 +279,7 @@ async fn list_invoice_payments(
             let Some((uuid, entity_id)) = db::invoices::visible(c, &user.org_id, &id)? else {
                 return Ok(None);
             };
-            db::invoices::payments_of(c, &entity_id, &uuid).map(Some)
+            db::payment_entries::payments_of(c, &entity_id, &uuid).map(Some)
         })
         .await?
         .ok_or(ApiError::NotFound)?;

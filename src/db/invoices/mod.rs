@@ -1,6 +1,8 @@
 //! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
 //! are metadata-only and never leave this module through the API's queries.
 
+pub mod write;
+
 use crate::cfdi::Item;
 use crate::payments::Entry;
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
@@ -8,7 +10,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 /// Parsed decimal text, or None.
-fn dec(s: Option<String>) -> Option<Decimal> {
+pub(super) fn dec(s: Option<String>) -> Option<Decimal> {
     s.and_then(|s| s.parse().ok())
 }
 
@@ -228,50 +230,6 @@ pub fn visible(
         .prepare_cached("SELECT uuid, entity_id FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1")?
         .query_row(params![id, org_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?)
-}
-
-pub fn document(
-    conn: &Connection,
-    invoice_id: &str,
-    kind: &str,
-) -> anyhow::Result<Option<Vec<u8>>> {
-    Ok(conn
-        .prepare_cached("SELECT content FROM documents WHERE invoice_id = ?1 AND kind = ?2")?
-        .query_row(params![invoice_id, kind], |r| r.get(0))
-        .optional()?)
-}
-
-/// The entries of payment complements that name an invoice, oldest first, with the
-/// complement's id, uuid and status.
-pub fn payments_of(
-    conn: &Connection,
-    entity_id: &str,
-    uuid: &str,
-) -> anyhow::Result<Vec<(String, Entry)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.id, p.uuid, p.status, e.paid_at, e.installment, e.previous_balance, e.amount_paid,
-                e.outstanding_balance, e.currency, e.equivalence
-         FROM payment_entries e JOIN invoices p ON p.id = e.payment_invoice_id
-         WHERE e.entity_id = ?1 AND e.related_uuid = ?2
-         ORDER BY e.paid_at, p.uuid, e.seq",
-    )?;
-    let rows = stmt.query_map(params![entity_id, uuid], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            Entry {
-                payment_uuid: r.get(1)?,
-                payment_cancelled: r.get::<_, String>(2)? == "cancelled",
-                paid_at: r.get(3)?,
-                installment: r.get(4)?,
-                previous_balance: dec(r.get(5)?),
-                amount_paid: dec(r.get(6)?),
-                outstanding_balance: dec(r.get(7)?),
-                currency: r.get(8)?,
-                equivalence: dec(r.get(9)?),
-            },
-        ))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The JSON entry of `GET /v1/invoices/{id}/payments`.

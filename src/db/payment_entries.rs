@@ -1,0 +1,81 @@
+//! SQL for `payment_entries`: the related-document entries of payment complements,
+//! linked to the paid invoice by (entity, uuid) so a complement that arrives first
+//! waits here for its invoice.
+
+use super::invoices::{dec, write::text};
+use crate::payments::Entry;
+use rusqlite::{params, Connection};
+
+/// The uuids an invoice's stored payment entries name.
+pub fn related_uuids(conn: &Connection, payment_invoice_id: &str) -> anyhow::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT related_uuid FROM payment_entries WHERE payment_invoice_id = ?1",
+    )?;
+    let rows = stmt.query_map([payment_invoice_id], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Replaces a complement's entries with `entries` (related uuid, entry), in order.
+pub fn replace(
+    conn: &Connection,
+    entity_id: &str,
+    payment_invoice_id: &str,
+    entries: &[(String, Entry)],
+) -> anyhow::Result<()> {
+    conn.prepare_cached("DELETE FROM payment_entries WHERE payment_invoice_id = ?1")?
+        .execute([payment_invoice_id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO payment_entries (payment_invoice_id, entity_id, seq, related_uuid, paid_at, installment,
+            previous_balance, amount_paid, outstanding_balance, currency, equivalence)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for (seq, (uuid, e)) in entries.iter().enumerate() {
+        insert.execute(params![
+            payment_invoice_id,
+            entity_id,
+            seq as i64,
+            uuid,
+            e.paid_at,
+            e.installment,
+            text(e.previous_balance),
+            text(e.amount_paid),
+            text(e.outstanding_balance),
+            e.currency,
+            text(e.equivalence)
+        ])?;
+    }
+    Ok(())
+}
+
+/// The entries of payment complements that name an invoice, oldest first, with the
+/// complement's id, uuid and status.
+pub fn payments_of(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Vec<(String, Entry)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.id, p.uuid, p.status, e.paid_at, e.installment, e.previous_balance, e.amount_paid,
+                e.outstanding_balance, e.currency, e.equivalence
+         FROM payment_entries e JOIN invoices p ON p.id = e.payment_invoice_id
+         WHERE e.entity_id = ?1 AND e.related_uuid = ?2
+         ORDER BY e.paid_at, p.uuid, e.seq",
+    )?;
+    let rows = stmt.query_map(params![entity_id, uuid], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            Entry {
+                payment_uuid: r.get(1)?,
+                payment_cancelled: r.get::<_, String>(2)? == "cancelled",
+                paid_at: r.get(3)?,
+                installment: r.get(4)?,
+                previous_balance: dec(r.get(5)?),
+                amount_paid: dec(r.get(6)?),
+                outstanding_balance: dec(r.get(7)?),
+                currency: r.get(8)?,
+                equivalence: dec(r.get(9)?),
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

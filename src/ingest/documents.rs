@@ -1,0 +1,79 @@
+//! Stage 2: a document's XML (and PDF) stored byte for byte, its row filled from the
+//! parsed CFDI, and the payment aggregates it affects recomputed.
+
+use super::{payments, IngestError, Owner};
+use crate::cfdi::Cfdi;
+use crate::db::{self, invoices::write};
+use crate::domain::extraction::Direction;
+use crate::sat::Metadata;
+use rusqlite::Connection;
+use std::collections::BTreeSet;
+
+/// Parses and stores one document. `listed` is the listing entry it answers, when there
+/// is one (it carries the authority's cancellation status). Returns the invoice id.
+pub fn ingest_document(
+    tx: &Connection,
+    owner: Owner,
+    direction: Direction,
+    listed: Option<&Metadata>,
+    xml: &[u8],
+    pdf: Option<&[u8]>,
+) -> Result<String, IngestError> {
+    let cfdi = Cfdi::parse_stamped(xml)?;
+    store_document(tx, owner, direction, listed, &cfdi, xml, pdf)
+}
+
+/// `ingest_document` for a document parsed beforehand (extractions and imports parse
+/// outside the write transaction).
+pub fn store_document(
+    tx: &Connection,
+    owner: Owner,
+    direction: Direction,
+    listed: Option<&Metadata>,
+    cfdi: &Cfdi,
+    xml: &[u8],
+    pdf: Option<&[u8]>,
+) -> Result<String, IngestError> {
+    let uuid = cfdi.uuid()?.to_string();
+    if let Some(m) = listed {
+        if !m.uuid.trim().eq_ignore_ascii_case(&uuid) {
+            return Err(IngestError::UuidMismatch {
+                expected: m.uuid.clone(),
+                found: uuid,
+            });
+        }
+    }
+    let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
+    let mut affected: BTreeSet<String> = BTreeSet::from([uuid.clone()]);
+    if let Some((id, _)) = &existing {
+        affected.extend(db::payment_entries::related_uuids(tx, id)?);
+    }
+    let id = existing
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let (status, cancelled_at) = match listed {
+        Some(m) => (
+            if m.cancelled { "cancelled" } else { "active" },
+            m.cancelled_at.clone(),
+        ),
+        None => write::status(tx, &id)?,
+    };
+    write::upsert_processed(
+        tx,
+        owner,
+        direction,
+        &id,
+        &uuid,
+        cfdi,
+        status,
+        cancelled_at.as_deref(),
+        pdf.is_some(),
+    )?;
+    db::documents::put(tx, &id, "xml", xml)?;
+    if let Some(pdf) = pdf {
+        db::documents::put(tx, &id, "pdf", pdf)?;
+    }
+    affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
+    payments::recompute_all(tx, owner.entity_id, &affected)?;
+    Ok(id)
+}

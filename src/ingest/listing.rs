@@ -1,0 +1,44 @@
+//! Stage 1: a listing's entries become metadata-only rows; a changed status (a
+//! cancellation seen by a later run) is applied and the aggregates it affects follow.
+
+use super::{payments, Owner};
+use crate::db::{self, invoices::write};
+use crate::domain::extraction::Direction;
+use crate::sat::Metadata;
+use rusqlite::Connection;
+use std::collections::BTreeSet;
+
+/// Records each listed invoice (new ones metadata-only) and applies status changes.
+/// Returns the positions in `listing` whose XML still has to be processed.
+pub fn record_listing(
+    tx: &Connection,
+    owner: Owner,
+    direction: Direction,
+    listing: &[Metadata],
+) -> anyhow::Result<Vec<usize>> {
+    let now = crate::time::now();
+    let mut pending = vec![];
+    for (i, m) in listing.iter().enumerate() {
+        let uuid = m.uuid.trim().to_uppercase();
+        let status = if m.cancelled { "cancelled" } else { "active" };
+        let Some(known) = write::known(tx, owner.entity_id, &uuid)? else {
+            write::insert_metadata(tx, owner, direction, &uuid, m, status, &now)?;
+            pending.push(i);
+            continue;
+        };
+        if known.status != status {
+            write::set_status(tx, &known.id, status, m.cancelled_at.as_deref(), &now)?;
+            if known.processed {
+                let mut affected = BTreeSet::from([uuid.clone()]);
+                if known.invoice_type.as_deref() == Some("P") {
+                    affected.extend(db::payment_entries::related_uuids(tx, &known.id)?);
+                }
+                payments::recompute_all(tx, owner.entity_id, &affected)?;
+            }
+        }
+        if !known.processed {
+            pending.push(i);
+        }
+    }
+    Ok(pending)
+}

@@ -1,0 +1,37 @@
+//! The one ingestion path for invoices, shared by both channels' extractions, the
+//! `invoices import` command and tests. Stage 1 (`listing`) records what the
+//! authority's listing says (metadata-only rows, invisible through the API, and status
+//! changes such as cancellations); stage 2 (`documents`) stores a parsed document byte
+//! for byte with its PDF; `payments` keeps payment aggregates right whatever order
+//! documents arrive in: every change recomputes the invoices it can affect from all
+//! stored entries. All SQL is in `db::invoices::write`, `db::documents` and
+//! `db::payment_entries`.
+
+mod documents;
+mod listing;
+mod payments;
+
+#[cfg(test)]
+mod tests;
+
+pub use crate::db::invoices::write::Owner;
+pub use documents::{ingest_document, store_document};
+pub use listing::record_listing;
+
+use crate::cfdi::CfdiError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("invalid CFDI: {0}")]
+    Cfdi(#[from] CfdiError),
+    #[error("the XML's UUID {found} is not the listed {expected}")]
+    UuidMismatch { expected: String, found: String },
+    #[error(transparent)]
+    Storage(#[from] anyhow::Error),
+}
+
+impl From<rusqlite::Error> for IngestError {
+    fn from(e: rusqlite::Error) -> Self {
+        IngestError::Storage(e.into())
+    }
+}

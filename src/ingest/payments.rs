@@ -1,0 +1,80 @@
+//! Payment complements: their entries (one per distinct, linkable related document)
+//! and the aggregates of the invoices they pay, recomputed from every stored entry.
+
+use crate::cfdi::{Cfdi, InvoiceType};
+use crate::db::{self, invoices::write};
+use crate::payments::{self, Entry};
+use rusqlite::Connection;
+use std::collections::BTreeSet;
+
+/// Replaces a complement's entries (distinct, linkable ones); returns the uuids they name.
+pub fn replace_entries(
+    tx: &Connection,
+    entity_id: &str,
+    id: &str,
+    c: &Cfdi,
+) -> anyhow::Result<Vec<String>> {
+    let mut kept: Vec<(String, Entry)> = vec![];
+    if c.invoice_type == InvoiceType::P {
+        for payment in &c.payments {
+            // A DoctoRelacionado without IdDocumento cannot be linked: it stays in the
+            // complement's own `payments` only. Repeats within one Pago count once.
+            let start = kept.len();
+            for d in &payment.related_documents {
+                let Some(uuid) = d.uuid.clone() else {
+                    continue;
+                };
+                let e = Entry {
+                    payment_uuid: String::new(),
+                    payment_cancelled: false,
+                    paid_at: payment.paid_at.clone(),
+                    installment: d.installment,
+                    previous_balance: d.previous_balance,
+                    amount_paid: d.amount_paid,
+                    outstanding_balance: d.outstanding_balance,
+                    currency: d.currency.clone(),
+                    equivalence: d.equivalence,
+                };
+                if !kept[start..].iter().any(|(u, k)| *u == uuid && *k == e) {
+                    kept.push((uuid, e));
+                }
+            }
+        }
+    }
+    db::payment_entries::replace(tx, entity_id, id, &kept)?;
+    Ok(kept.into_iter().map(|(uuid, _)| uuid).collect())
+}
+
+/// Recomputes each of `uuids`' aggregates.
+pub fn recompute_all(
+    tx: &Connection,
+    entity_id: &str,
+    uuids: &BTreeSet<String>,
+) -> anyhow::Result<()> {
+    for uuid in uuids {
+        recompute(tx, entity_id, uuid)?;
+    }
+    Ok(())
+}
+
+/// Recomputes one invoice's payment aggregates from every stored entry naming it.
+fn recompute(tx: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<()> {
+    let Some(basis) = write::payment_basis(tx, entity_id, uuid)? else {
+        return Ok(()); // not here yet: its entries wait for it
+    };
+    let entries: Vec<Entry> = db::payment_entries::payments_of(tx, entity_id, uuid)?
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let agg = payments::aggregate(
+        &payments::Invoice {
+            invoice_type: basis.invoice_type.as_deref().unwrap_or(""),
+            payment_method: basis.payment_method.as_deref(),
+            currency: basis.currency.as_deref(),
+            total: basis.total.and_then(|t| t.parse().ok()).unwrap_or_default(),
+            cancelled: basis.cancelled,
+        },
+        &entries,
+    );
+    write::set_payments(tx, &basis.id, &agg)
+}

@@ -1,0 +1,296 @@
+//! The ingestion path against the shared CFDI samples: every order of invoices and
+//! complements gives the same balances.
+
+use super::*;
+use crate::cfdi::{Cfdi, CfdiError};
+use crate::db;
+use crate::db::invoices::{list, Filter};
+use crate::domain::extraction::Direction;
+use crate::sat::Metadata;
+use rusqlite::Connection;
+
+const ORG: &str = "org-1";
+const ENTITY: &str = "entity-1";
+const OWNER: Owner = Owner {
+    org_id: ORG,
+    entity_id: ENTITY,
+};
+
+fn db() -> Connection {
+    let mut conn = Connection::open_in_memory().expect("db");
+    crate::db::migrate::apply(&mut conn).expect("schema");
+    conn.execute_batch(&format!(
+        "INSERT INTO orgs VALUES ('{ORG}', 'Org', 'now');
+         INSERT INTO entities VALUES ('{ENTITY}', '{ORG}', 'AAA010101AAA', 'E', x'00', 'valid', 'now', 'now');"
+    ))
+    .expect("seed");
+    conn
+}
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../shared/cfdi-samples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("sample")
+}
+
+/// A copy of a stamped sample with another UUID, currency and total (to pair
+/// complements whose paid invoice is not in the sample set).
+fn variant(name: &str, uuid: &str, currency: &str, total: &str) -> Vec<u8> {
+    let xml = String::from_utf8(sample(name)).expect("utf8");
+    let original = Cfdi::parse(xml.as_bytes()).expect("parses");
+    let old_uuid = original.stamp.and_then(|s| s.uuid).expect("stamped");
+    let xml = xml
+        .replace(&old_uuid, uuid)
+        .replace(&old_uuid.to_lowercase(), uuid)
+        .replace("Moneda=\"MXN\"", &format!("Moneda=\"{currency}\""))
+        .replace(
+            &format!("Total=\"{}\"", original.total),
+            &format!("Total=\"{total}\""),
+        );
+    xml.into_bytes()
+}
+
+fn field(conn: &Connection, uuid: &str, name: &str) -> Option<String> {
+    conn.query_row(
+        &format!("SELECT {name} FROM invoices WHERE uuid = ?1"),
+        [uuid],
+        |r| r.get(0),
+    )
+    .expect("row")
+}
+
+fn ingest_all(conn: &Connection, docs: &[Vec<u8>]) {
+    for d in docs {
+        ingest_document(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
+    }
+}
+
+/// Every permutation of `docs`.
+fn permutations(docs: Vec<Vec<u8>>) -> Vec<Vec<Vec<u8>>> {
+    if docs.len() <= 1 {
+        return vec![docs];
+    }
+    let mut out = vec![];
+    for i in 0..docs.len() {
+        let mut rest = docs.clone();
+        let first = rest.remove(i);
+        for mut p in permutations(rest) {
+            p.insert(0, first.clone());
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn scenario_1_in_both_orders_pays_the_ppd_invoice_in_full() {
+    let uuid = "6D7434A6-E3F2-47AD-9E4C-08849946AFA0";
+    let docs = vec![
+        sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml"),
+        sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml"),
+    ];
+    for order in permutations(docs) {
+        let conn = db();
+        ingest_all(&conn, &order);
+        assert_eq!(
+            field(&conn, uuid, "paid_amount").as_deref(),
+            Some("17852.75")
+        );
+        assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("0.00"));
+        assert!(field(&conn, uuid, "fully_paid_at").is_some());
+    }
+}
+
+#[test]
+fn scenario_4_and_8_every_order_of_a_usd_invoice_and_its_complements() {
+    let uuid = "1A3CD882-EB73-484A-6971-1C2D29C9F264";
+    let invoice = variant(
+        "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml",
+        uuid,
+        "USD",
+        "5000.00",
+    );
+    let payment = sample("cfdi33-pago10-tfd-usd-docto-mxn-payment.xml");
+    // A second complement naming the same invoice in MXN: a currency conflict.
+    let conflicting = variant(
+        "cfdi40-pago20-tfd-full-payment-of-ppd.xml",
+        "ABCDEF00-0000-4000-8000-000000000001",
+        "MXN",
+        "0",
+    );
+    let conflicting = String::from_utf8(conflicting)
+        .expect("utf8")
+        .replace("6d7434a6-e3f2-47ad-9e4c-08849946afa0", uuid)
+        .replace("6D7434A6-E3F2-47AD-9E4C-08849946AFA0", uuid)
+        .into_bytes();
+    for order in permutations(vec![invoice, payment, conflicting]) {
+        let conn = db();
+        ingest_all(&conn, &order);
+        assert_eq!(
+            field(&conn, uuid, "paid_amount").as_deref(),
+            Some("4000.00")
+        );
+        assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("1000.00"));
+        let conflicts: bool = conn
+            .query_row(
+                "SELECT payment_conflicts FROM invoices WHERE uuid = ?1",
+                [uuid],
+                |r| r.get(0),
+            )
+            .expect("row");
+        assert!(conflicts);
+    }
+}
+
+#[test]
+fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
+    let conn = db();
+    let xml = sample("cfdi33-pago10-duplicate-docto-bom.xml");
+    let stamped = sample("cfdi40-ingreso-pue-real-tfd.xml");
+    assert!(matches!(
+        ingest_document(&conn, OWNER, Direction::Issued, None, &xml, None),
+        Err(IngestError::Cfdi(CfdiError::Unstamped))
+    ));
+    let a = ingest_document(
+        &conn,
+        OWNER,
+        Direction::Issued,
+        None,
+        &stamped,
+        Some(b"%PDF-1.7"),
+    )
+    .expect("first");
+    let b = ingest_document(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
+    assert_eq!(a, b);
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM invoices", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 1);
+    assert_eq!(
+        db::documents::get(&conn, &a, "xml").expect("doc"),
+        Some(stamped)
+    );
+    let has_pdf: bool = conn
+        .query_row("SELECT has_pdf FROM invoices", [], |r| r.get(0))
+        .expect("row");
+    assert!(has_pdf, "a later download without PDF keeps the stored one");
+    assert_eq!(
+        field(&conn, "C2832671-DA6D-11EF-A83D-00155D012007", "paid_amount").as_deref(),
+        Some("1000.00")
+    );
+}
+
+#[test]
+fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply() {
+    let conn = db();
+    let uuid = "6D7434A6-E3F2-47AD-9E4C-08849946AFA0";
+    let meta = Metadata {
+        uuid: uuid.to_lowercase(),
+        issuer_tax_id: "H&E951128469".into(),
+        issuer_name: None,
+        receiver_tax_id: "KIJ0906199R1".into(),
+        receiver_name: None,
+        issued_at: Some("2020-01-01T22:40:38".into()),
+        certified_at: None,
+        total: Some("17852.75".parse().expect("dec")),
+        invoice_type: Some("I".into()),
+        cancelled: false,
+        cancelled_at: None,
+    };
+    assert_eq!(
+        record_listing(&conn, OWNER, Direction::Issued, std::slice::from_ref(&meta))
+            .expect("listing"),
+        vec![0]
+    );
+    let visible = |c: &Connection| {
+        list(c, ORG, &Filter::default(), None, 10)
+            .expect("list")
+            .len()
+    };
+    assert_eq!(visible(&conn), 0);
+    let xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
+    ingest_document(&conn, OWNER, Direction::Issued, Some(&meta), &xml, None).expect("ingest");
+    assert_eq!(visible(&conn), 1);
+    assert!(
+        record_listing(&conn, OWNER, Direction::Issued, std::slice::from_ref(&meta))
+            .expect("again")
+            .is_empty()
+    );
+    let cancelled = Metadata {
+        cancelled: true,
+        cancelled_at: Some("2020-01-03T10:00:00".into()),
+        ..meta
+    };
+    record_listing(&conn, OWNER, Direction::Issued, &[cancelled]).expect("cancel");
+    assert_eq!(field(&conn, uuid, "status").as_deref(), Some("cancelled"));
+    assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("0.00"));
+    let wrong = meta_for("00000000-0000-0000-0000-000000000001");
+    assert!(matches!(
+        ingest_document(&conn, OWNER, Direction::Issued, Some(&wrong), &xml, None),
+        Err(IngestError::UuidMismatch { .. })
+    ));
+}
+
+fn meta_for(uuid: &str) -> Metadata {
+    Metadata {
+        uuid: uuid.into(),
+        issuer_tax_id: String::new(),
+        issuer_name: None,
+        receiver_tax_id: String::new(),
+        receiver_name: None,
+        issued_at: None,
+        certified_at: None,
+        total: None,
+        invoice_type: None,
+        cancelled: false,
+        cancelled_at: None,
+    }
+}
+
+#[test]
+fn a_cancelled_complement_stops_counting() {
+    let conn = db();
+    let uuid = "6D7434A6-E3F2-47AD-9E4C-08849946AFA0";
+    ingest_all(
+        &conn,
+        &[
+            sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml"),
+            sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml"),
+        ],
+    );
+    let payment = Cfdi::parse(&sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml")).expect("parse");
+    let payment_uuid = payment.stamp.and_then(|s| s.uuid).expect("uuid");
+    let cancel = Metadata {
+        cancelled: true,
+        ..meta_for(&payment_uuid)
+    };
+    record_listing(&conn, OWNER, Direction::Issued, &[cancel]).expect("cancel");
+    assert_eq!(field(&conn, uuid, "paid_amount").as_deref(), Some("0.00"));
+    assert_eq!(
+        field(&conn, uuid, "due_amount").as_deref(),
+        Some("17852.75")
+    );
+}
+
+#[test]
+fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
+    let dir = format!("{}/../shared/cfdi-samples", env!("CARGO_MANIFEST_DIR"));
+    let conn = db();
+    for entry in std::fs::read_dir(dir).expect("dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("xml") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("read");
+        let parsed = Cfdi::parse_stamped(&bytes);
+        let ingested = ingest_document(&conn, OWNER, Direction::Received, None, &bytes, None);
+        assert_eq!(parsed.is_ok(), ingested.is_ok(), "{}", path.display());
+    }
+    let half = &sample("cfdi40-ingreso-pue-real-tfd.xml")[..500];
+    assert!(matches!(
+        ingest_document(&conn, OWNER, Direction::Issued, None, half, None),
+        Err(IngestError::Cfdi(_))
+    ));
+}
