@@ -9,6 +9,7 @@
 
 mod documents;
 mod listing;
+pub mod package;
 mod payments;
 
 #[cfg(test)]

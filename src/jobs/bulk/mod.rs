@@ -16,8 +16,9 @@
 //! - expired (state 6): ask again, once; a package is never downloaded a third time
 //!   (one that cannot be had any more makes the request be asked again, once).
 
+mod window;
+
 use super::{Context, Outcome};
-use crate::cfdi::Cfdi;
 use crate::db::{
     self,
     efirmas::SealedEfirma,
@@ -26,24 +27,23 @@ use crate::db::{
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
 use crate::domain::efirma::EfirmaStatus;
-use crate::domain::extraction::{Direction, FailedReason, Period};
-use crate::ingest::{self, Owner};
+use crate::domain::extraction::{FailedReason, Period};
+use crate::ingest::{package, Owner};
 use crate::sat::bulk::{refuses_certificate, BulkSession};
-use crate::sat::webservice::envelope::{DocumentStatus, RequestType, WindowQuery};
 use crate::sat::webservice::package::Package;
 use crate::sat::webservice::responses::{RequestState, SatCode};
-use crate::sat::{Metadata, RunContext, SatError};
-use chrono::{NaiveDateTime, NaiveTime};
+use crate::sat::{RunContext, SatError};
 use std::time::Duration;
+use window::{fmt, local, poll_wait, whole_days, window_query};
 
-/// The longest wait between two checks of a request.
-const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
+/// Before a failed call to the service is tried again: the same doubling waits.
+fn wait(ctx: &Context, attempts: u32) -> Duration {
+    poll_wait(ctx.config.sat_ws_poll, attempts.saturating_sub(1))
+}
+
 /// Consecutive failed attempts to reach the service before the run fails
 /// `sat_unavailable` (with doubling waits from `--sat-ws-poll`, a few hours).
 const MAX_UNAVAILABLE: u32 = 12;
-/// Rows or documents stored per transaction.
-const BATCH: usize = 500;
-const LOCAL: &str = "%Y-%m-%dT%H:%M:%S";
 
 /// How a run ends (for now): the caller turns it into the extraction's state.
 pub enum End {
@@ -408,109 +408,40 @@ impl<'a> Conversation<'a> {
         Ok(())
     }
 
-    /// Stores a package's rows or documents in batches, each batch with its progress.
+    /// Stores a package; each batch commits with the request's resume point and the
+    /// extraction's counts.
     fn store(&self, q: &SatRequest, p: &SatPackage, bytes: Vec<u8>) -> Result<(), Stop> {
         let mut package = Package::open(bytes)
             .map_err(|e| Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id)))?;
-        let skip = usize::try_from(p.items_done).unwrap_or(usize::MAX);
+        let extraction_id = &self.ext.id;
+        let mut progress = |tx: &rusqlite::Connection, at: package::Progress| {
+            let (found, processed) = match q.kind {
+                Kind::Metadata => (at.batch as i64, 0),
+                Kind::Cfdi => (0, at.stored as i64),
+            };
+            super::extraction::add_counts(tx, extraction_id, found, processed)?;
+            db::sat_requests::package_progress(tx, &q.id, &p.package_id, at.handled, at.done)
+        };
+        let (db, owner, direction) = (&self.ctx.db, self.owner, self.ext.direction);
         match q.kind {
-            Kind::Metadata => {
-                let mut batch: Vec<Metadata> = Vec::with_capacity(BATCH);
-                let mut seen = 0usize;
-                let mut stored = p.items_done;
-                package
-                    .for_each_metadata(|m| -> anyhow::Result<()> {
-                        seen += 1;
-                        if seen <= skip {
-                            return Ok(());
-                        }
-                        batch.push(m);
-                        if batch.len() == BATCH {
-                            stored += batch.len() as u64;
-                            self.store_listing(q, p, &std::mem::take(&mut batch), stored, false)?;
-                        }
-                        Ok(())
-                    })
-                    .map_err(Stop::Internal)?;
-                stored += batch.len() as u64;
-                self.store_listing(q, p, &batch, stored, true)?;
-            }
-            Kind::Cfdi => {
-                let mut batch = Vec::with_capacity(BATCH);
-                let mut stored = p.items_done;
-                for file in package.cfdis().skip(skip) {
-                    let file = file.map_err(|e| {
-                        Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id))
-                    })?;
-                    let parsed = Cfdi::parse_stamped(&file.xml);
-                    batch.push((file, parsed));
-                    if batch.len() == BATCH {
-                        stored += batch.len() as u64;
-                        self.store_documents(q, p, &std::mem::take(&mut batch), stored, false)?;
-                    }
-                }
-                stored += batch.len() as u64;
-                self.store_documents(q, p, &batch, stored, true)?;
-            }
+            Kind::Metadata => package::store_listing(
+                db,
+                owner,
+                direction,
+                &mut package,
+                p.items_done,
+                &mut progress,
+            ),
+            Kind::Cfdi => package::store_cfdis(
+                db,
+                owner,
+                direction,
+                &mut package,
+                p.items_done,
+                &mut progress,
+            ),
         }
-        Ok(())
-    }
-
-    fn store_listing(
-        &self,
-        q: &SatRequest,
-        p: &SatPackage,
-        rows: &[Metadata],
-        stored: u64,
-        done: bool,
-    ) -> anyhow::Result<()> {
-        self.ctx.db.tx(|tx| {
-            ingest::record_listing(tx, self.owner, self.ext.direction, rows)?;
-            super::extraction::add_counts(tx, &self.ext.id, rows.len() as i64, 0)?;
-            db::sat_requests::package_progress(tx, &q.id, &p.package_id, stored, done)
-        })
-    }
-
-    fn store_documents(
-        &self,
-        q: &SatRequest,
-        p: &SatPackage,
-        docs: &[(
-            crate::sat::webservice::package::CfdiFile,
-            Result<Cfdi, crate::cfdi::CfdiError>,
-        )],
-        stored: u64,
-        done: bool,
-    ) -> anyhow::Result<()> {
-        self.ctx.db.tx(|tx| {
-            let mut processed = 0;
-            for (file, parsed) in docs {
-                let result = match parsed {
-                    Ok(cfdi) => ingest::store_document(
-                        tx,
-                        self.owner,
-                        self.ext.direction,
-                        None,
-                        cfdi,
-                        &file.xml,
-                        None,
-                    ),
-                    Err(e) => Err(ingest::IngestError::Cfdi(e.clone())),
-                };
-                match result {
-                    Ok(_) => processed += 1,
-                    Err(ingest::IngestError::Storage(e)) => return Err(e),
-                    Err(e) => log::warn!(
-                        "extraction {}: {} in package {} not processed: {e}",
-                        self.ext.id,
-                        file.name,
-                        p.package_id
-                    ),
-                }
-            }
-            super::extraction::add_counts(tx, &self.ext.id, 0, processed)?;
-            db::sat_requests::package_progress(tx, &q.id, &p.package_id, stored, done)
-        })
+        .map_err(Stop::Internal)
     }
 
     /// Over the SAT's maximum: two requests for the window's halves replace this one.
@@ -596,56 +527,6 @@ fn state_code(s: RequestState) -> u32 {
     }
 }
 
-/// `--sat-ws-poll`, doubled at each check, capped at 15 minutes.
-pub fn poll_wait(first: Duration, checks: u32) -> Duration {
-    first
-        .saturating_mul(1u32 << checks.min(16))
-        .min(MAX_WAIT.max(first))
-}
-
-fn wait(ctx: &Context, attempts: u32) -> Duration {
-    poll_wait(ctx.config.sat_ws_poll, attempts.saturating_sub(1))
-}
-
-/// The period as whole local days: the first day's midnight to the last day's 23:59:59.
-fn whole_days(period: Period) -> (String, String) {
-    let start = period.from.and_time(NaiveTime::MIN);
-    let end = period
-        .to
-        .and_hms_opt(23, 59, 59)
-        .unwrap_or_else(|| period.to.and_time(NaiveTime::MIN));
-    (fmt(start), fmt(end))
-}
-
-fn fmt(t: NaiveDateTime) -> String {
-    t.format(LOCAL).to_string()
-}
-
-fn local(s: &str) -> anyhow::Result<NaiveDateTime> {
-    Ok(NaiveDateTime::parse_from_str(s, LOCAL)?)
-}
-
-fn window_query(q: &SatRequest) -> anyhow::Result<WindowQuery> {
-    Ok(WindowQuery {
-        direction: q.direction,
-        request_type: match q.kind {
-            Kind::Metadata => RequestType::Metadata,
-            Kind::Cfdi => RequestType::Cfdi,
-        },
-        start: local(&q.window_start)?,
-        end: local(&q.window_end)?,
-        // The SAT serves received XML only for active CFDI.
-        status: match (q.kind, q.direction) {
-            (Kind::Cfdi, Direction::Received) => DocumentStatus::Active,
-            _ => DocumentStatus::All,
-        },
-        counterpart: None,
-        document_type: None,
-        complement: None,
-        on_behalf_of: None,
-    })
-}
-
 /// The SAT refused the e.firma itself: it is `invalid` (announced) until replaced.
 fn mark_efirma_invalid(
     ctx: &Context,
@@ -660,36 +541,4 @@ fn mark_efirma_invalid(
         }
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn waits_double_from_the_setting_up_to_fifteen_minutes() {
-        let first = Duration::from_secs(10);
-        assert_eq!(poll_wait(first, 0), Duration::from_secs(10));
-        assert_eq!(poll_wait(first, 3), Duration::from_secs(80));
-        assert_eq!(poll_wait(first, 40), MAX_WAIT);
-        assert_eq!(
-            poll_wait(Duration::from_millis(50), 1),
-            Duration::from_millis(100)
-        );
-    }
-
-    #[test]
-    fn a_period_is_asked_as_whole_local_days() {
-        let day = |d| chrono::NaiveDate::from_ymd_opt(2026, 1, d).expect("date");
-        assert_eq!(
-            whole_days(Period {
-                from: day(1),
-                to: day(31)
-            }),
-            (
-                "2026-01-01T00:00:00".to_string(),
-                "2026-01-31T23:59:59".to_string()
-            )
-        );
-    }
 }
