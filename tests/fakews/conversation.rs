@@ -275,7 +275,7 @@ fn a_package_is_served_twice_and_refused_the_third_time() {
         .expect("third");
     assert_eq!(
         (third.status.code, third.package),
-        (SatCode::Other(5008), None)
+        (SatCode::DownloadsExhausted, None)
     );
     assert_eq!(fake.downloads(package_id), 2);
     let codes: Vec<_> = fake

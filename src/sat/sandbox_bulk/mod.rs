@@ -46,8 +46,6 @@ use crate::db::{sandbox_bulk_downloads, Db};
 
 /// Downloads the SAT allows per package.
 const MAX_DOWNLOADS: i64 = 2;
-/// `CodEstatus` of a refused third download (not among the documented codes).
-const DOWNLOADS_EXHAUSTED: u32 = 5008;
 
 /// What a request comes to, decided when it is made (`sandbox_bulk_requests.outcome`).
 const READY: &str = "ready";
@@ -243,7 +241,7 @@ impl BulkSession for Session<'_> {
             .tx(|tx| sandbox_bulk_downloads::take(tx, package_id, &row.id, MAX_DOWNLOADS))?;
         if !allowed {
             return none(status(
-                SatCode::Other(DOWNLOADS_EXHAUSTED),
+                SatCode::DownloadsExhausted,
                 "Máximo de descargas permitidas",
             ));
         }

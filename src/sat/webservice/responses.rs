@@ -43,6 +43,8 @@ pub enum SatCode {
     Duplicate,
     /// 5006
     InternalError,
+    /// 5008: the package was already downloaded the maximum number of times (two).
+    DownloadsExhausted,
     Other(u32),
 }
 
@@ -63,6 +65,7 @@ impl SatCode {
             5004 => SatCode::NotFound,
             5005 => SatCode::Duplicate,
             5006 => SatCode::InternalError,
+            5008 => SatCode::DownloadsExhausted,
             other => SatCode::Other(other),
         }
     }
@@ -83,6 +86,7 @@ impl SatCode {
             SatCode::NotFound => 5004,
             SatCode::Duplicate => 5005,
             SatCode::InternalError => 5006,
+            SatCode::DownloadsExhausted => 5008,
             SatCode::Other(code) => code,
         }
     }

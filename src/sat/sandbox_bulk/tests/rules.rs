@@ -264,7 +264,7 @@ fn a_package_downloads_twice_then_answers_5008() {
         "the same bytes again"
     );
     let third = session.download(package).expect("download");
-    assert_eq!(third.status.code, SatCode::Other(5008));
+    assert_eq!(third.status.code, SatCode::DownloadsExhausted);
     assert_eq!(third.status.message, "Máximo de descargas permitidas");
     assert_eq!(third.package, None);
 }
@@ -378,6 +378,6 @@ fn requests_and_downloads_survive_a_restart() {
     let mut session = f.session(EKU);
     assert_eq!(
         session.download(&package).expect("download").status.code,
-        SatCode::Other(5008)
+        SatCode::DownloadsExhausted
     );
 }
