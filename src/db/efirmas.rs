@@ -3,35 +3,29 @@
 //! entity's organization was checked.
 
 use crate::domain::efirma::EfirmaStatus;
+use crate::sat::webservice::FielSummary;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
-/// What the API shows of an e.firma: nothing secret.
+/// What the API shows of an e.firma: the certificate's facts and the checked status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EfirmaSummary {
-    pub serial_number: String,
-    pub rfc: String,
-    pub holder_name: String,
-    pub issuer: String,
-    pub valid_from: String,
-    pub valid_to: String,
+    pub certificate: FielSummary,
     pub status: EfirmaStatus,
 }
 
 impl EfirmaSummary {
     /// `status` reads `expired` once `valid_to` has passed, whatever the last check said.
     pub fn view(&self) -> Value {
-        let status = self.current_status().as_str();
-        json!({
-            "serial_number": self.serial_number, "rfc": self.rfc,
-            "holder_name": self.holder_name, "issuer": self.issuer,
-            "valid_from": self.valid_from, "valid_to": self.valid_to, "status": status,
-        })
+        let mut view = serde_json::to_value(&self.certificate).unwrap_or_else(|_| json!({}));
+        view["status"] = json!(self.current_status().as_str());
+        view
     }
 
     /// The recorded status, or `Expired` once `valid_to` has passed.
     pub fn current_status(&self) -> EfirmaStatus {
-        let expired = crate::time::parse(&self.valid_to).is_none_or(|to| chrono::Utc::now() > to);
+        let expired =
+            crate::time::parse(&self.certificate.valid_to).is_none_or(|to| chrono::Utc::now() > to);
         if expired {
             EfirmaStatus::Expired
         } else {
@@ -57,12 +51,14 @@ pub fn summary_from_row(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option
     };
     let status: String = r.get(at + 6)?;
     Ok(Some(EfirmaSummary {
-        serial_number,
-        rfc: r.get(at + 1)?,
-        holder_name: r.get(at + 2)?,
-        issuer: r.get(at + 3)?,
-        valid_from: r.get(at + 4)?,
-        valid_to: r.get(at + 5)?,
+        certificate: FielSummary {
+            serial_number,
+            rfc: r.get(at + 1)?,
+            holder_name: r.get(at + 2)?,
+            issuer: r.get(at + 3)?,
+            valid_from: r.get(at + 4)?,
+            valid_to: r.get(at + 5)?,
+        },
         status: EfirmaStatus::parse(&status).unwrap_or(EfirmaStatus::Pending),
     }))
 }
@@ -86,7 +82,7 @@ pub fn upsert(
     conn: &Connection,
     entity_id: &str,
     sealed: &SealedEfirma,
-    summary: &EfirmaSummary,
+    certificate: &FielSummary,
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
     conn.execute(
@@ -104,12 +100,12 @@ pub fn upsert(
             sealed.certificate,
             sealed.key_ciphertext,
             sealed.password_ciphertext,
-            summary.serial_number,
-            summary.rfc,
-            summary.holder_name,
-            summary.issuer,
-            summary.valid_from,
-            summary.valid_to,
+            certificate.serial_number,
+            certificate.rfc,
+            certificate.holder_name,
+            certificate.issuer,
+            certificate.valid_from,
+            certificate.valid_to,
             now
         ],
     )?;

@@ -5,8 +5,8 @@
 
 use super::Ctx;
 use crate::auth::AuthUser;
-use crate::db::{self, efirmas::EfirmaSummary, efirmas::SealedEfirma};
-use crate::domain::efirma::{EfirmaStatus, NewEfirma};
+use crate::db::{self, efirmas::SealedEfirma};
+use crate::domain::efirma::NewEfirma;
 use crate::error::{ApiError, ApiResult};
 use crate::events;
 use crate::http::{
@@ -14,7 +14,7 @@ use crate::http::{
     json_body::{BodyError, JsonBody},
 };
 use crate::jobs::credential;
-use crate::sat::webservice::Fiel;
+use crate::sat::webservice::{Fiel, FielSummary};
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, put, routes, Route};
@@ -72,7 +72,7 @@ fn check_and_seal(
     new: &NewEfirma,
     tax_id: &str,
     cipher: &crate::crypto::Cipher,
-) -> ApiResult<(EfirmaSummary, SealedEfirma)> {
+) -> ApiResult<(FielSummary, SealedEfirma)> {
     let fiel = Fiel::parse(
         &new.certificate,
         &new.private_key,
@@ -81,16 +81,7 @@ fn check_and_seal(
         chrono::Utc::now(),
     )
     .map_err(|e| ApiError::Validation(e.into()))?;
-    let s = fiel.summary();
-    let summary = EfirmaSummary {
-        serial_number: s.serial_number.clone(),
-        rfc: s.rfc.clone(),
-        holder_name: s.holder_name.clone(),
-        issuer: s.issuer.clone(),
-        valid_from: s.valid_from.clone(),
-        valid_to: s.valid_to.clone(),
-        status: EfirmaStatus::Pending,
-    };
+    let summary = fiel.summary().clone();
     let sealed = SealedEfirma {
         certificate: new.certificate.clone(),
         key_ciphertext: cipher.seal_bytes(&new.private_key)?,

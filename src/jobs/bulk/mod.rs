@@ -422,25 +422,19 @@ impl<'a> Conversation<'a> {
             super::extraction::add_counts(tx, extraction_id, found, processed)?;
             db::sat_requests::package_progress(tx, &q.id, &p.package_id, at.handled, at.done)
         };
+        let store = match q.kind {
+            Kind::Metadata => package::store_listing,
+            Kind::Cfdi => package::store_cfdis,
+        };
         let (db, owner, direction) = (&self.ctx.db, self.owner, self.ext.direction);
-        match q.kind {
-            Kind::Metadata => package::store_listing(
-                db,
-                owner,
-                direction,
-                &mut package,
-                p.items_done,
-                &mut progress,
-            ),
-            Kind::Cfdi => package::store_cfdis(
-                db,
-                owner,
-                direction,
-                &mut package,
-                p.items_done,
-                &mut progress,
-            ),
-        }
+        store(
+            db,
+            owner,
+            direction,
+            &mut package,
+            p.items_done,
+            &mut progress,
+        )
         .map_err(Stop::Internal)
     }
 
