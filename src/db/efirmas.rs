@@ -152,3 +152,34 @@ pub fn set_status(
 pub fn delete(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
     Ok(conn.execute("DELETE FROM efirmas WHERE entity_id = ?1", [entity_id])? == 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(valid_to: &str, status: EfirmaStatus) -> EfirmaSummary {
+        EfirmaSummary {
+            certificate: FielSummary {
+                serial_number: "30001000000500003415".into(),
+                rfc: "EKU9003173C9".into(),
+                holder_name: "H".into(),
+                issuer: "I".into(),
+                valid_from: "2020-01-01T00:00:00.000000Z".into(),
+                valid_to: valid_to.into(),
+            },
+            status,
+        }
+    }
+
+    #[test]
+    fn a_lapsed_certificate_reads_expired_whatever_was_checked() {
+        let lapsed = summary("2021-01-01T00:00:00.000000Z", EfirmaStatus::Valid);
+        assert_eq!(lapsed.current_status(), EfirmaStatus::Expired);
+        assert!(!lapsed.usable());
+        assert_eq!(lapsed.view()["status"], "expired");
+        let in_force = summary("2100-01-01T00:00:00.000000Z", EfirmaStatus::Valid);
+        assert!(in_force.usable());
+        assert_eq!(in_force.view()["serial_number"], "30001000000500003415");
+        assert!(!summary("2100-01-01T00:00:00.000000Z", EfirmaStatus::Pending).usable());
+    }
+}
