@@ -171,6 +171,9 @@ fn rfcs_and_codes_are_stored_trimmed_and_rfcs_compared_in_upper_case() {
     assert_eq!(found[0]["payment_form"], "04");
     assert_eq!(found[0]["receiver"]["tax_id"], "COSC8001137NA");
     assert_eq!(found[0]["issuer"]["tax_id"], "isd950921he5");
+    // Filters compare RFCs in upper case: the lower-case issuer RFC is found too.
+    assert_eq!(invoices(&client, "issuer_tax_id=ISD950921HE5").len(), 1);
+    assert_eq!(invoices(&client, "issuer_tax_id=isd950921he5").len(), 1);
 }
 
 #[test]
