@@ -184,6 +184,23 @@ pub fn set_status(
     announce(tx, ctx, entity)
 }
 
+/// Records an e.firma's status (unless its files changed meanwhile) and, when that
+/// changed it, emits `entity.update`, in the caller's transaction.
+pub fn set_efirma_status(
+    tx: &rusqlite::Connection,
+    ctx: &Context,
+    entity_id: &str,
+    checked: &SealedEfirma,
+    status: EfirmaStatus,
+) -> anyhow::Result<()> {
+    if db::efirmas::set_status(tx, entity_id, checked, status)? {
+        if let Some(fresh) = db::entities::get_any(tx, entity_id)? {
+            announce(tx, ctx, &fresh)?;
+        }
+    }
+    Ok(())
+}
+
 /// `entity.update` with the entity as it now is.
 pub fn announce(tx: &rusqlite::Connection, ctx: &Context, entity: &Entity) -> anyhow::Result<()> {
     events::entity_changed(tx, entity, &ctx.first_attempt_at())

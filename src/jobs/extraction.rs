@@ -7,6 +7,7 @@ use super::bulk::End;
 use super::{Context, Outcome};
 use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, extractions::Extraction, jobs::Job};
+use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
 use crate::domain::extraction::{Channel, Direction, FailedReason, Period, Status};
 use crate::events::{self, Resource};
@@ -53,7 +54,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
                 ctx,
                 &job.target_id,
                 Some(FailedReason::InternalError),
-                false,
+                Refused::Nothing,
             )?;
             Ok(Outcome::Done)
         }
@@ -73,11 +74,22 @@ fn run_bulk(
             "extraction {}: the e.firma was removed during the run",
             ext.id
         );
-        return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false);
+        return fail(
+            ctx,
+            &ext.id,
+            FailedReason::InvalidCredentials,
+            Refused::Nothing,
+        );
     };
     match super::bulk::run(ctx, ext, entity, &sealed, attempts)? {
-        End::Finished => finish(ctx, &ext.id, None, false).map(|_| Outcome::Done),
-        End::Failed(reason) => fail(ctx, &ext.id, reason, false),
+        End::Finished => finish(ctx, &ext.id, None, Refused::Nothing).map(|_| Outcome::Done),
+        End::Failed(reason) => fail(ctx, &ext.id, reason, Refused::Nothing),
+        End::EfirmaRefused => fail(
+            ctx,
+            &ext.id,
+            FailedReason::InvalidCredentials,
+            Refused::Efirma(&sealed),
+        ),
         End::Later(outcome) => Ok(outcome),
     }
 }
@@ -103,10 +115,20 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
                 match entity.credential_status {
                     CredentialStatus::Valid => Channel::Ciec,
                     CredentialStatus::Pending => {
-                        return fail(ctx, &ext.id, FailedReason::CredentialsNotValidated, false)
+                        return fail(
+                            ctx,
+                            &ext.id,
+                            FailedReason::CredentialsNotValidated,
+                            Refused::Nothing,
+                        )
                     }
                     CredentialStatus::Invalid => {
-                        return fail(ctx, &ext.id, FailedReason::InvalidCredentials, false)
+                        return fail(
+                            ctx,
+                            &ext.id,
+                            FailedReason::InvalidCredentials,
+                            Refused::Nothing,
+                        )
                     }
                 }
             };
@@ -118,7 +140,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         return run_bulk(ctx, &ext, &entity, attempts);
     }
     let Some(period) = ext.period() else {
-        return fail(ctx, &ext.id, FailedReason::InternalError, false);
+        return fail(ctx, &ext.id, FailedReason::InternalError, Refused::Nothing);
     };
     let credential = Credential {
         tax_id: entity.tax_id.clone(),
@@ -162,14 +184,17 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     })();
 
     match result {
-        Ok(Outcome::Done) => finish(ctx, &ext.id, None, false).map(|_| Outcome::Done),
+        Ok(Outcome::Done) => finish(ctx, &ext.id, None, Refused::Nothing).map(|_| Outcome::Done),
         Ok(retry) => Ok(retry),
-        Err(SatError::InvalidCredentials) => {
-            fail(ctx, &ext.id, FailedReason::InvalidCredentials, true)
-        }
+        Err(SatError::InvalidCredentials) => fail(
+            ctx,
+            &ext.id,
+            FailedReason::InvalidCredentials,
+            Refused::Ciec,
+        ),
         Err(SatError::Unavailable(detail)) => {
             log::warn!("extraction {}: tax authority unavailable: {detail}", ext.id);
-            fail(ctx, &ext.id, FailedReason::SatUnavailable, false)
+            fail(ctx, &ext.id, FailedReason::SatUnavailable, Refused::Nothing)
         }
         Err(SatError::Internal(e)) => Err(e),
     }
@@ -329,13 +354,21 @@ fn start(ctx: &Context, id: &str, channel: Channel) -> anyhow::Result<()> {
     )
 }
 
+/// Which credential the authority refused during the run: it turns `invalid` (with its
+/// `entity.update`) in the transaction that fails the extraction.
+enum Refused<'a> {
+    Nothing,
+    Ciec,
+    Efirma(&'a db::efirmas::SealedEfirma),
+}
+
 fn fail(
     ctx: &Context,
     id: &str,
     reason: FailedReason,
-    entity_refused: bool,
+    refused: Refused,
 ) -> anyhow::Result<Outcome> {
-    finish(ctx, id, Some(reason), entity_refused)?;
+    finish(ctx, id, Some(reason), refused)?;
     Ok(Outcome::Done)
 }
 
@@ -345,7 +378,7 @@ fn finish(
     ctx: &Context,
     id: &str,
     reason: Option<FailedReason>,
-    entity_refused: bool,
+    refused: Refused,
 ) -> anyhow::Result<()> {
     transition(
         ctx,
@@ -359,16 +392,21 @@ fn finish(
                 e.updated_at = now;
             }
         },
-        |tx, ext| {
-            if !entity_refused {
-                return Ok(());
-            }
-            match db::entities::get_any(tx, &ext.entity_id)? {
+        |tx, ext| match refused {
+            Refused::Nothing => Ok(()),
+            Refused::Ciec => match db::entities::get_any(tx, &ext.entity_id)? {
                 Some(mut entity) if entity.credential_status != CredentialStatus::Invalid => {
                     super::credential::set_status(tx, ctx, &mut entity, CredentialStatus::Invalid)
                 }
                 _ => Ok(()),
-            }
+            },
+            Refused::Efirma(sealed) => super::credential::set_efirma_status(
+                tx,
+                ctx,
+                &ext.entity_id,
+                sealed,
+                EfirmaStatus::Invalid,
+            ),
         },
     )
 }

@@ -93,7 +93,11 @@ pub fn list(
             &f.payment_method,
             " AND payment_method = :method",
         ),
-        (":issuer", &f.issuer_tax_id, " AND upper(issuer_tax_id) = :issuer"),
+        (
+            ":issuer",
+            &f.issuer_tax_id,
+            " AND upper(issuer_tax_id) = :issuer",
+        ),
         (
             ":receiver",
             &f.receiver_tax_id,

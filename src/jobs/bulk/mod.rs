@@ -49,6 +49,9 @@ const MAX_UNAVAILABLE: u32 = 12;
 pub enum End {
     Finished,
     Failed(FailedReason),
+    /// The SAT refused the e.firma itself: the run fails `invalid_credentials` and the
+    /// e.firma turns `invalid` until replaced.
+    EfirmaRefused,
     /// Come back later (a wait, a retry after an error, or a stop).
     Later(Outcome),
 }
@@ -92,10 +95,7 @@ pub fn run(
     };
     match conversation.advance(period) {
         Ok(end) => Ok(end),
-        Err(Stop::Sat(SatError::InvalidCredentials)) => {
-            mark_efirma_invalid(ctx, entity, sealed)?;
-            Ok(End::Failed(FailedReason::InvalidCredentials))
-        }
+        Err(Stop::Sat(SatError::InvalidCredentials)) => Ok(End::EfirmaRefused),
         Err(Stop::Sat(SatError::Unavailable(detail))) if attempts >= MAX_UNAVAILABLE => {
             log::warn!(
                 "extraction {}: web service unavailable, giving up: {detail}",
@@ -519,20 +519,4 @@ fn state_code(s: RequestState) -> u32 {
         RequestState::Expired => 6,
         RequestState::Other(n) => n,
     }
-}
-
-/// The SAT refused the e.firma itself: it is `invalid` (announced) until replaced.
-fn mark_efirma_invalid(
-    ctx: &Context,
-    entity: &Entity,
-    sealed: &SealedEfirma,
-) -> anyhow::Result<()> {
-    ctx.db.tx(|tx| {
-        if db::efirmas::set_status(tx, &entity.id, sealed, EfirmaStatus::Invalid)? {
-            if let Some(fresh) = db::entities::get_any(tx, &entity.id)? {
-                super::credential::announce(tx, ctx, &fresh)?;
-            }
-        }
-        Ok(())
-    })
 }
