@@ -5,7 +5,7 @@ use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::error::{ApiError, ApiResult, Created};
-use crate::events::{self, Resource};
+use crate::events;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -110,14 +110,7 @@ async fn update_entity(
                 credential::enqueue(tx, &e.id)?;
                 db::entities::update(tx, &e)?;
                 if was != CredentialStatus::Pending {
-                    events::emit(
-                        tx,
-                        &e.org_id,
-                        Resource::Entity,
-                        &e.id,
-                        e.view(),
-                        &first_attempt_at,
-                    )?;
+                    events::entity_changed(tx, &e, &first_attempt_at)?;
                 }
             } else {
                 db::entities::update(tx, &e)?;
