@@ -138,6 +138,13 @@ mod tests {
         INSERT INTO jobs (kind, target_id, status, run_at, created_at)
             VALUES ('deliver_webhook', 'd1', 'queued', 't', 't'),
                    ('validate_credential', 'x', 'queued', 't', 't');
+        INSERT INTO entities VALUES ('n1', 'o1', 'AAA010101AAA', 'E', x'00', 'valid', 't', 't');
+        INSERT INTO extractions (id, org_id, entity_id, status, period_from, period_to,
+                download_type, started_at, failed_reason, invoices_found, created_at, updated_at)
+            VALUES ('x1', 'o1', 'n1', 'failed', '2026-01-01', '2026-01-31', 'issued', 't',
+                    'sat_unavailable', 7, 't', 't'),
+                   ('x2', 'o1', 'n1', 'pending', '2026-01-01', '2026-01-31', 'issued', NULL,
+                    NULL, 0, 't', 't');
         PRAGMA user_version = 1;";
 
     #[test]
@@ -164,6 +171,28 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .expect("version");
         assert_eq!(v, VERSION);
+        // Version 4 rebuilt extractions: rows kept, started ones on the CIEC channel.
+        let rows: Vec<(String, Option<String>, Option<String>, i64)> = conn
+            .prepare(
+                "SELECT id, channel, failed_reason, invoices_found FROM extractions ORDER BY id",
+            )
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(
+            rows,
+            [
+                (
+                    "x1".into(),
+                    Some("ciec".into()),
+                    Some("sat_unavailable".into()),
+                    7
+                ),
+                ("x2".into(), None, None, 0)
+            ]
+        );
         apply(&mut conn).expect("again");
     }
 
