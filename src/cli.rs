@@ -127,6 +127,10 @@ pub struct ServeArgs {
     /// Refuse deliveries to loopback, private and link-local addresses.
     #[arg(long, env = "CFDI_EXTRACT_WEBHOOK_BLOCK_PRIVATE")]
     pub webhook_block_private: bool,
+    /// Serve Prometheus metrics at `http://ADDR:PORT/metrics`, unauthenticated, on this
+    /// address of its own (e.g. `127.0.0.1:9100`). Off by default.
+    #[arg(long, env = "CFDI_EXTRACT_METRICS_ADDRESS")]
+    pub metrics_address: Option<std::net::SocketAddr>,
     /// Back up the database this often (e.g. `24h`) into `--backup-dir`, on a thread of its own.
     #[arg(long, env = "CFDI_EXTRACT_BACKUP_EVERY", value_parser = parse_duration, requires = "backup_dir")]
     pub backup_every: Option<Duration>,

@@ -24,6 +24,7 @@ pub mod ingest;
 
 pub mod jobs;
 pub mod logging;
+pub mod metrics;
 pub mod ops;
 pub mod password;
 pub mod payments;

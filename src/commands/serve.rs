@@ -49,13 +49,14 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         cipher,
         waker: Arc::new(Waker::default()),
         stopping: AtomicBool::new(false),
+        metrics: Arc::default(),
         config: config.clone(),
     });
     let workers = Workers::start(ctx.clone(), config.workers, config.delivery_workers)?;
     let backups = backup_schedule(&config, &ctx.cipher)
         .map(|s| crate::ops::schedule::start(&config.data_dir, s))
         .transpose()?;
-    let served = runtime(db_connections)?.block_on(crate::server::build(ctx).launch());
+    let served = runtime(db_connections)?.block_on(launch(ctx.clone()));
     // Rocket has stopped accepting requests; let running jobs reach a resumable point.
     workers.stop();
     if let Some(backups) = backups {
@@ -63,6 +64,40 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     }
     checkpointer.stop();
     served.map(|_| ()).context("the HTTP server failed")
+}
+
+/// The API, and beside it the metrics listener with `--metrics-address`; when the API
+/// stops (a signal, or failing to start) the metrics listener stops with it.
+async fn launch(ctx: Arc<Context>) -> Result<(), rocket::Error> {
+    let metrics = match ctx.config.metrics_address {
+        Some(address) => Some(
+            crate::metrics::server::build(
+                address,
+                ctx.db.clone(),
+                ctx.metrics.clone(),
+                ctx.config.data_dir.clone(),
+            )
+            .ignite()
+            .await?,
+        ),
+        None => None,
+    };
+    let stop_metrics = metrics.as_ref().map(|m| m.shutdown());
+    let metrics = metrics.map(|m| {
+        tokio::spawn(async move {
+            if let Err(e) = m.launch().await {
+                log::error!("the metrics listener failed: {e}");
+            }
+        })
+    });
+    let served = crate::server::build(ctx).launch().await;
+    if let Some(stop) = stop_metrics {
+        stop.notify();
+    }
+    if let Some(task) = metrics {
+        let _ = task.await;
+    }
+    served.map(|_| ())
 }
 
 /// `--backup-every`, `--backup-dir`, `--backup-keep`, `--backup-with-key`.

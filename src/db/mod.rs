@@ -21,6 +21,7 @@ pub mod sandbox_listings;
 pub mod sat_requests;
 pub mod sealed;
 pub mod settings;
+pub mod stats;
 pub mod users;
 pub mod webhooks;
 

@@ -26,3 +26,4 @@ mod extractions;
 mod import;
 mod invoices;
 mod items;
+mod metrics;
