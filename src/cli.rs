@@ -20,6 +20,15 @@ pub struct Cli {
     )]
     pub data_dir: PathBuf,
 
+    /// Log lines on stderr: `text`, or `json` (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "CFDI_EXTRACT_LOG_FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: crate::logging::Format,
+
     #[command(subcommand)]
     pub command: Command,
 }

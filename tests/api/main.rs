@@ -15,6 +15,7 @@ mod entities;
 mod errors;
 mod isolation;
 mod lifecycle;
+mod logs;
 mod restart;
 mod webhook_block_private;
 mod webhook_fairness;
