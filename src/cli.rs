@@ -75,6 +75,20 @@ pub enum Command {
         #[command(flatten)]
         key: KeyArg,
     },
+    /// GET the server's `/up` and exit 0 when it answers 200, 1 otherwise (a container
+    /// health check without curl in the image).
+    Healthcheck {
+        /// The server's address, as given to `serve` (an unspecified one such as
+        /// `0.0.0.0` is reached on loopback).
+        #[arg(long, env = "CFDI_EXTRACT_ADDRESS", default_value = "127.0.0.1")]
+        address: std::net::IpAddr,
+        /// The server's port, as given to `serve`.
+        #[arg(long, env = "CFDI_EXTRACT_PORT", default_value_t = 8000)]
+        port: u16,
+        /// Give up after this long.
+        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        timeout: Duration,
+    },
 }
 
 /// The encryption key as `serve` takes it, for commands that need to open what it sealed.

@@ -17,5 +17,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Backup { to, with_key, key } => ops::backup(&cli.data_dir, &to, with_key, &key),
         Command::Restore { from, force } => ops::restore(&cli.data_dir, &from, force),
         Command::Check { key } => ops::check(&cli.data_dir, &key),
+        Command::Healthcheck {
+            address,
+            port,
+            timeout,
+        } => ops::healthcheck(address, port, timeout),
     }
 }

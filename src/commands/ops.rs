@@ -1,9 +1,11 @@
-//! `cfdi-extract backup|restore|check`.
+//! `cfdi-extract backup|restore|check|healthcheck`.
 
 use crate::cli::KeyArg;
 use crate::config::Secret;
 use crate::ops;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
+use std::time::Duration;
 
 pub fn backup(data_dir: &Path, to: &Path, with_key: bool, key: &KeyArg) -> anyhow::Result<()> {
     let configured = key.encryption_key.as_ref().map(Secret::expose);
@@ -48,5 +50,30 @@ pub fn check(data_dir: &Path, key: &KeyArg) -> anyhow::Result<()> {
             data_dir.display()
         );
     }
+    Ok(())
+}
+
+pub fn healthcheck(address: IpAddr, port: u16, timeout: Duration) -> anyhow::Result<()> {
+    let host = match address {
+        IpAddr::V4(a) if a.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(a) if a.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        a => a,
+    };
+    let url = format!("http://{}/up", std::net::SocketAddr::new(host, port));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into();
+    let status = agent
+        .get(&url)
+        .call()
+        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?
+        .status();
+    if status != 200 {
+        anyhow::bail!("{url} answered {status}");
+    }
+    println!("{url}: ok");
     Ok(())
 }
