@@ -27,3 +27,4 @@ mod import;
 mod invoices;
 mod items;
 mod metrics;
+mod upgrade;
