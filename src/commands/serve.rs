@@ -63,7 +63,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         backups.stop();
     }
     checkpointer.stop();
-    served.map(|_| ()).context("the HTTP server failed")
+    served.context("the HTTP server failed")
 }
 
 /// The API, and beside it the metrics listener with `--metrics-address`; when the API
