@@ -20,6 +20,15 @@ pub struct Cli {
     )]
     pub data_dir: PathBuf,
 
+    /// Log lines on stderr: `text`, or `json` (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "CFDI_EXTRACT_LOG_FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: crate::logging::Format,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -37,6 +46,57 @@ pub enum Command {
     /// Work with invoices directly.
     #[command(subcommand)]
     Invoices(InvoicesCommand),
+    /// Copy the database into a new file (0600) while the server may be running.
+    Backup {
+        /// The backup file to create; never overwritten.
+        #[arg(long)]
+        to: PathBuf,
+        /// Also write the encryption key beside it as FILE.key (0600). Without the key,
+        /// a backup's sealed credentials (CIEC passwords, e.firma keys, webhook tokens)
+        /// cannot be opened.
+        #[arg(long)]
+        with_key: bool,
+        #[command(flatten)]
+        key: KeyArg,
+    },
+    /// Make a backup the data directory's database (and FILE.key, if beside it, its
+    /// secret.key). Refused while a server runs on the directory.
+    Restore {
+        /// The backup file.
+        #[arg(long)]
+        from: PathBuf,
+        /// Replace the directory's existing database (and a different secret.key).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check the data directory: database integrity, schema version, and that the key
+    /// opens every stored credential. Exits non-zero with one line per problem.
+    Check {
+        #[command(flatten)]
+        key: KeyArg,
+    },
+    /// GET the server's `/up` and exit 0 when it answers 200, 1 otherwise (a container
+    /// health check without curl in the image).
+    Healthcheck {
+        /// The server's address, as given to `serve` (an unspecified one such as
+        /// `0.0.0.0` is reached on loopback).
+        #[arg(long, env = "CFDI_EXTRACT_ADDRESS", default_value = "127.0.0.1")]
+        address: std::net::IpAddr,
+        /// The server's port, as given to `serve`.
+        #[arg(long, env = "CFDI_EXTRACT_PORT", default_value_t = 8000)]
+        port: u16,
+        /// Give up after this long.
+        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        timeout: Duration,
+    },
+}
+
+/// The encryption key as `serve` takes it, for commands that need to open what it sealed.
+#[derive(Debug, Clone, Args)]
+pub struct KeyArg {
+    /// Encryption key (base64 of 32 bytes), when `serve` gets it this way. Default: `secret.key` in the data directory.
+    #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
+    pub encryption_key: Option<crate::config::Secret>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,7 +150,23 @@ pub struct ServeArgs {
     /// Refuse deliveries to loopback, private and link-local addresses.
     #[arg(long, env = "CFDI_EXTRACT_WEBHOOK_BLOCK_PRIVATE")]
     pub webhook_block_private: bool,
-    /// Encryption key for stored CIEC passwords (base64 of 32 bytes). Default: `secret.key` in the data directory.
+    /// Serve Prometheus metrics at `http://ADDR:PORT/metrics`, unauthenticated, on this
+    /// address of its own (e.g. `127.0.0.1:9100`). Off by default.
+    #[arg(long, env = "CFDI_EXTRACT_METRICS_ADDRESS")]
+    pub metrics_address: Option<std::net::SocketAddr>,
+    /// Back up the database this often (e.g. `24h`) into `--backup-dir`, on a thread of its own.
+    #[arg(long, env = "CFDI_EXTRACT_BACKUP_EVERY", value_parser = parse_duration, requires = "backup_dir")]
+    pub backup_every: Option<Duration>,
+    /// Directory of the scheduled backups (created 0700).
+    #[arg(long, env = "CFDI_EXTRACT_BACKUP_DIR", requires = "backup_every")]
+    pub backup_dir: Option<PathBuf>,
+    /// How many scheduled backups to keep; older ones are removed.
+    #[arg(long, env = "CFDI_EXTRACT_BACKUP_KEEP", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub backup_keep: u32,
+    /// Write the encryption key beside each scheduled backup (FILE.key, 0600).
+    #[arg(long, env = "CFDI_EXTRACT_BACKUP_WITH_KEY")]
+    pub backup_with_key: bool,
+    /// Encryption key for stored credentials: CIEC passwords, e.firma keys, webhook tokens (base64 of 32 bytes). Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
     pub encryption_key: Option<crate::config::Secret>,
     /// Tax-authority provider: `sandbox` (the built-in simulator) or `portal` (the SAT CFDI portal, CIEC + captcha).

@@ -20,6 +20,12 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(s)
+    }
+}
+
 impl std::str::FromStr for Secret {
     type Err = std::convert::Infallible;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -51,6 +57,11 @@ pub struct Config {
     pub captcha_command: Option<String>,
     pub anticaptcha_url: String,
     pub anticaptcha_key: Option<Secret>,
+    pub metrics_address: Option<std::net::SocketAddr>,
+    pub backup_every: Option<Duration>,
+    pub backup_dir: Option<PathBuf>,
+    pub backup_keep: usize,
+    pub backup_with_key: bool,
 }
 
 impl Config {
@@ -78,6 +89,11 @@ impl Config {
             captcha_command: args.captcha_command,
             anticaptcha_url: args.anticaptcha_url,
             anticaptcha_key: args.anticaptcha_key,
+            metrics_address: args.metrics_address,
+            backup_every: args.backup_every,
+            backup_dir: args.backup_dir,
+            backup_keep: args.backup_keep as usize,
+            backup_with_key: args.backup_with_key,
         }
     }
 }

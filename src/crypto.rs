@@ -43,6 +43,28 @@ impl Cipher {
         configured: Option<&str>,
         key_file: &Path,
     ) -> anyhow::Result<Cipher> {
+        let cipher = match Self::verify(conn, configured, key_file)? {
+            Some(cipher) => cipher,
+            None => {
+                let key = random_bytes::<32>()?;
+                crate::data_dir::create_private(key_file, STANDARD.encode(key).as_bytes())?;
+                Self::from_key(&key)
+            }
+        };
+        if db::settings::get(conn, KEY_CHECK)?.is_none() {
+            db::settings::set(conn, KEY_CHECK, &cipher.key_check())?;
+        }
+        Ok(cipher)
+    }
+
+    /// `load` without writing anything (for `cfdi-extract check` and backups): the key
+    /// `serve` would use, refused when missing or different as `load` refuses it; None
+    /// when there is no key yet and nothing needs one (the first start creates it).
+    pub fn verify(
+        conn: &Connection,
+        configured: Option<&str>,
+        key_file: &Path,
+    ) -> anyhow::Result<Option<Cipher>> {
         let recorded = db::settings::get(conn, KEY_CHECK)?;
         let sealed_sample = db::entities::any_ciphertext(conn)?;
         let cipher = if let Some(b64) = configured {
@@ -59,13 +81,10 @@ impl Cipher {
                 key_file.display()
             );
         } else {
-            let key = random_bytes::<32>()?;
-            crate::data_dir::create_private(key_file, STANDARD.encode(key).as_bytes())?;
-            Self::from_key(&key)
+            return Ok(None);
         };
-        let check = cipher.key_check();
         let matches = match (&recorded, &sealed_sample) {
-            (Some(r), _) => *r == check,
+            (Some(r), _) => *r == cipher.key_check(),
             (None, Some(sample)) => cipher.open(sample).is_ok(),
             (None, None) => true,
         };
@@ -75,10 +94,12 @@ impl Cipher {
                 configured.map_or_else(|| key_file.display().to_string(), |_| "--encryption-key".into())
             );
         }
-        if recorded.is_none() {
-            db::settings::set(conn, KEY_CHECK, &check)?;
-        }
-        Ok(cipher)
+        Ok(Some(cipher))
+    }
+
+    /// The key as `secret.key` holds it (base64), for `backup --with-key`.
+    pub fn key_text(&self) -> String {
+        STANDARD.encode(self.key)
     }
 
     /// A fingerprint of the key that reveals nothing about it (a keyed hash of a

@@ -8,19 +8,21 @@ use anyhow::Context;
 use std::path::Path;
 
 /// The files the service keeps in the directory.
-const FILES: [&str; 4] = [
+const FILES: [&str; 5] = [
     "cfdi-extract.db",
     "cfdi-extract.db-wal",
     "cfdi-extract.db-shm",
     "secret.key",
+    LOCK_FILE,
 ];
+
+/// Locked by `serve` for as long as it runs (see `lock`).
+const LOCK_FILE: &str = "cfdi-extract.lock";
 
 /// Creates the directory (0700) and the empty database file (0600) if missing, and
 /// narrows the permissions of what is already there.
 pub fn prepare(dir: &Path) -> anyhow::Result<()> {
-    create_private_dir(dir)
-        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
-    restrict(dir, 0o700)?;
+    create_dir(dir)?;
     let db = crate::config::db_path(dir);
     if !db.exists() {
         create_private(&db, b"")?;
@@ -32,6 +34,51 @@ pub fn prepare(dir: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Takes the directory's lock: `serve` holds it while it runs, `restore` while it
+/// replaces the database, so neither happens under the other. It is an OS file lock,
+/// released when the process ends however it ends (SIGKILL included); the file itself
+/// stays and means nothing on its own.
+pub fn lock(dir: &Path) -> anyhow::Result<std::fs::File> {
+    let path = dir.join(LOCK_FILE);
+    let file = open_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match try_lock(&file) {
+        Ok(true) => Ok(file),
+        Ok(false) => anyhow::bail!(
+            "a cfdi-extract server is running on {} (it holds {LOCK_FILE}): stop it first",
+            dir.display()
+        ),
+        Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
+/// An exclusive lock without waiting: false when another open file holds it.
+#[cfg(unix)]
+fn try_lock(file: &std::fs::File) -> std::io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock(_file: &std::fs::File) -> std::io::Result<bool> {
+    Ok(true)
+}
+
+/// Creates `dir` and its missing parents with mode 0700.
+pub fn create_dir(dir: &Path) -> anyhow::Result<()> {
+    create_private_dir(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    restrict(dir, 0o700)
 }
 
 /// Writes a new file readable by its owner only, durably: the data, then the directory
@@ -94,7 +141,7 @@ fn restrict(_path: &Path, _mode: u32) -> anyhow::Result<()> {
 }
 
 #[cfg(unix)]
-fn sync_dir(path: &Path) -> anyhow::Result<()> {
+pub fn sync_dir(path: &Path) -> anyhow::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::File::open(parent)?.sync_all()?;
     }
@@ -102,7 +149,7 @@ fn sync_dir(path: &Path) -> anyhow::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn sync_dir(_path: &Path) -> anyhow::Result<()> {
+pub fn sync_dir(_path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
@@ -130,5 +177,16 @@ mod tests {
         prepare(&dir).expect("again");
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&key), 0o600);
+    }
+
+    #[test]
+    fn the_lock_is_held_once_and_released_with_its_file() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let held = lock(tmp.path()).expect("first");
+        let err = lock(tmp.path()).expect_err("second refused");
+        assert!(err.to_string().contains("stop it first"), "{err}");
+        assert_eq!(mode(&tmp.path().join(LOCK_FILE)), 0o600);
+        drop(held);
+        lock(tmp.path()).expect("free again");
     }
 }

@@ -171,7 +171,8 @@ impl From<rusqlite::Error> for ApiError {
 impl<'r> Responder<'r, 'static> for ApiError {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         if let ApiError::Internal(cause) = &self {
-            log::error!("{} {}: {cause:#}", req.method(), req.uri().path());
+            let request_id = crate::http::request_log::request_id(req);
+            log::error!(request_id; "{} {}: {cause:#}", req.method(), req.uri().path());
         }
         let status = self.status();
         let mut res = Json(self.body()).respond_to(req)?;

@@ -24,8 +24,11 @@ pub mod ingest;
 
 pub mod jobs;
 pub mod logging;
+pub mod metrics;
+pub mod ops;
 pub mod password;
 pub mod payments;
+pub mod periodic;
 
 pub mod routes;
 pub mod sat;

@@ -8,7 +8,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = cfdi_extract::cli::Cli::parse();
-    cfdi_extract::logging::init();
+    cfdi_extract::logging::init(cli.log_format);
     match cfdi_extract::commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

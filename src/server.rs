@@ -37,6 +37,7 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
         .mount("/", crate::routes::v1())
         .mount("/", crate::docs::routes())
         .register("/", crate::catchers::all())
+        .attach(crate::http::request_log::RequestLog(ctx.metrics.clone()))
         .attach(AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {
                 let c = rocket.config();

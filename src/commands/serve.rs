@@ -22,6 +22,9 @@ const DEMO_PASSWORD: &str = "demo-password";
 
 pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
+    // Held until we return: `restore` refuses to run under a live server.
+    crate::data_dir::create_dir(&config.data_dir)?;
+    let _lock = crate::data_dir::lock(&config.data_dir)?;
     // Workers and the checkpointer hold one connection each; the rest serve requests.
     let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
     let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
@@ -46,14 +49,67 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         cipher,
         waker: Arc::new(Waker::default()),
         stopping: AtomicBool::new(false),
+        metrics: Arc::default(),
         config: config.clone(),
     });
     let workers = Workers::start(ctx.clone(), config.workers, config.delivery_workers)?;
-    let served = runtime(db_connections)?.block_on(crate::server::build(ctx).launch());
+    let backups = backup_schedule(&config, &ctx.cipher)
+        .map(|s| crate::ops::schedule::start(&config.data_dir, s))
+        .transpose()?;
+    let served = runtime(db_connections)?.block_on(launch(ctx.clone()));
     // Rocket has stopped accepting requests; let running jobs reach a resumable point.
     workers.stop();
+    if let Some(backups) = backups {
+        backups.stop();
+    }
     checkpointer.stop();
-    served.map(|_| ()).context("the HTTP server failed")
+    served.context("the HTTP server failed")
+}
+
+/// The API, and beside it the metrics listener with `--metrics-address`; when the API
+/// stops (a signal, or failing to start) the metrics listener stops with it.
+async fn launch(ctx: Arc<Context>) -> Result<(), rocket::Error> {
+    let metrics = match ctx.config.metrics_address {
+        Some(address) => Some(
+            crate::metrics::server::build(
+                address,
+                ctx.db.clone(),
+                ctx.metrics.clone(),
+                ctx.config.data_dir.clone(),
+            )
+            .ignite()
+            .await?,
+        ),
+        None => None,
+    };
+    let stop_metrics = metrics.as_ref().map(|m| m.shutdown());
+    let metrics = metrics.map(|m| {
+        tokio::spawn(async move {
+            if let Err(e) = m.launch().await {
+                log::error!("the metrics listener failed: {e}");
+            }
+        })
+    });
+    let served = crate::server::build(ctx).launch().await;
+    if let Some(stop) = stop_metrics {
+        stop.notify();
+    }
+    if let Some(task) = metrics {
+        let _ = task.await;
+    }
+    served.map(|_| ())
+}
+
+/// `--backup-every`, `--backup-dir`, `--backup-keep`, `--backup-with-key`.
+fn backup_schedule(config: &Config, cipher: &Cipher) -> Option<crate::ops::schedule::Schedule> {
+    Some(crate::ops::schedule::Schedule {
+        every: config.backup_every?,
+        dir: config.backup_dir.clone()?,
+        keep: config.backup_keep,
+        key: config
+            .backup_with_key
+            .then(|| Secret::from(cipher.key_text())),
+    })
 }
 
 /// The HTTP server's runtime. Blocking work (SQLite, argon2) runs on tokio's blocking

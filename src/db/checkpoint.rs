@@ -6,49 +6,30 @@
 //! times a second, on whichever core is free. The CLI keeps SQLite's automatic ones.
 
 use super::Db;
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use crate::periodic::Periodic;
 use std::time::Duration;
 
 const INTERVAL: Duration = Duration::from_millis(250);
 
-pub struct Checkpointer {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: JoinHandle<()>,
-}
+pub struct Checkpointer(Periodic);
 
 impl Checkpointer {
     pub fn start(db: &Db) -> anyhow::Result<Checkpointer> {
         let conn = db.conn()?;
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let signal = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("checkpoint".into())
-            .spawn(move || loop {
-                let (lock, cond) = &*signal;
-                let stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
-                let (stopped, _) = cond
-                    .wait_timeout_while(stopped, INTERVAL, |s| !*s)
-                    .unwrap_or_else(|p| p.into_inner());
-                if *stopped {
-                    break;
-                }
-                drop(stopped);
-                // PASSIVE never waits for readers or writers: it copies what it can now.
-                let done = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-                if let Err(e) = done {
-                    log::warn!("WAL checkpoint failed: {e}");
-                }
-            })?;
-        Ok(Checkpointer { stop, thread })
+        let thread = Periodic::spawn("checkpoint", INTERVAL, move || {
+            // PASSIVE never waits for readers or writers: it copies what it can now.
+            let done = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            if let Err(e) = done {
+                log::warn!("WAL checkpoint failed: {e}");
+            }
+            INTERVAL
+        })?;
+        Ok(Checkpointer(thread))
     }
 
     /// Stops the thread; closing the last connection checkpoints what is left.
     pub fn stop(self) {
-        let (lock, cond) = &*self.stop;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        cond.notify_all();
-        let _ = self.thread.join();
+        self.0.stop();
     }
 }
 

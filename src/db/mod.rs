@@ -19,7 +19,9 @@ pub mod sandbox_bulk_downloads;
 pub mod sandbox_bulk_requests;
 pub mod sandbox_listings;
 pub mod sat_requests;
+pub mod sealed;
 pub mod settings;
+pub mod stats;
 pub mod users;
 pub mod webhooks;
 

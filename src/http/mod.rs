@@ -1,6 +1,8 @@
-//! Request-side helpers of the HTTP edge: body reading, ids, pagination.
+//! Request-side helpers of the HTTP edge: body reading, ids, pagination, and the
+//! per-request fairing (request id, access log line, request metrics).
 
 pub mod ids;
 pub mod json_body;
 pub mod pagination;
 pub mod query;
+pub mod request_log;

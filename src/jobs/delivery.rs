@@ -61,6 +61,8 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         (Some(after), Some(error)) => Outcome::Retry { after, error },
         _ => Outcome::Done,
     };
+    ctx.metrics
+        .observe_delivery(status, duration_ms as f64 / 1000.0);
     ctx.db.tx(|tx| {
         db::deliveries::record_attempt(
             tx,

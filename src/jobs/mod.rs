@@ -95,6 +95,7 @@ pub struct Context {
     pub waker: Arc<Waker>,
     pub agent: ureq::Agent,
     pub stopping: AtomicBool,
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Context {

@@ -18,6 +18,7 @@ mod fake_sat_ws;
 #[allow(dead_code)]
 mod support;
 
+mod backup;
 mod documents;
 mod efirma;
 mod efirma_ws;
@@ -25,3 +26,5 @@ mod extractions;
 mod import;
 mod invoices;
 mod items;
+mod metrics;
+mod upgrade;

@@ -1,0 +1,87 @@
+//! `cfdi-extract check`: is this data directory fit to serve? The database's integrity,
+//! its schema version against this binary's, and the key: present, the one the
+//! database was sealed with, and opening every sealed credential. Reads only.
+
+use super::open_existing;
+use crate::crypto::Cipher;
+use crate::{config, db};
+use rusqlite::OpenFlags;
+use std::path::Path;
+
+#[derive(Debug, Default)]
+pub struct Report {
+    /// One line per problem; any makes `check` exit non-zero.
+    pub problems: Vec<String>,
+    /// What was checked and found fine.
+    pub notes: Vec<String>,
+}
+
+pub fn run(dir: &Path, configured_key: Option<&str>) -> Report {
+    let mut report = Report::default();
+    if let Err(e) = check(dir, configured_key, &mut report) {
+        report.problems.push(format!("{e:#}"));
+    }
+    report
+}
+
+fn check(dir: &Path, configured_key: Option<&str>, report: &mut Report) -> anyhow::Result<()> {
+    let path = config::db_path(dir);
+    if !std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
+        anyhow::bail!("no database at {}", path.display());
+    }
+    let conn = open_existing(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let mut stmt = conn.prepare("PRAGMA integrity_check(10)")?;
+    let verdicts = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    if verdicts != ["ok"] {
+        for v in verdicts {
+            report.problems.push(format!("integrity check: {v}"));
+        }
+        return Ok(());
+    }
+    report.notes.push("integrity check: ok".into());
+
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let ours = db::migrate::VERSION;
+    if version > ours {
+        anyhow::bail!(
+            "schema version {version} is newer than this binary's ({ours}): upgrade cfdi-extract"
+        );
+    }
+    if version < ours {
+        // The key's fingerprint lives in a table older schemas lack.
+        report.notes.push(format!(
+            "schema version {version}: the next `serve` migrates it to {ours}; run check again after it to verify the key"
+        ));
+        return Ok(());
+    }
+    report
+        .notes
+        .push(format!("schema version {version}: current"));
+
+    let Some(cipher) = Cipher::verify(&conn, configured_key, &config::key_path(dir))? else {
+        report
+            .notes
+            .push("no encryption key yet: the first `serve` creates secret.key".into());
+        return Ok(());
+    };
+    let sealed = db::sealed::all(&conn)?;
+    let unreadable: Vec<_> = sealed
+        .iter()
+        .filter(|s| cipher.open_bytes(&s.bytes).is_err())
+        .collect();
+    match unreadable.first() {
+        Some(first) => report.problems.push(format!(
+            "{} of {} sealed credentials cannot be decrypted with the key (first: {})",
+            unreadable.len(),
+            sealed.len(),
+            first.what
+        )),
+        None => report.notes.push(format!(
+            "encryption key: present, decrypts all {} sealed credentials",
+            sealed.len()
+        )),
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! `cfdi-extract restore`: a backup becomes the data directory's database (and its
+//! `FILE.key`, when there is one, the directory's `secret.key`). The directory's lock
+//! keeps a server from running meanwhile; the next `serve` migrates and uses it.
+
+use super::{copy_to_new_file, key_beside, open_existing};
+use crate::{config, data_dir, db};
+use anyhow::{bail, Context};
+use rusqlite::OpenFlags;
+use std::path::Path;
+
+pub fn from_file(dir: &Path, backup: &Path, force: bool) -> anyhow::Result<()> {
+    if !backup.is_file() {
+        bail!("no backup at {}", backup.display());
+    }
+    let src = open_existing(backup, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    validate(&src).with_context(|| format!("{} cannot be restored", backup.display()))?;
+    let key = read_key_beside(backup)?;
+
+    data_dir::create_dir(dir)?;
+    let _lock = data_dir::lock(dir)?;
+    let db_path = config::db_path(dir);
+    let has_db = std::fs::metadata(&db_path).is_ok_and(|m| m.len() > 0);
+    if has_db && !force {
+        bail!(
+            "{} already has a database: pass --force to replace it (back it up first)",
+            dir.display()
+        );
+    }
+    let key_path = config::key_path(dir);
+    let current_key = std::fs::read_to_string(&key_path).ok();
+    let key_differs = matches!((&key, &current_key), (Some(k), Some(c)) if k.trim() != c.trim());
+    if key_differs && !force {
+        bail!(
+            "{} holds a different key than {}: pass --force to replace it",
+            key_path.display(),
+            key_beside(backup).display()
+        );
+    }
+
+    let mut name = db_path.as_os_str().to_owned();
+    name.push(".restoring");
+    let restoring = std::path::PathBuf::from(name);
+    copy_to_new_file(&src, &restoring)?;
+    // The old database's WAL must not be replayed onto the restored file.
+    for suffix in ["-wal", "-shm"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(&name) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+    }
+    std::fs::rename(&restoring, &db_path)?;
+    data_dir::sync_dir(&db_path)?;
+    if let Some(key) = key.filter(|_| current_key.is_none() || key_differs) {
+        let _ = std::fs::remove_file(&key_path);
+        data_dir::create_private(&key_path, key.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A sound cfdi-extract database this binary can run.
+fn validate(conn: &rusqlite::Connection) -> anyhow::Result<()> {
+    let verdict: String = conn
+        .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
+        .context("not a readable SQLite database")?;
+    if verdict != "ok" {
+        bail!("it fails the integrity check: {verdict}");
+    }
+    let is_ours: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !is_ours {
+        bail!("it is not a cfdi-extract database");
+    }
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > db::migrate::VERSION {
+        bail!(
+            "its schema version {version} is newer than this binary's ({}): upgrade cfdi-extract",
+            db::migrate::VERSION
+        );
+    }
+    Ok(())
+}
+
+fn read_key_beside(backup: &Path) -> anyhow::Result<Option<String>> {
+    let path = key_beside(backup);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(text.trim().to_string()))
+}

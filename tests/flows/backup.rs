@@ -1,0 +1,251 @@
+//! Backups through the binary: `backup` while the server writes, `restore` into a new
+//! directory, a server there with the same data and working credentials; `check`, the
+//! refusals, and scheduled backups with retention.
+
+use crate::helpers::{cli_on, tax_id, Client, TestApp};
+use crate::receiver::Receiver;
+use crate::support::{
+    create_extraction, extract, id_of, invoices_by_uuid, month, valid_entity, wait_extraction_done,
+};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tempfile::TempDir;
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+fn ids(items: &[Value]) -> BTreeSet<String> {
+    items.iter().map(id_of).collect()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Creates entities over HTTP until stopped; the ids created.
+fn entity_writer(client: Client, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut created = Vec::new();
+        while !stop.load(Ordering::SeqCst) {
+            created.push(id_of(&client.create_entity(&tax_id("LOD"), "12345678")));
+        }
+        created
+    })
+}
+
+#[test]
+fn a_backup_taken_under_load_restores_into_a_new_directory_and_serves_the_same_data() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let rx = Receiver::start();
+    let hook = client.create_webhook(&rx.url(), None);
+    let entity = valid_entity(&client, "EKU9003173C9", "sandbox1");
+    let (from, to) = month(2026, 1);
+    extract(&client, &id_of(&entity), from, to, "issued");
+    let other = valid_entity(&client, &tax_id("EXT"), "sandbox1");
+    let before = ids(&client.list_all("/v1/entities", 500));
+
+    // Writes and an extraction run while the backup is taken.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = entity_writer(app.client(), stop.clone());
+    let running = create_extraction(&client, &id_of(&other), from, to, "received");
+    std::thread::sleep(Duration::from_millis(300));
+    let backups = TempDir::new().expect("tmp");
+    let file = backups.path().join("nightly.db");
+    let out = app
+        .cli(&["backup", "--to", path_str(&file), "--with-key"], None)
+        .expect_success("backup");
+    assert!(out.contains("backup written to"), "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::SeqCst);
+    let during = writer.join().expect("writer");
+    assert!(
+        !during.is_empty(),
+        "no entity was created during the backup"
+    );
+    let after = ids(&client.list_all("/v1/entities", 500));
+    assert_eq!(mode(&file), 0o600);
+    let key_file = backups.path().join("nightly.db.key");
+    assert_eq!(mode(&key_file), 0o600);
+    assert!(
+        !backups.path().join("nightly.db-wal").exists(),
+        "the backup is one file"
+    );
+
+    let target = TempDir::new().expect("tmp");
+    cli_on(target.path(), &["restore", "--from", path_str(&file)], None).expect_success("restore");
+    assert_eq!(mode(&target.path().join("secret.key")), 0o600);
+    assert_eq!(mode(&target.path().join("cfdi-extract.db")), 0o600);
+    let checked = cli_on(target.path(), &["check"], None).expect_success("check");
+    assert!(checked.contains("decrypts all"), "{checked}");
+
+    // A server on the restored copy: same data, credentials still open.
+    let restored = TestApp::start_in(target, app.creds.clone(), &[]);
+    let rclient = restored.client();
+    let restored_entities = ids(&rclient.list_all("/v1/entities", 500));
+    assert!(
+        restored_entities.is_superset(&before),
+        "entities from before the backup are all there"
+    );
+    assert!(
+        restored_entities.is_subset(&after),
+        "nothing invented: {restored_entities:?}"
+    );
+    assert_eq!(
+        invoices_by_uuid(&rclient, &id_of(&entity)),
+        invoices_by_uuid(&client, &id_of(&entity))
+    );
+    let hook_path = format!("/v1/webhooks/{}", id_of(&hook));
+    assert_eq!(
+        rclient.get(&hook_path).expect(200),
+        client.get(&hook_path).expect(200)
+    );
+    assert_eq!(
+        rclient.get(&hook_path).expect(200)["token"],
+        hook["token"],
+        "the sealed webhook token opens"
+    );
+    // The extraction that was running resumes; a new one logs in with the stored CIEC.
+    let resumed = wait_extraction_done(&rclient, &id_of(&running));
+    assert_eq!(resumed["status"], "finished", "{resumed}");
+    let (from2, to2) = month(2026, 2);
+    extract(&rclient, &id_of(&entity), from2, to2, "issued");
+}
+
+#[test]
+fn restore_and_check_refuse_what_would_not_serve() {
+    let mut app = TestApp::spawn();
+    let client = app.client();
+    client.create_entity(&tax_id("CHK"), "12345678");
+    let tmp = TempDir::new().expect("tmp");
+    let file = tmp.path().join("b.db");
+    app.cli(&["backup", "--to", path_str(&file)], None)
+        .expect_success("backup");
+    assert!(!tmp.path().join("b.db.key").exists());
+    let again = app.cli(&["backup", "--to", path_str(&file)], None);
+    assert!(
+        !again.status.success() && again.stderr.contains("never overwrites"),
+        "{again:?}"
+    );
+
+    // A running server holds the directory: no restore, no second server.
+    let busy = app.cli(&["restore", "--from", path_str(&file), "--force"], None);
+    assert!(
+        !busy.status.success() && busy.stderr.contains("stop it first"),
+        "{busy:?}"
+    );
+    let second = app.cli(&["serve", "--port", "0"], None);
+    assert!(
+        !second.status.success() && second.stderr.contains("stop it first"),
+        "{second:?}"
+    );
+
+    app.kill();
+    let dir = app.data_dir().to_path_buf();
+    let exists = cli_on(&dir, &["restore", "--from", path_str(&file)], None);
+    assert!(
+        !exists.status.success() && exists.stderr.contains("--force"),
+        "{exists:?}"
+    );
+    cli_on(
+        &dir,
+        &["restore", "--from", path_str(&file), "--force"],
+        None,
+    )
+    .expect_success("restore --force");
+    cli_on(&dir, &["check"], None).expect_success("check");
+
+    let other_key = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=";
+    let wrong = cli_on(&dir, &["check", "--encryption-key", other_key], None);
+    assert!(!wrong.status.success(), "{wrong:?}");
+    assert!(
+        wrong.stdout.contains("problem: the encryption key"),
+        "{wrong:?}"
+    );
+    std::fs::remove_file(dir.join("secret.key")).expect("rm key");
+    let missing = cli_on(&dir, &["check"], None);
+    assert!(
+        !missing.status.success() && missing.stdout.contains("is missing"),
+        "{missing:?}"
+    );
+
+    let not_db = tmp.path().join("junk.db");
+    std::fs::write(&not_db, "not a database").expect("write");
+    let fresh = tmp.path().join("fresh");
+    let junk = cli_on(&fresh, &["restore", "--from", path_str(&not_db)], None);
+    assert!(
+        !junk.status.success() && junk.stderr.contains("cannot be restored"),
+        "{junk:?}"
+    );
+    let empty = cli_on(&fresh, &["check"], None);
+    assert!(
+        !empty.status.success() && empty.stdout.contains("no database"),
+        "{empty:?}"
+    );
+}
+
+#[test]
+fn scheduled_backups_run_beside_the_server_and_keep_the_newest() {
+    let backups = TempDir::new().expect("tmp");
+    let dir = backups.path().join("nested");
+    let mut app = TestApp::spawn_with(&[
+        "--backup-every",
+        "200ms",
+        "--backup-dir",
+        path_str(&dir),
+        "--backup-keep",
+        "2",
+        "--backup-with-key",
+    ]);
+    let entity = app.client().create_entity(&tax_id("SCH"), "12345678");
+    let listed = |d: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .map(|r| {
+                r.map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    // Each run adds one and prunes to two: three names seen means rotation.
+    let mut seen = BTreeSet::new();
+    crate::helpers::eventually(Duration::from_secs(20), "three scheduled backups", || {
+        seen.extend(listed(&dir).into_iter().filter(|n| n.ends_with(".db")));
+        (seen.len() >= 3).then_some(())
+    });
+    app.sigterm();
+    app.wait_exit(Duration::from_secs(20))
+        .expect("server stopped");
+    let names = listed(&dir);
+    let dbs: Vec<&String> = names.iter().filter(|n| n.ends_with(".db")).collect();
+    assert_eq!(dbs.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 4, "each with its key: {names:?}");
+    assert_eq!(mode(&dir), 0o700);
+    for name in &names {
+        assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
+    }
+    let newest = dir.join(dbs[1]);
+    let target = backups.path().join("restored");
+    cli_on(&target, &["restore", "--from", path_str(&newest)], None).expect_success("restore");
+    cli_on(&target, &["check"], None).expect_success("check");
+    let conn = rusqlite::Connection::open(target.join("cfdi-extract.db")).expect("db");
+    let found: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM entities WHERE id = ?1",
+            [id_of(&entity)],
+            |r| r.get(0),
+        )
+        .expect("query");
+    assert_eq!(found, 1);
+}

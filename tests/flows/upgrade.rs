@@ -1,0 +1,130 @@
+//! Upgrades through the binary: a database made by release 1's schema (the frozen
+//! `src/db/schema_v1.sql`) migrates forward at `serve` and serves its data with its
+//! sealed credentials; a database newer than the binary is refused, by `serve` and by
+//! `check`.
+
+use crate::helpers::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
+use crate::receiver::Receiver;
+use crate::support::{extract, month};
+use base64::Engine;
+use cfdi_extract::crypto::Cipher;
+use std::process::Stdio;
+use tempfile::TempDir;
+
+const SCHEMA_V1: &str = include_str!("../../src/db/schema_v1.sql");
+const KEY: [u8; 32] = [7; 32];
+const TOKEN: &str = "whsec_cmVsZWFzZS0xLXBsYWluLXRva2VuLWtlcHQtaW4tdGV4dA==";
+const AT: &str = "2026-01-02T03:04:05.000000Z";
+
+/// A data directory as release 1 left it: an org, an entity with a sealed CIEC, a
+/// finished extraction, a webhook with its token in plain text, and the key file.
+fn release_1_dir(webhook_url: &str) -> (TempDir, Creds, [String; 3]) {
+    let dir = TempDir::new().expect("tmp");
+    let ids = [(); 3].map(|_| uuid::Uuid::now_v7().to_string());
+    let [org, entity, extraction] = ids.clone();
+    let webhook = uuid::Uuid::now_v7().to_string();
+    let sealed = Cipher::from_key(&KEY).seal("sandbox1").expect("seal");
+    let conn = rusqlite::Connection::open(dir.path().join("cfdi-extract.db")).expect("db");
+    conn.execute_batch(SCHEMA_V1).expect("schema 1");
+    conn.execute("INSERT INTO orgs VALUES (?1, 'Old SA', ?2)", [&org, AT])
+        .expect("org");
+    conn.execute(
+        "INSERT INTO entities VALUES (?1, ?2, 'EKU9003173C9', 'Old entity', ?3, 'valid', ?4, ?4)",
+        rusqlite::params![entity, org, sealed, AT],
+    )
+    .expect("entity");
+    conn.execute(
+        "INSERT INTO extractions (id, org_id, entity_id, status, period_from, period_to,
+             download_type, started_at, finished_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, 'finished', '2025-12-01', '2025-12-31', 'issued', ?4, ?4, ?4, ?4)",
+        [&extraction, &org, &entity, AT],
+    )
+    .expect("extraction");
+    conn.execute(
+        r#"INSERT INTO webhooks VALUES (?1, ?2, ?3, ?4, '["extraction.update","entity.update"]', ?5)"#,
+        [&webhook, &org, webhook_url, TOKEN, AT],
+    )
+    .expect("webhook");
+    conn.pragma_update(None, "user_version", 1)
+        .expect("version");
+    drop(conn);
+    let key = base64::engine::general_purpose::STANDARD.encode(KEY);
+    std::fs::write(dir.path().join("secret.key"), key).expect("key");
+    let creds = Creds {
+        org_id: org,
+        email: email("old"),
+        password: "release-1-password".into(),
+    };
+    (dir, creds, [entity, extraction, webhook])
+}
+
+fn user_version(dir: &std::path::Path) -> i64 {
+    let conn = rusqlite::Connection::open(dir.join("cfdi-extract.db")).expect("db");
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("version")
+}
+
+#[test]
+fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
+    let rx = Receiver::start();
+    let (dir, creds, [entity, extraction, webhook]) = release_1_dir(&rx.url());
+    let mut app = TestApp::start_in(dir, creds.clone(), &[]);
+    add_user(app.data_dir(), &creds);
+    assert_eq!(
+        user_version(app.data_dir()),
+        4,
+        "migrated to the current schema"
+    );
+
+    let client = app.client();
+    let e = client.get(&format!("/v1/entities/{entity}")).expect(200);
+    assert_eq!(e["tax_id"], "EKU9003173C9", "{e}");
+    let x = client
+        .get(&format!("/v1/extractions/{extraction}"))
+        .expect(200);
+    assert_eq!(x["status"], "finished", "{x}");
+    let w = client.get(&format!("/v1/webhooks/{webhook}")).expect(200);
+    assert_eq!(
+        w["token"], TOKEN,
+        "the plain token, now sealed, still reads: {w}"
+    );
+    cli_on(app.data_dir(), &["check"], None).expect_success("check after the migration");
+
+    // The CIEC release 1 sealed still logs in; the event goes to the old webhook.
+    let (from, to) = month(2026, 1);
+    extract(&client, &entity, from, to, "issued");
+    rx.wait_for_body("an extraction event", DEADLINE, |b| {
+        b["event"] == "extraction.update"
+    });
+
+    // A binary older than its database: refused by serve and by check, untouched.
+    app.sigterm();
+    app.wait_exit(DEADLINE).expect("stopped");
+    let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
+    conn.pragma_update(None, "user_version", 99).expect("newer");
+    drop(conn);
+    let mut serve = command()
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(app.data_dir())
+        .args(["--port", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let status = eventually(DEADLINE, "serve to refuse", || {
+        serve.try_wait().expect("wait")
+    });
+    assert!(!status.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut serve.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read");
+    assert!(
+        stderr.contains("schema version 99, newer than this binary (4); upgrade cfdi-extract"),
+        "{stderr}"
+    );
+    let check = cli_on(app.data_dir(), &["check"], None);
+    assert!(!check.status.success(), "{check:?}");
+    assert!(check.stdout.contains("newer than this binary"), "{check:?}");
+    assert_eq!(user_version(app.data_dir()), 99, "left as it was");
+}
