@@ -26,6 +26,7 @@ pub mod jobs;
 pub mod logging;
 pub mod password;
 pub mod payments;
+pub mod pdf;
 
 pub mod routes;
 pub mod sat;

@@ -21,6 +21,8 @@ const TOTAL: Attr = Attr::new("Total", "total");
 // ("una sola exhibición" / "parcialidades") has no 3.3 field of the same meaning.
 const PAYMENT_METHOD: Attr = Attr::modern_only("MetodoPago");
 const PAYMENT_FORM: Attr = Attr::new("FormaPago", "metodoDePago");
+const SEAL: Attr = Attr::new("Sello", "sello");
+const CERTIFICATE_NUMBER: Attr = Attr::new("NoCertificado", "noCertificado");
 
 // Emisor / Receptor.
 const ISSUER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Emisor@Rfc");
@@ -51,8 +53,10 @@ const RELATED_UUID: Attr = Attr::field("UUID", "CfdiRelacionado@UUID");
 const STAMP_UUID: Attr = Attr::field("UUID", "TimbreFiscalDigital@UUID");
 const STAMP_DATE: Attr = Attr::field("FechaTimbrado", "TimbreFiscalDigital@FechaTimbrado");
 const STAMP_PROVIDER: Attr = Attr::field("RfcProvCertif", "TimbreFiscalDigital@RfcProvCertif");
-// TFD 1.0 spells it `version`, 1.1 `Version`.
+// TFD 1.0 spells these in lower camel case, 1.1 in upper.
 const STAMP_VERSION: Attr = Attr::new("Version", "version");
+const STAMP_SAT_SEAL: Attr = Attr::new("SelloSAT", "selloSAT");
+const STAMP_SAT_CERTIFICATE: Attr = Attr::new("NoCertificadoSAT", "noCertificadoSAT");
 
 /// Checks the limits, then decodes, parses and maps a whole document.
 pub(super) fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
@@ -147,6 +151,8 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         taxes_withheld: tax_total(TAXES_WITHHELD)?,
         payment_method: payment_method(r),
         payment_form: r.string(PAYMENT_FORM),
+        seal: r.string(SEAL),
+        certificate_number: r.string(CERTIFICATE_NUMBER),
         stamp: parse_stamp(&complements)?,
         items: parse_items(cfd, root)?,
         payments,
@@ -294,13 +300,14 @@ fn parse_stamp(complements: &[Node<'_, '_>]) -> Result<Option<Stamp>, CfdiError>
             Some(_) => {}
             None => {
                 let legacy = Reader::new(*node, true);
+                let either = |attr| r.string(attr).or_else(|| legacy.string(attr));
                 stamp = Some(Stamp {
                     uuid,
-                    version: r
-                        .string(STAMP_VERSION)
-                        .or_else(|| legacy.string(STAMP_VERSION)),
+                    version: either(STAMP_VERSION),
                     certified_at: r.string(STAMP_DATE),
                     provider_tax_id: r.string(STAMP_PROVIDER),
+                    sat_seal: either(STAMP_SAT_SEAL),
+                    sat_certificate_number: either(STAMP_SAT_CERTIFICATE),
                 });
             }
         }

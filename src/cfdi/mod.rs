@@ -116,6 +116,10 @@ pub struct Cfdi {
     /// FormaPago; for 3.2 metodoDePago, which holds the form of payment ("01", "04",
     /// or text), while 3.2's formaDePago means one payment or installments.
     pub payment_form: Option<String>,
+    /// Sello: the issuer's digital seal (base64), as written.
+    pub seal: Option<String>,
+    /// NoCertificado: the issuer certificate's serial number.
+    pub certificate_number: Option<String>,
     pub stamp: Option<Stamp>,
     pub items: Vec<Item>,
     /// Every Pago of every Pagos complement, in document order; only for type P.
@@ -145,6 +149,10 @@ pub struct Stamp {
     pub certified_at: Option<String>,
     /// RfcProvCertif as written ("" stays `Some("")`).
     pub provider_tax_id: Option<String>,
+    /// SelloSAT (base64), as written.
+    pub sat_seal: Option<String>,
+    /// NoCertificadoSAT.
+    pub sat_certificate_number: Option<String>,
 }
 
 /// A Concepto line.

@@ -209,3 +209,38 @@ fn error_messages_quote_at_most_80_characters() {
     );
     assert_eq!(LIMITS.depth, 128);
 }
+
+#[test]
+fn seals_and_certificate_numbers_are_read_in_both_spellings() {
+    let modern = Cfdi::parse(read_text(REAL_40).as_bytes()).expect("parses");
+    assert_eq!(
+        modern.certificate_number.as_deref(),
+        Some("00001000000510877575")
+    );
+    assert!(modern.seal.as_deref().is_some_and(|s| s.len() > 100));
+    let stamp = modern.stamp.expect("stamped");
+    assert_eq!(
+        stamp.sat_certificate_number.as_deref(),
+        Some("00001000000708361114")
+    );
+    assert!(stamp
+        .sat_seal
+        .as_deref()
+        .is_some_and(|s| s.starts_with("tJNXo2HSCL/I4CAPgVHm")));
+
+    let legacy = Cfdi::parse(&super::read("cfdi32-ingreso-real-legacy-tfd10.xml")).expect("parses");
+    assert_eq!(
+        legacy.certificate_number.as_deref(),
+        Some("00001000000403543235")
+    );
+    assert!(legacy.seal.is_some());
+    let stamp = legacy.stamp.expect("stamped");
+    assert_eq!(
+        stamp.sat_certificate_number.as_deref(),
+        Some("00001000000404477432")
+    );
+    assert!(stamp
+        .sat_seal
+        .as_deref()
+        .is_some_and(|s| s.starts_with("bQcopGo0H9dpnwKWRjZU")));
+}
