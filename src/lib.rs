@@ -19,6 +19,7 @@ pub mod docs;
 pub mod domain;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod http;
 pub mod ingest;
 

@@ -34,7 +34,8 @@ fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::N
     d
 }
 
-fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
+/// The list's filters (shared with the exports); each bad value is a 422 on its name.
+pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
     let entity_id = query
         .get("entity_id")
         .and_then(|v| match uuid::Uuid::parse_str(v.trim()) {

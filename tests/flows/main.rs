@@ -21,6 +21,7 @@ mod support;
 mod documents;
 mod efirma;
 mod efirma_ws;
+mod exports;
 mod extractions;
 mod import;
 mod invoices;
