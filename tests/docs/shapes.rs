@@ -771,6 +771,28 @@ fn real_responses_match_the_documented_schemas() {
         assert!(res.body.starts_with(b"%PDF"), "a PDF");
         assert_eq!(res.header("x-cfdi-pdf"), Some("rendered"));
     }
+    // --- The exports: a file, not JSON, in the documented media types.
+    for path in ["/v1/invoices/export", "/v1/invoices/export/items"] {
+        for (format, media, magic) in [
+            ("csv", "text/csv", &b"\xEF\xBB\xBF"[..]),
+            (
+                "xlsx",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                b"PK",
+            ),
+        ] {
+            let url = format!("{path}?format={format}&issued_from=2000-01-01");
+            let res = c.check("get", path, &url, api.get(&url));
+            assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+            assert_eq!(media_type(res.content_type()), media, "GET {url}");
+            assert!(res.body.starts_with(magic), "GET {url}");
+            let disposition = res.header("content-disposition").unwrap_or("");
+            assert!(
+                disposition.starts_with("attachment; filename="),
+                "{disposition}"
+            );
+        }
+    }
     let url = format!("/v1/invoices/{some_invoice}/cfdi");
     let res = api.request("GET", &url, None, &[("accept", "image/png")]);
     c.check("get", cfdi, &url, res);
