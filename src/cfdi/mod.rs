@@ -168,6 +168,34 @@ pub struct Item {
     pub unit_price: Decimal,
     pub discount: Option<Decimal>,
     pub amount: Decimal,
+    /// The concept's own taxes (Concepto/Impuestos, CFDI 3.3 and 4.0), transfers first,
+    /// in document order; empty when the concept has none (and always for 3.2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taxes: Vec<ItemTax>,
+}
+
+/// A Traslado or Retencion of a concept. Values are as written; a decimal that does
+/// not parse is None (a concept's tax detail never makes a document unreadable).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemTax {
+    /// `transferred` (Traslado) or `withheld` (Retencion).
+    pub kind: TaxKind,
+    /// Impuesto: `001` ISR, `002` IVA, `003` IEPS.
+    pub tax: String,
+    /// TipoFactor: `Tasa`, `Cuota` or `Exento`.
+    pub factor: Option<String>,
+    /// TasaOCuota.
+    pub rate: Option<Decimal>,
+    pub base: Option<Decimal>,
+    /// Importe (absent when exempt).
+    pub amount: Option<Decimal>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaxKind {
+    Transferred,
+    Withheld,
 }
 
 /// One Pago node of a Pagos 1.0 or 2.0 complement.

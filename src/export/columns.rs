@@ -2,6 +2,7 @@
 //! is in the row's JSON (the invoice view `GET /v1/invoices` returns, and for line
 //! items also the concept and its position).
 
+use rust_decimal::Decimal;
 use serde_json::Value;
 
 /// How a column's value is written in a spreadsheet (CSV writes them all as text).
@@ -82,7 +83,74 @@ pub const ITEM: &[Column] = &[
     col("unit_price", &["item", "unit_price"], Number),
     col("discount", &["item", "discount"], Number),
     col("amount", &["item", "amount"], Number),
+    col(
+        "iva_transferred_rate",
+        &["taxes", "iva_transferred_rate"],
+        Number,
+    ),
+    col("iva_transferred", &["taxes", "iva_transferred"], Number),
+    col(
+        "ieps_transferred_rate",
+        &["taxes", "ieps_transferred_rate"],
+        Number,
+    ),
+    col("ieps_transferred", &["taxes", "ieps_transferred"], Number),
+    col("iva_withheld_rate", &["taxes", "iva_withheld_rate"], Number),
+    col("iva_withheld", &["taxes", "iva_withheld"], Number),
+    col("isr_withheld_rate", &["taxes", "isr_withheld_rate"], Number),
+    col("isr_withheld", &["taxes", "isr_withheld"], Number),
+    col(
+        "ieps_withheld_rate",
+        &["taxes", "ieps_withheld_rate"],
+        Number,
+    ),
+    col("ieps_withheld", &["taxes", "ieps_withheld"], Number),
 ];
+
+/// A concept's `taxes` (as the parser stores them) by tax and kind: for each, the
+/// amounts added up exactly, and the rate (TasaOCuota) when every entry has the same
+/// one (`Exento` for exempt entries, nothing when rates differ).
+pub fn item_taxes(item: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    let entries = item.get("taxes").and_then(Value::as_array);
+    for entry in entries.into_iter().flatten() {
+        let name = match entry.get("tax").and_then(Value::as_str) {
+            Some("001") => "isr",
+            Some("002") => "iva",
+            Some("003") => "ieps",
+            _ => continue,
+        };
+        let Some(kind) = entry.get("kind").and_then(Value::as_str) else {
+            continue;
+        };
+        let key = format!("{name}_{kind}");
+        let rate = if entry.get("factor").and_then(Value::as_str) == Some("Exento") {
+            Value::String("Exento".into())
+        } else {
+            entry.get("rate").cloned().unwrap_or(Value::Null)
+        };
+        let rate_key = format!("{key}_rate");
+        match out.get(&rate_key) {
+            None => {
+                out.insert(rate_key, rate);
+            }
+            Some(seen) if *seen != rate => {
+                out.insert(rate_key, Value::Null);
+            }
+            Some(_) => {}
+        }
+        if let Some(amount) = entry.get("amount").and_then(decimal) {
+            let sum = out.get(&key).and_then(decimal).unwrap_or_default() + amount;
+            let number = serde_json::from_str(&sum.to_string()).unwrap_or(Value::Null);
+            out.insert(key, number);
+        }
+    }
+    Value::Object(out)
+}
+
+fn decimal(v: &Value) -> Option<Decimal> {
+    v.as_number().and_then(|n| n.to_string().parse().ok())
+}
 
 /// A value ready for a writer.
 #[derive(Debug, PartialEq)]
@@ -125,6 +193,35 @@ mod tests {
         assert_eq!(by_name("has_pdf").cell(&row), Cell::Bool(false));
         assert_eq!(by_name("folio").cell(&row), Cell::Empty);
         assert_eq!(by_name("series").cell(&row), Cell::Empty);
+    }
+
+    #[test]
+    fn concept_taxes_are_summed_by_tax_and_kind_with_their_common_rate() {
+        let item: Value = serde_json::from_str(
+            r#"{"taxes":[
+                {"kind":"transferred","tax":"002","factor":"Tasa","rate":0.160000,"amount":10.05},
+                {"kind":"transferred","tax":"002","factor":"Tasa","rate":0.160000,"amount":0.10},
+                {"kind":"withheld","tax":"002","factor":"Tasa","rate":0.106667,"amount":1.00},
+                {"kind":"withheld","tax":"002","factor":"Tasa","rate":0.040000,"amount":2.00},
+                {"kind":"transferred","tax":"003","factor":"Exento"},
+                {"kind":"withheld","tax":"001","factor":"Tasa","rate":0.100000,"amount":125.03},
+                {"kind":"transferred","tax":"999","factor":"Tasa","rate":1,"amount":1}
+            ]}"#,
+        )
+        .unwrap();
+        let taxes = item_taxes(&item);
+        let row = serde_json::json!({ "taxes": taxes });
+        let cell = |n: &str| ITEM.iter().find(|c| c.name == n).unwrap().cell(&row);
+        let num = |s: &str| Cell::Number(s.to_string());
+        assert_eq!(cell("iva_transferred_rate"), num("0.160000"));
+        assert_eq!(cell("iva_transferred"), num("10.15"));
+        assert_eq!(cell("iva_withheld_rate"), Cell::Empty, "two rates");
+        assert_eq!(cell("iva_withheld"), num("3.00"));
+        assert_eq!(cell("ieps_transferred_rate"), Cell::Text("Exento"));
+        assert_eq!(cell("ieps_transferred"), Cell::Empty);
+        assert_eq!(cell("isr_withheld"), num("125.03"));
+        assert_eq!(cell("ieps_withheld"), Cell::Empty);
+        assert_eq!(item_taxes(&serde_json::json!({})), serde_json::json!({}));
     }
 
     #[test]

@@ -112,7 +112,8 @@ pub fn write<W: Write + Send>(
             match rows {
                 Rows::Invoices => emit(&view)?,
                 Rows::Items => each_item(&conn, org_id, &invoice.id, |line, item| {
-                    emit(&json!({"invoice": &view, "line": line, "item": item}))
+                    let taxes = columns::item_taxes(&item);
+                    emit(&json!({"invoice": &view, "line": line, "item": item, "taxes": taxes}))
                 })?,
             }
         }

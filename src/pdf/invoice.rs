@@ -6,7 +6,7 @@
 use chrono::NaiveDateTime;
 
 use super::{verification, Canvas, Font, Info, LEFT, RIGHT};
-use crate::cfdi::{Cfdi, Decimal, InvoiceType, Item, Payment};
+use crate::cfdi::{Cfdi, Decimal, InvoiceType, Item, Payment, TaxKind};
 
 /// Side of the verification QR code, in points (about 3.5 cm).
 const QR_SIDE: f32 = 100.0;
@@ -178,6 +178,23 @@ fn items(canvas: &mut Canvas, items: &[Item]) {
             canvas.room(10.0);
             canvas.text(Font::Regular, 7.0, COL_DESCRIPTION, "Descuento");
             canvas.text_right(Font::Regular, 7.0, RIGHT, &discount.to_string());
+            canvas.down(10.0);
+        }
+        for tax in &item.taxes {
+            let kind = match tax.kind {
+                TaxKind::Transferred => "Traslado",
+                TaxKind::Withheld => "Retención",
+            };
+            let line = format!(
+                "{kind} {}  {} {}  Base {}",
+                tax.tax,
+                or_dash(tax.factor.as_deref()),
+                money(tax.rate),
+                money(tax.base)
+            );
+            canvas.room(10.0);
+            canvas.text(Font::Regular, 7.0, COL_DESCRIPTION, &line);
+            canvas.text_right(Font::Regular, 7.0, RIGHT, &money(tax.amount));
             canvas.down(10.0);
         }
         canvas.down(2.0);

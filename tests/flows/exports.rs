@@ -59,12 +59,12 @@ const INVOICES_ROWS: &[&str] = &[
     "{SPECIAL},{AAA},11111111-2222-3333-4444-000000000001,issued,I,3.2,C,38,2015-02-25T13:50:00,2019-07-24T11:58:36,AAA010101AAA,Empresa de Pruebas SA,Regimen General de Ley Personas Morales de Prueba,E&Ñ831019M53,Exportadora de Ganado HOLSTEIN S.A.,,Pesos,,35000.00,0.00,5600.00,0.00,40600.00,,No Identificado,active,,40600.00,0.00,,,false,false,1\r\n",
 ];
 
-const ITEMS_CSV: &str = "\u{feff}invoice_id,uuid,direction,type,issued_at,issuer_tax_id,receiver_tax_id,currency,status,line,product_code,description,quantity,unit,unit_price,discount,amount\r
-{NOMINA},22222222-2222-2222-2222-222222222222,issued,N,2026-01-21T16:42:35,AAA010101AAA,XAXX010101000,MXN,active,1,84111505,Pago de nómina,1,ACT,15263.63,2689.23,15263.63\r
-{REAL},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,2025-01-24T10:10:41,ISD950921HE5,COSC8001137NA,MXN,active,1,80141628,COMISION RECARGA IDMX,1.000000,E48,8.620690,,8.620690\r
-{REAL},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,2025-01-24T10:10:41,ISD950921HE5,COSC8001137NA,MXN,active,2,95111615,RECARGA IDMX,1.000000,E54,853.448276,,853.448276\r
-{PAGO},9FB6ED1A-5F37-4FEF-980A-7F8C83B51894,issued,P,2019-11-09T13:29:24,AAA010101AAA,COSC8001137NA,XXX,active,1,84111506,Pago,1,ACT,0,,0\r
-{SPECIAL},11111111-2222-3333-4444-000000000001,issued,I,2015-02-25T13:50:00,AAA010101AAA,E&Ñ831019M53,Pesos,active,1,,Módulo de embarque serie A-6743-Ñ,1,LTE,35000.00,,35000.00\r
+const ITEMS_CSV: &str = "\u{feff}invoice_id,uuid,direction,type,issued_at,issuer_tax_id,receiver_tax_id,currency,status,line,product_code,description,quantity,unit,unit_price,discount,amount,iva_transferred_rate,iva_transferred,ieps_transferred_rate,ieps_transferred,iva_withheld_rate,iva_withheld,isr_withheld_rate,isr_withheld,ieps_withheld_rate,ieps_withheld\r
+{NOMINA},22222222-2222-2222-2222-222222222222,issued,N,2026-01-21T16:42:35,AAA010101AAA,XAXX010101000,MXN,active,1,84111505,Pago de nómina,1,ACT,15263.63,2689.23,15263.63,,,,,,,,,,\r
+{REAL},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,2025-01-24T10:10:41,ISD950921HE5,COSC8001137NA,MXN,active,1,80141628,COMISION RECARGA IDMX,1.000000,E48,8.620690,,8.620690,0.160000,1.379310,,,,,,,,\r
+{REAL},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,2025-01-24T10:10:41,ISD950921HE5,COSC8001137NA,MXN,active,2,95111615,RECARGA IDMX,1.000000,E54,853.448276,,853.448276,0.160000,136.551724,,,,,,,,\r
+{PAGO},9FB6ED1A-5F37-4FEF-980A-7F8C83B51894,issued,P,2019-11-09T13:29:24,AAA010101AAA,COSC8001137NA,XXX,active,1,84111506,Pago,1,ACT,0,,0,,,,,,,,,,\r
+{SPECIAL},11111111-2222-3333-4444-000000000001,issued,I,2015-02-25T13:50:00,AAA010101AAA,E&Ñ831019M53,Pesos,active,1,,Módulo de embarque serie A-6743-Ñ,1,LTE,35000.00,,35000.00,,,,,,,,,,\r
 ";
 
 /// The invoices CSV holding `rows` (indexes into INVOICES_ROWS), in that order.
@@ -96,6 +96,21 @@ fn csv_exports_are_byte_exact_utf8_with_a_bom_and_rfc_4180_quoting() {
         Some("attachment; filename=\"invoice-items.csv\"")
     );
     assert_eq!(items.text(), f.fill(ITEMS_CSV));
+}
+
+#[test]
+fn line_items_carry_their_concepts_taxes_by_tax_and_kind() {
+    let app = TestApp::spawn();
+    let file = "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml";
+    let ids = import_by_issuer(&app, &mut BTreeMap::new(), &[file]);
+    let csv = export(&app.client(), "export/items", "").text();
+    let row = csv.lines().nth(1).expect("a concept");
+    assert!(row.starts_with(&ids[file]), "{row}");
+    // IVA transferred 16%, IVA withheld 10.6667%, ISR withheld 10%, no IEPS.
+    assert!(
+        row.ends_with(",1250.30,0.160000,200.05,,,0.106667,133.37,0.100000,125.03,,"),
+        "{row}"
+    );
 }
 
 #[test]

@@ -97,6 +97,9 @@ fn every_parsable_sample_renders_with_its_uuid_rfcs_and_totals() {
         );
         for item in &cfdi.items {
             assert!(contains(&pdf, &item.amount.to_string()), "{name}: item");
+            for tax in item.taxes.iter().filter_map(|t| t.amount) {
+                assert!(contains(&pdf, &tax.to_string()), "{name}: concept tax");
+            }
         }
     }
 }
