@@ -114,6 +114,30 @@ pub enum InvoicesCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Write one entity's invoices issued in a period (or their concepts, with
+    /// --items) to a CSV or XLSX file: the same file `GET /v1/invoices/export` serves.
+    Export {
+        /// The entity's id.
+        #[arg(long)]
+        entity: String,
+        /// First day of the period (YYYY-MM-DD), inclusive.
+        #[arg(long)]
+        from: String,
+        /// Last day of the period (YYYY-MM-DD), inclusive.
+        #[arg(long)]
+        to: String,
+        /// Only the invoices the entity issued, or only those it received.
+        #[arg(long, value_parser = ["issued", "received"])]
+        direction: Option<String>,
+        /// One row per concept instead of one per invoice.
+        #[arg(long)]
+        items: bool,
+        #[arg(long, value_parser = ["csv", "xlsx"], default_value = "csv")]
+        format: String,
+        /// The file to write (replaced if it exists).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Args)]

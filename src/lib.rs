@@ -19,6 +19,7 @@ pub mod docs;
 pub mod domain;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod http;
 pub mod ingest;
 
@@ -28,6 +29,7 @@ pub mod metrics;
 pub mod ops;
 pub mod password;
 pub mod payments;
+pub mod pdf;
 pub mod periodic;
 
 pub mod routes;

@@ -3,7 +3,10 @@
 use roxmltree::{Document, Node, ParsingOptions};
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
-use super::{limits, pagos, Cfdi, CfdiError, InvoiceType, Item, Party, Related, Stamp, Version};
+use super::{
+    limits, pagos, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related, Stamp, TaxKind,
+    Version,
+};
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
@@ -21,6 +24,8 @@ const TOTAL: Attr = Attr::new("Total", "total");
 // ("una sola exhibición" / "parcialidades") has no 3.3 field of the same meaning.
 const PAYMENT_METHOD: Attr = Attr::modern_only("MetodoPago");
 const PAYMENT_FORM: Attr = Attr::new("FormaPago", "metodoDePago");
+const SEAL: Attr = Attr::new("Sello", "sello");
+const CERTIFICATE_NUMBER: Attr = Attr::new("NoCertificado", "noCertificado");
 
 // Emisor / Receptor.
 const ISSUER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Emisor@Rfc");
@@ -44,6 +49,12 @@ const UNIT: Attr = Attr::new("Unidad", "unidad");
 const UNIT_PRICE: Attr = Attr::labeled("ValorUnitario", "valorUnitario", "Concepto@ValorUnitario");
 const ITEM_DISCOUNT: Attr = Attr::labeled("Descuento", "descuento", "Concepto@Descuento");
 const AMOUNT: Attr = Attr::labeled("Importe", "importe", "Concepto@Importe");
+// Concepto/Impuestos/Traslados/Traslado and Retenciones/Retencion (3.3 and 4.0 only).
+const TAX: Attr = Attr::modern_only("Impuesto");
+const TAX_FACTOR: Attr = Attr::modern_only("TipoFactor");
+const TAX_RATE: Attr = Attr::modern_only("TasaOCuota");
+const TAX_BASE: Attr = Attr::modern_only("Base");
+const TAX_AMOUNT: Attr = Attr::modern_only("Importe");
 
 // CfdiRelacionados and TimbreFiscalDigital (same spelling in every version).
 const RELATION_TYPE: Attr = Attr::field("TipoRelacion", "CfdiRelacionados@TipoRelacion");
@@ -51,8 +62,10 @@ const RELATED_UUID: Attr = Attr::field("UUID", "CfdiRelacionado@UUID");
 const STAMP_UUID: Attr = Attr::field("UUID", "TimbreFiscalDigital@UUID");
 const STAMP_DATE: Attr = Attr::field("FechaTimbrado", "TimbreFiscalDigital@FechaTimbrado");
 const STAMP_PROVIDER: Attr = Attr::field("RfcProvCertif", "TimbreFiscalDigital@RfcProvCertif");
-// TFD 1.0 spells it `version`, 1.1 `Version`.
+// TFD 1.0 spells these in lower camel case, 1.1 in upper.
 const STAMP_VERSION: Attr = Attr::new("Version", "version");
+const STAMP_SAT_SEAL: Attr = Attr::new("SelloSAT", "selloSAT");
+const STAMP_SAT_CERTIFICATE: Attr = Attr::new("NoCertificadoSAT", "noCertificadoSAT");
 
 /// Checks the limits, then decodes, parses and maps a whole document.
 pub(super) fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
@@ -147,6 +160,8 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         taxes_withheld: tax_total(TAXES_WITHHELD)?,
         payment_method: payment_method(r),
         payment_form: r.string(PAYMENT_FORM),
+        seal: r.string(SEAL),
+        certificate_number: r.string(CERTIFICATE_NUMBER),
         stamp: parse_stamp(&complements)?,
         items: parse_items(cfd, root)?,
         payments,
@@ -242,11 +257,12 @@ fn parse_receiver(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
 fn parse_items(cfd: Cfd, root: Node<'_, '_>) -> Result<Vec<Item>, CfdiError> {
     cfd.children(root, "Conceptos")
         .flat_map(|list| cfd.children(list, "Concepto"))
-        .map(|node| parse_item(cfd.reader(node)))
+        .map(|node| parse_item(cfd, node))
         .collect()
 }
 
-fn parse_item(r: Reader<'_, '_>) -> Result<Item, CfdiError> {
+fn parse_item(cfd: Cfd, node: Node<'_, '_>) -> Result<Item, CfdiError> {
+    let r = cfd.reader(node);
     Ok(Item {
         product_code: r.string(PRODUCT_CODE),
         description: r.required(DESCRIPTION)?.to_owned(),
@@ -256,7 +272,38 @@ fn parse_item(r: Reader<'_, '_>) -> Result<Item, CfdiError> {
         unit_price: r.required_decimal(UNIT_PRICE)?,
         discount: r.decimal(ITEM_DISCOUNT)?,
         amount: r.required_decimal(AMOUNT)?,
+        taxes: parse_item_taxes(cfd, node),
     })
+}
+
+/// A concept's Traslado then Retencion entries; ones without `Impuesto` are skipped.
+fn parse_item_taxes(cfd: Cfd, item: Node<'_, '_>) -> Vec<ItemTax> {
+    let groups = [
+        ("Traslados", "Traslado", TaxKind::Transferred),
+        ("Retenciones", "Retencion", TaxKind::Withheld),
+    ];
+    let mut taxes = Vec::new();
+    for taxes_node in cfd.children(item, "Impuestos") {
+        for (list, entry, kind) in groups {
+            for node in cfd
+                .children(taxes_node, list)
+                .flat_map(|l| cfd.children(l, entry))
+            {
+                let r = cfd.reader(node);
+                let lenient = |attr| r.raw(attr).and_then(xml::parse_decimal);
+                let Some(tax) = r.string(TAX) else { continue };
+                taxes.push(ItemTax {
+                    kind,
+                    tax,
+                    factor: r.string(TAX_FACTOR),
+                    rate: lenient(TAX_RATE),
+                    base: lenient(TAX_BASE),
+                    amount: lenient(TAX_AMOUNT),
+                });
+            }
+        }
+    }
+    taxes
 }
 
 /// CfdiRelacionado entries; ones without a UUID cannot link anything and are skipped.
@@ -294,13 +341,14 @@ fn parse_stamp(complements: &[Node<'_, '_>]) -> Result<Option<Stamp>, CfdiError>
             Some(_) => {}
             None => {
                 let legacy = Reader::new(*node, true);
+                let either = |attr| r.string(attr).or_else(|| legacy.string(attr));
                 stamp = Some(Stamp {
                     uuid,
-                    version: r
-                        .string(STAMP_VERSION)
-                        .or_else(|| legacy.string(STAMP_VERSION)),
+                    version: either(STAMP_VERSION),
                     certified_at: r.string(STAMP_DATE),
                     provider_tax_id: r.string(STAMP_PROVIDER),
+                    sat_seal: either(STAMP_SAT_SEAL),
+                    sat_certificate_number: either(STAMP_SAT_CERTIFICATE),
                 });
             }
         }

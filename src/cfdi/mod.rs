@@ -116,6 +116,10 @@ pub struct Cfdi {
     /// FormaPago; for 3.2 metodoDePago, which holds the form of payment ("01", "04",
     /// or text), while 3.2's formaDePago means one payment or installments.
     pub payment_form: Option<String>,
+    /// Sello: the issuer's digital seal (base64), as written.
+    pub seal: Option<String>,
+    /// NoCertificado: the issuer certificate's serial number.
+    pub certificate_number: Option<String>,
     pub stamp: Option<Stamp>,
     pub items: Vec<Item>,
     /// Every Pago of every Pagos complement, in document order; only for type P.
@@ -145,6 +149,10 @@ pub struct Stamp {
     pub certified_at: Option<String>,
     /// RfcProvCertif as written ("" stays `Some("")`).
     pub provider_tax_id: Option<String>,
+    /// SelloSAT (base64), as written.
+    pub sat_seal: Option<String>,
+    /// NoCertificadoSAT.
+    pub sat_certificate_number: Option<String>,
 }
 
 /// A Concepto line.
@@ -160,6 +168,34 @@ pub struct Item {
     pub unit_price: Decimal,
     pub discount: Option<Decimal>,
     pub amount: Decimal,
+    /// The concept's own taxes (Concepto/Impuestos, CFDI 3.3 and 4.0), transfers first,
+    /// in document order; empty when the concept has none (and always for 3.2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taxes: Vec<ItemTax>,
+}
+
+/// A Traslado or Retencion of a concept. Values are as written; a decimal that does
+/// not parse is None (a concept's tax detail never makes a document unreadable).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemTax {
+    /// `transferred` (Traslado) or `withheld` (Retencion).
+    pub kind: TaxKind,
+    /// Impuesto: `001` ISR, `002` IVA, `003` IEPS.
+    pub tax: String,
+    /// TipoFactor: `Tasa`, `Cuota` or `Exento`.
+    pub factor: Option<String>,
+    /// TasaOCuota.
+    pub rate: Option<Decimal>,
+    pub base: Option<Decimal>,
+    /// Importe (absent when exempt).
+    pub amount: Option<Decimal>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaxKind {
+    Transferred,
+    Withheld,
 }
 
 /// One Pago node of a Pagos 1.0 or 2.0 complement.

@@ -1,32 +1,85 @@
 //! `cfdi-extract invoices import`: documents from files, through the ingestion path
 //! extractions use (so aggregates and visibility follow the same rules).
+//! `cfdi-extract invoices export`: one entity's period to a CSV or XLSX file.
 
 use crate::cfdi::{Cfdi, CfdiError, MAX_DOCUMENT_BYTES};
 use crate::cli::InvoicesCommand;
-use crate::db::{self, entities::Entity, Db};
+use crate::db::{self, entities::Entity, invoices::Filter, Db};
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
+use crate::export::{self, Format, Rows};
 use crate::ingest::{self, IngestError, Owner};
 use anyhow::{bail, Context};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
-    let InvoicesCommand::Import {
-        entity,
-        direction,
-        files,
-    } = cmd;
-    let db = Db::open(data_dir, 2)?;
-    let direction = Direction::parse(&direction).context("direction must be issued or received")?;
-    let entity_id = uuid::Uuid::parse_str(&entity).map(|u| u.to_string()).ok();
-    let entity = entity_id
-        .map(|id| db::entities::get_any(&*db.conn()?, &id))
+    match cmd {
+        InvoicesCommand::Import {
+            entity,
+            direction,
+            files,
+        } => import(data_dir, &entity, &direction, &files),
+        InvoicesCommand::Export {
+            entity,
+            from,
+            to,
+            direction,
+            items,
+            format,
+            out,
+        } => {
+            let db = Db::open(data_dir, 2)?;
+            let entity = find_entity(&db, &entity)?;
+            let date = |name: &str, v: &str| {
+                crate::time::parse_date(v)
+                    .with_context(|| format!("--{name} must be a date (YYYY-MM-DD), not {v:?}"))
+            };
+            let (from, to) = (date("from", &from)?, date("to", &to)?);
+            if to < from {
+                bail!("--to must be on or after --from");
+            }
+            let filter = Filter {
+                entity_id: Some(entity.id.clone()),
+                direction,
+                issued_from: Some(from.format("%Y-%m-%d").to_string()),
+                issued_before: to.succ_opt().map(|d| d.format("%Y-%m-%d").to_string()),
+                ..Filter::default()
+            };
+            let rows = if items { Rows::Items } else { Rows::Invoices };
+            let format = Format::parse(&format).context("--format must be csv or xlsx")?;
+            let file = std::fs::File::create(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            let written = export::write(
+                &db,
+                &entity.org_id,
+                &filter,
+                rows,
+                format,
+                std::io::BufWriter::new(file),
+            )?;
+            println!("exported\t{}\t{written}", out.display());
+            Ok(())
+        }
+    }
+}
+
+/// An entity of any organization, by id (the command line acts for every one).
+fn find_entity(db: &Db, id: &str) -> anyhow::Result<Entity> {
+    let canonical = uuid::Uuid::parse_str(id).map(|u| u.to_string()).ok();
+    canonical
+        .map(|c| db::entities::get_any(&*db.conn()?, &c))
         .transpose()?
         .flatten()
-        .with_context(|| format!("no entity {entity:?}"))?;
+        .with_context(|| format!("no entity {id:?}"))
+}
+
+fn import(data_dir: &Path, entity: &str, direction: &str, files: &[PathBuf]) -> anyhow::Result<()> {
+    let db = Db::open(data_dir, 2)?;
+    let direction = Direction::parse(direction).context("direction must be issued or received")?;
+    let entity = find_entity(&db, entity)?;
     let mut failed = 0;
-    for file in &files {
+    for file in files {
         match import_file(&db, &entity, direction, file)? {
             Ok(id) => println!("imported\t{}\t{id}", file.display()),
             Err(reason) => {

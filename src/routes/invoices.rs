@@ -34,7 +34,8 @@ fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::N
     d
 }
 
-fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
+/// The list's filters (shared with the exports); each bad value is a 422 on its name.
+pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
     let entity_id = query
         .get("entity_id")
         .and_then(|v| match uuid::Uuid::parse_str(v.trim()) {
@@ -151,21 +152,34 @@ fn negotiate(query: &Query, accept: Option<&str>) -> ApiResult<Format> {
     Ok(found.unwrap_or(Format::Json))
 }
 
-/// Raw document bytes with their content type.
+/// Raw document bytes: the XML, or a PDF saying where it came from.
 pub struct Document {
     bytes: Vec<u8>,
-    content_type: ContentType,
+    kind: DocumentKind,
     filename: String,
+}
+
+#[derive(Clone, Copy)]
+enum DocumentKind {
+    Xml,
+    /// `X-Cfdi-Pdf`: the SAT's PDF (`original`) or one rendered from the XML.
+    Pdf(&'static str),
 }
 
 impl<'r> Responder<'r, 'static> for Document {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         let mut res = self.bytes.respond_to(req)?;
-        res.set_header(self.content_type);
+        res.set_header(match self.kind {
+            DocumentKind::Xml => ContentType::XML,
+            DocumentKind::Pdf(_) => ContentType::PDF,
+        });
         res.set_header(Header::new(
             "Content-Disposition",
             format!("inline; filename=\"{}\"", self.filename),
         ));
+        if let DocumentKind::Pdf(source) = self.kind {
+            res.set_header(Header::new("X-Cfdi-Pdf", source));
+        }
         Ok(res)
     }
 }
@@ -203,8 +217,12 @@ async fn get_invoice_cfdi(
         };
         let body = match format {
             Format::Json => None,
-            Format::Xml => db::documents::get(c, &id, "xml")?,
-            Format::Pdf => db::documents::get(c, &id, "pdf")?,
+            Format::Xml => db::documents::get(c, &id, "xml")?.map(Body::Xml),
+            // The SAT's PDF wins; without one, the XML to render one from.
+            Format::Pdf => match db::documents::get(c, &id, "pdf")? {
+                Some(pdf) => Some(Body::Pdf(pdf)),
+                None => db::documents::get(c, &id, "xml")?.map(Body::RenderFrom),
+            },
         };
         let json = if format == Format::Json {
             db::invoices::get(c, &org, &id)?
@@ -214,19 +232,44 @@ async fn get_invoice_cfdi(
         Ok(Some((uuid, body, json)))
     });
     let (uuid, body, json) = found.await?.ok_or(ApiError::NotFound)?;
-    match format {
-        Format::Json => Ok(CfdiResponse::Json(Json(json.ok_or(ApiError::NotFound)?))),
-        Format::Xml => Ok(CfdiResponse::Document(Document {
-            bytes: body.ok_or(ApiError::NotFound)?,
-            content_type: ContentType::XML,
-            filename: format!("{uuid}.xml"),
-        })),
-        Format::Pdf => Ok(CfdiResponse::Document(Document {
-            bytes: body.ok_or(ApiError::NotFound)?,
-            content_type: ContentType::PDF,
-            filename: format!("{uuid}.pdf"),
-        })),
+    if format == Format::Json {
+        return Ok(CfdiResponse::Json(Json(json.ok_or(ApiError::NotFound)?)));
     }
+    let document = |bytes, kind| {
+        let ext = match kind {
+            DocumentKind::Xml => "xml",
+            DocumentKind::Pdf(_) => "pdf",
+        };
+        CfdiResponse::Document(Document {
+            bytes,
+            kind,
+            filename: format!("{uuid}.{ext}"),
+        })
+    };
+    Ok(match body.ok_or(ApiError::NotFound)? {
+        Body::Xml(xml) => document(xml, DocumentKind::Xml),
+        Body::Pdf(pdf) => document(pdf, DocumentKind::Pdf("original")),
+        Body::RenderFrom(xml) => {
+            let pdf = tokio::task::spawn_blocking(move || render_pdf(&xml))
+                .await
+                .map_err(|e| ApiError::Internal(e.into()))??;
+            document(pdf, DocumentKind::Pdf("rendered"))
+        }
+    })
+}
+
+/// A stored document, or the XML a PDF is to be rendered from.
+enum Body {
+    Xml(Vec<u8>),
+    Pdf(Vec<u8>),
+    RenderFrom(Vec<u8>),
+}
+
+/// The printed representation of a stored XML (it parsed when it was stored).
+fn render_pdf(xml: &[u8]) -> ApiResult<Vec<u8>> {
+    let cfdi = crate::cfdi::Cfdi::parse(xml)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored CFDI does not parse: {e}")))?;
+    Ok(crate::pdf::invoice::render(&cfdi))
 }
 
 /// Every concept of an invoice, in document order; the cursor is the position of the

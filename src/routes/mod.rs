@@ -6,6 +6,7 @@
 
 pub mod efirmas;
 pub mod entities;
+pub mod exports;
 pub mod extractions;
 pub mod invoices;
 pub mod service;
@@ -28,6 +29,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(efirmas::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
+    all.extend(exports::routes());
     all.extend(webhooks::routes());
     all
 }

@@ -719,10 +719,7 @@ fn real_responses_match_the_documented_schemas() {
             for v in samples {
                 let url = format!("{base}?{name}={v}");
                 let res = c.check("get", &op.path, &url, api.get(&url));
-                let accept_not_200 = name == "format" && v == "pdf";
-                if !accept_not_200 {
-                    assert_eq!(res.status, 200, "GET {url}: {}", res.text());
-                }
+                assert_eq!(res.status, 200, "GET {url}: {}", res.text());
             }
             if schema["enum"].is_array() || schema["format"] == "date" || schema["format"] == "uuid"
             {
@@ -763,13 +760,38 @@ fn real_responses_match_the_documented_schemas() {
         let res = c.check("get", cfdi, &url, api.get(&url));
         assert_eq!(res.status, 200);
         assert!(res.body.starts_with(b"%PDF"), "a PDF");
+        assert_eq!(res.header("x-cfdi-pdf"), Some("original"));
     } else {
         c.problems.push("no invoice with a PDF to check".into());
     }
     if let Some(id) = without_pdf.as_ref().and_then(Value::as_str) {
         let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
         let res = c.check("get", cfdi, &url, api.get(&url));
-        assert_eq!(res.status, 404, "no PDF: {}", res.text());
+        assert_eq!(res.status, 200, "a rendered PDF: {}", res.text());
+        assert!(res.body.starts_with(b"%PDF"), "a PDF");
+        assert_eq!(res.header("x-cfdi-pdf"), Some("rendered"));
+    }
+    // --- The exports: a file, not JSON, in the documented media types.
+    for path in ["/v1/invoices/export", "/v1/invoices/export/items"] {
+        for (format, media, magic) in [
+            ("csv", "text/csv", &b"\xEF\xBB\xBF"[..]),
+            (
+                "xlsx",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+                b"PK",
+            ),
+        ] {
+            let url = format!("{path}?format={format}&issued_from=2000-01-01");
+            let res = c.check("get", path, &url, api.get(&url));
+            assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+            assert_eq!(media_type(res.content_type()), media, "GET {url}");
+            assert!(res.body.starts_with(magic), "GET {url}");
+            let disposition = res.header("content-disposition").unwrap_or("");
+            assert!(
+                disposition.starts_with("attachment; filename="),
+                "{disposition}"
+            );
+        }
     }
     let url = format!("/v1/invoices/{some_invoice}/cfdi");
     let res = api.request("GET", &url, None, &[("accept", "image/png")]);

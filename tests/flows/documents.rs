@@ -1,5 +1,5 @@
-//! `GET /v1/invoices/{id}/cfdi`: the original XML byte for byte, the PDF, or the
-//! invoice JSON, negotiated on `Accept` or `?format=`.
+//! `GET /v1/invoices/{id}/cfdi`: the original XML byte for byte, the PDF (the SAT's, or
+//! one rendered from the XML), or the invoice JSON, negotiated on `Accept` or `?format=`.
 
 use crate::helpers::{Client, Resp, TestApp};
 use crate::support::*;
@@ -30,15 +30,28 @@ fn assert_xml(resp: &Resp, expected: &[u8], what: &str) {
     );
 }
 
+/// A PDF response: the stored one (`original`) or one rendered from the XML.
 #[track_caller]
-fn assert_pdf(resp: &Resp, expected: &[u8], what: &str) {
+fn assert_pdf_from(resp: &Resp, expected: &[u8], source: &str, what: &str) {
     assert_eq!(resp.status, 200, "{what}: {}", resp.text());
     let ct = resp.header("content-type").unwrap_or("");
     assert!(
         ct.starts_with("application/pdf"),
         "{what}: content-type {ct:?}"
     );
-    assert!(resp.body == expected, "{what}: the stored PDF");
+    assert_eq!(resp.header("x-cfdi-pdf"), Some(source), "{what}");
+    assert!(resp.body == expected, "{what}: the {source} PDF");
+}
+
+#[track_caller]
+fn assert_pdf(resp: &Resp, expected: &[u8], what: &str) {
+    assert_pdf_from(resp, expected, "original", what);
+}
+
+/// The PDF the service renders for a sample without one (rendering is deterministic).
+fn rendered(name: &str) -> Vec<u8> {
+    let cfdi = cfdi_extract::cfdi::Cfdi::parse(&sample_bytes(name)).expect("parses");
+    cfdi_extract::pdf::invoice::render(&cfdi)
 }
 
 #[track_caller]
@@ -145,10 +158,16 @@ fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
         "?format=json wins over Accept",
     );
 
-    // No PDF: 404 with a message, whichever way it is asked for.
-    cfdi(&client, &id, "?format=pdf", None).expect_not_found();
-    cfdi(&client, &id, "", Some("application/pdf")).expect_not_found();
-    cfdi(&client, &id, "?format=pdf", Some("application/xml")).expect_not_found();
+    // No stored PDF: one rendered from the XML, whichever way it is asked for.
+    let pdf = rendered(file);
+    for (query, accept) in [
+        ("?format=pdf", None),
+        ("", Some("application/pdf")),
+        ("?format=pdf", Some("application/xml")),
+    ] {
+        let resp = cfdi(&client, &id, query, accept);
+        assert_pdf_from(&resp, &pdf, "rendered", &format!("{query} {accept:?}"));
+    }
 
     // An unknown format: 422 on `format`, before any 404.
     cfdi(&client, &id, "?format=docx", None).expect_field_error("format");
@@ -203,17 +222,48 @@ fn cfdi_serves_a_pdf_imported_beside_its_xml() {
     let other = &ids["cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"];
     let plain_invoice = client.get(&format!("/v1/invoices/{other}")).expect(200);
     assert_eq!(plain_invoice["has_pdf"], false);
-    cfdi(&client, other, "?format=pdf", None).expect_not_found();
+    assert_pdf_from(
+        &cfdi(&client, other, "?format=pdf", None),
+        &rendered("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"),
+        "rendered",
+        "no PDF beside it",
+    );
 
     // Another organization sees none of it.
     let stranger = app.create_user_in_new_org();
     let client_b = app.client_as(&stranger);
     cfdi(&client_b, id, "?format=pdf", None).expect_not_found();
+    cfdi(&client_b, other, "?format=pdf", None).expect_not_found();
     cfdi(&client_b, id, "", Some("application/xml")).expect_not_found();
 }
 
 #[test]
-fn sandbox_invoices_serve_their_real_pdf_or_404_and_complements_have_none() {
+fn every_imported_sample_without_a_pdf_gets_a_rendered_one() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let ids = import_by_issuer(&app, &mut Default::default(), STAMPED);
+    for (file, id) in &ids {
+        let resp = cfdi(&client, id, "?format=pdf", None);
+        assert_pdf_from(&resp, &rendered(file), "rendered", file);
+        let disposition = resp.header("content-disposition").unwrap_or("");
+        let uuid = client.get(&format!("/v1/invoices/{id}")).expect(200)["uuid"].clone();
+        let uuid = uuid.as_str().expect("uuid");
+        assert!(
+            disposition.contains(&format!("{uuid}.pdf")),
+            "{disposition}"
+        );
+        // The uuid is printed as text (the library's tests read every field back).
+        let hex: String = uuid.bytes().map(|b| format!("{b:02X}")).collect();
+        let body = String::from_utf8_lossy(&resp.body);
+        assert!(
+            body.contains(uuid) || body.contains(&hex),
+            "{file}: uuid printed"
+        );
+    }
+}
+
+#[test]
+fn sandbox_invoices_serve_their_real_pdf_or_a_rendered_one() {
     let tax_id = "EKU9003173C9";
     let (from, to) = month(2026, 2);
     let expected = sandbox(tax_id, "issued", from, to);
@@ -254,14 +304,18 @@ fn sandbox_invoices_serve_their_real_pdf_or_404_and_complements_have_none() {
         "the sandbox's XML",
     );
 
-    let listed = invoice_by_uuid(&client, &without_pdf.uuid).expect("listed");
-    assert_eq!(listed["has_pdf"], false, "{listed}");
-    cfdi(&client, &id_of(&listed), "?format=pdf", None).expect_not_found();
-    cfdi(&client, &id_of(&listed), "", Some("application/pdf")).expect_not_found();
+    // Without the SAT's PDF, one rendered from the stored XML, for complements too.
+    for inv in [without_pdf, complement] {
+        let listed = invoice_by_uuid(&client, &inv.uuid).expect("listed");
+        assert_eq!(listed["has_pdf"], false, "{listed}");
+        let xml = sandbox_docs::render_xml(tax_id, dir, inv).expect("the sandbox XML");
+        let cfdi_doc = cfdi_extract::cfdi::Cfdi::parse(&xml).expect("parses");
+        let pdf = cfdi_extract::pdf::invoice::render(&cfdi_doc);
+        let resp = cfdi(&client, &id_of(&listed), "", Some("application/pdf"));
+        assert_pdf_from(&resp, &pdf, "rendered", &inv.uuid);
+    }
 
     let listed = invoice_by_uuid(&client, &complement.uuid).expect("listed");
-    assert_eq!(listed["has_pdf"], false, "{listed}");
-    cfdi(&client, &id_of(&listed), "?format=pdf", None).expect_not_found();
     let xml = sandbox_docs::render_xml(tax_id, dir, complement).expect("the sandbox XML");
     assert_xml(
         &cfdi(&client, &id_of(&listed), "?format=xml", None),

@@ -209,3 +209,95 @@ fn error_messages_quote_at_most_80_characters() {
     );
     assert_eq!(LIMITS.depth, 128);
 }
+
+#[test]
+fn seals_and_certificate_numbers_are_read_in_both_spellings() {
+    let modern = Cfdi::parse(read_text(REAL_40).as_bytes()).expect("parses");
+    assert_eq!(
+        modern.certificate_number.as_deref(),
+        Some("00001000000510877575")
+    );
+    assert!(modern.seal.as_deref().is_some_and(|s| s.len() > 100));
+    let stamp = modern.stamp.expect("stamped");
+    assert_eq!(
+        stamp.sat_certificate_number.as_deref(),
+        Some("00001000000708361114")
+    );
+    assert!(stamp
+        .sat_seal
+        .as_deref()
+        .is_some_and(|s| s.starts_with("tJNXo2HSCL/I4CAPgVHm")));
+
+    let legacy = Cfdi::parse(&super::read("cfdi32-ingreso-real-legacy-tfd10.xml")).expect("parses");
+    assert_eq!(
+        legacy.certificate_number.as_deref(),
+        Some("00001000000403543235")
+    );
+    assert!(legacy.seal.is_some());
+    let stamp = legacy.stamp.expect("stamped");
+    assert_eq!(
+        stamp.sat_certificate_number.as_deref(),
+        Some("00001000000404477432")
+    );
+    assert!(stamp
+        .sat_seal
+        .as_deref()
+        .is_some_and(|s| s.starts_with("bQcopGo0H9dpnwKWRjZU")));
+}
+
+#[test]
+fn concept_taxes_are_read_with_kind_factor_rate_base_and_amount() {
+    use crate::cfdi::TaxKind::{Transferred, Withheld};
+    let taxes = |file: &str| -> Vec<Vec<(crate::cfdi::TaxKind, String, String)>> {
+        let cfdi = Cfdi::parse(&super::read(file)).expect("parses");
+        cfdi.items
+            .iter()
+            .map(|item| {
+                item.taxes
+                    .iter()
+                    .map(|t| {
+                        let d = |v: Option<crate::cfdi::Decimal>| {
+                            v.map_or("-".to_string(), |d| d.to_string())
+                        };
+                        let factor = t.factor.clone().unwrap_or_default();
+                        let text = format!("{factor} {} {} {}", d(t.rate), d(t.base), d(t.amount));
+                        (t.kind, t.tax.clone(), text)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let s = |v: &str| v.to_string();
+    assert_eq!(
+        taxes("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"),
+        vec![vec![
+            (Transferred, s("002"), s("Tasa 0.160000 1250.30 200.05")),
+            (Withheld, s("001"), s("Tasa 0.100000 1250.30 125.03")),
+            (Withheld, s("002"), s("Tasa 0.106667 1250.30 133.37")),
+        ]]
+    );
+    assert_eq!(
+        taxes("cfdi33-ingreso-ppd-multiples-tasas-tfd.xml"),
+        vec![
+            vec![(Transferred, s("002"), s("Exento - 100.00 -"))],
+            vec![(Transferred, s("002"), s("Tasa 0.000000 100.00 0.00"))],
+            vec![(Transferred, s("002"), s("Tasa 0.160000 86.21 13.79"))],
+        ]
+    );
+    // CFDI 3.2 has no concept taxes.
+    assert!(taxes("cfdi32-ingreso-real-legacy-tfd10.xml")
+        .iter()
+        .all(Vec::is_empty));
+    // A tax decimal that does not parse is None; the document still reads.
+    let text = edit(
+        &read_text("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"),
+        "TasaOCuota=\"0.160000\" Importe=\"200.05\"",
+        "TasaOCuota=\"16%\" Importe=\"200.05\"",
+    );
+    let cfdi = parse_text(&text).expect("parses");
+    assert_eq!(cfdi.items[0].taxes[0].rate, None);
+    assert_eq!(
+        cfdi.items[0].taxes[0].amount.map(|d| d.to_string()),
+        Some(s("200.05"))
+    );
+}

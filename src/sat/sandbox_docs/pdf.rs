@@ -1,110 +1,28 @@
-//! The printed representation (representación impresa) of an invoice: a
-//! one-page US Letter PDF written with pdf-writer, using the standard
-//! Helvetica fonts with WinAnsiEncoding (so accents and Ñ print correctly
-//! without embedding a font).
-
-use chrono::{Datelike, NaiveDateTime, Timelike};
-use pdf_writer::{Content, Date, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+//! The printed representation (representación impresa) of a sandbox invoice: one
+//! US Letter page laid out on the shared [`crate::pdf::Canvas`].
 
 use super::amounts::{amounts, Amounts, Line};
 use super::stamp::{Stamp, SAT_CERTIFICATE_NUMBER};
 use super::{Currency, Kind, SandboxInvoice};
-
-const PAGE_WIDTH: f32 = 612.0;
-const PAGE_HEIGHT: f32 = 792.0;
-const LEFT: f32 = 40.0;
-const RIGHT: f32 = PAGE_WIDTH - 40.0;
-
-const CATALOG: Ref = Ref::new(1);
-const PAGES: Ref = Ref::new(2);
-const PAGE: Ref = Ref::new(3);
-const REGULAR: Ref = Ref::new(4);
-const BOLD: Ref = Ref::new(5);
-const CONTENT: Ref = Ref::new(6);
-const INFO: Ref = Ref::new(7);
+use crate::pdf::{Canvas, Font, Info, LEFT, RIGHT};
 
 /// The PDF of `invoice`.
 pub(super) fn render(invoice: &SandboxInvoice) -> Vec<u8> {
     let details = &invoice.details;
     let amounts = amounts(details.kind, &details.seed, details.currency);
     let stamp = Stamp::new(invoice);
-    let content = page_content(invoice, &amounts, &stamp);
-
-    let mut pdf = Pdf::new();
-    pdf.catalog(CATALOG).pages(PAGES);
-    pdf.pages(PAGES).kids([PAGE]).count(1);
-    let mut page = pdf.page(PAGE);
-    page.parent(PAGES)
-        .media_box(Rect::new(0.0, 0.0, PAGE_WIDTH, PAGE_HEIGHT))
-        .contents(CONTENT);
-    page.resources()
-        .fonts()
-        .pair(Font::Regular.name(), REGULAR)
-        .pair(Font::Bold.name(), BOLD);
-    page.finish();
-    for (id, base) in [(REGULAR, "Helvetica"), (BOLD, "Helvetica-Bold")] {
-        pdf.type1_font(id)
-            .base_font(Name(base.as_bytes()))
-            .encoding_predefined(Name(b"WinAnsiEncoding"));
-    }
-    pdf.stream(CONTENT, &content);
+    let mut canvas = Canvas::default();
+    header(&mut canvas, invoice);
+    parties(&mut canvas, invoice);
+    items(&mut canvas, invoice.details.kind, &amounts.lines);
+    totals(&mut canvas, invoice, &amounts);
+    seals(&mut canvas, &stamp);
     let title = format!("CFDI {}", invoice.uuid);
-    pdf.document_info(INFO)
-        .title(TextStr(&title))
-        .producer(TextStr("cfdi-extract sandbox"))
-        .creation_date(pdf_date(invoice.issued_at));
-    pdf.finish()
-}
-
-fn pdf_date(at: NaiveDateTime) -> Date {
-    // Components are in range by construction; years past u16 cannot be listed.
-    let year = u16::try_from(at.year()).unwrap_or(u16::MAX);
-    let two = |n: u32| u8::try_from(n).unwrap_or(0);
-    Date::new(year)
-        .month(two(at.month()))
-        .day(two(at.day()))
-        .hour(two(at.hour()))
-        .minute(two(at.minute()))
-        .second(two(at.second()))
-}
-
-#[derive(Clone, Copy)]
-enum Font {
-    Regular,
-    Bold,
-}
-
-impl Font {
-    fn name(self) -> Name<'static> {
-        match self {
-            Font::Regular => Name(b"F1"),
-            Font::Bold => Name(b"F2"),
-        }
-    }
-}
-
-/// `text` in WinAnsiEncoding: Latin-1 letters map to themselves, anything
-/// else the standard fonts cannot show becomes '?'.
-fn win_ansi(text: &str) -> Vec<u8> {
-    text.chars()
-        .map(|c| match u32::from(c) {
-            code @ (0x20..=0x7e | 0xa0..=0xff) => code as u8,
-            _ => b'?',
-        })
-        .collect()
-}
-
-/// Width of an amount in Helvetica (digits are 556/1000 em, both weights).
-fn amount_width(text: &str, size: f32) -> f32 {
-    let units: u32 = text
-        .chars()
-        .map(|c| match c {
-            '.' | ',' | ' ' => 278,
-            '-' => 333,
-            _ => 556,
-        })
-        .sum();
-    units as f32 * size / 1000.0
+    canvas.finish(&Info {
+        title: &title,
+        producer: "cfdi-extract sandbox",
+        created: Some(invoice.issued_at),
+    })
 }
 
 /// "$12,345.67"-style amount for people.
@@ -119,58 +37,6 @@ fn display_money(cents: i64) -> String {
     }
     let sign = if cents < 0 { "-" } else { "" };
     format!("{sign}${grouped}.{:02}", cents.unsigned_abs() % 100)
-}
-
-/// A content stream being laid out from the top of the page down.
-struct Canvas {
-    content: Content,
-    y: f32,
-}
-
-impl Canvas {
-    fn text(&mut self, font: Font, size: f32, x: f32, text: &str) {
-        self.content
-            .begin_text()
-            .set_font(font.name(), size)
-            .next_line(x, self.y)
-            .show(Str(&win_ansi(text)))
-            .end_text();
-    }
-
-    fn text_right(&mut self, font: Font, size: f32, right: f32, text: &str) {
-        self.text(font, size, right - amount_width(text, size), text);
-    }
-
-    fn line(&mut self, font: Font, size: f32, text: &str) {
-        self.text(font, size, LEFT, text);
-        self.down(size + 4.0);
-    }
-
-    fn down(&mut self, by: f32) {
-        self.y -= by;
-    }
-
-    fn rule(&mut self) {
-        self.content
-            .set_line_width(0.5)
-            .move_to(LEFT, self.y)
-            .line_to(RIGHT, self.y)
-            .stroke();
-        self.down(12.0);
-    }
-}
-
-fn page_content(invoice: &SandboxInvoice, amounts: &Amounts, stamp: &Stamp) -> Vec<u8> {
-    let mut canvas = Canvas {
-        content: Content::new(),
-        y: PAGE_HEIGHT - 48.0,
-    };
-    header(&mut canvas, invoice);
-    parties(&mut canvas, invoice);
-    items(&mut canvas, invoice.details.kind, &amounts.lines);
-    totals(&mut canvas, invoice, amounts);
-    seals(&mut canvas, stamp);
-    canvas.content.finish()
 }
 
 fn title(kind: Kind) -> &'static str {
@@ -361,10 +227,7 @@ fn seals(canvas: &mut Canvas, stamp: &Stamp) {
         ("Sello digital del SAT", &stamp.sat_seal),
     ] {
         canvas.line(Font::Bold, 7.0, label);
-        let bytes = seal.as_bytes();
-        for chunk in bytes.chunks(150) {
-            canvas.line(Font::Regular, 6.0, &String::from_utf8_lossy(chunk));
-        }
+        canvas.wrapped(Font::Regular, 6.0, seal, 150);
         canvas.down(3.0);
     }
     canvas.line(

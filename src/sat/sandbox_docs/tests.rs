@@ -605,47 +605,6 @@ fn big_day_xml_renders_fast() {
 
 // ---------------------------------------------------------------- PDF
 
-/// Checks the header, trailer, and that every xref entry points at its object.
-fn check_pdf(pdf: &[u8]) {
-    assert!(pdf.starts_with(b"%PDF-1."));
-    let text = String::from_utf8_lossy(pdf);
-    assert!(text.trim_end().ends_with("%%EOF"));
-    let startxref: usize = text
-        .rsplit("startxref")
-        .next()
-        .and_then(|tail| tail.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
-    assert!(pdf[startxref..].starts_with(b"xref"));
-    let xref = String::from_utf8_lossy(&pdf[startxref..]);
-    let mut lines = xref.lines().skip(1);
-    let header: Vec<usize> = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .map(|n| n.parse().unwrap())
-        .collect();
-    assert_eq!(header[0], 0);
-    for (id, entry) in lines.take(header[1]).enumerate() {
-        let fields: Vec<&str> = entry.split_whitespace().collect();
-        if fields[2] == "n" {
-            let offset: usize = fields[0].parse().unwrap();
-            assert!(
-                pdf[offset..].starts_with(format!("{id} 0 obj").as_bytes()),
-                "object {id}"
-            );
-        }
-    }
-    for key in [
-        "/Type /Catalog",
-        "/Type /Page",
-        "/BaseFont /Helvetica",
-        "/WinAnsiEncoding",
-    ] {
-        assert!(text.contains(key), "{key}");
-    }
-}
-
 #[test]
 fn pdfs_are_valid_and_only_for_printable_types() {
     let invoices = invoices_for_period(
@@ -659,7 +618,7 @@ fn pdfs_are_valid_and_only_for_printable_types() {
         let pdf = render_pdf("PDF010101AAA", Direction::Issued, invoice);
         assert_eq!(pdf.is_some(), invoice.has_pdf);
         if let Some(pdf) = pdf {
-            check_pdf(&pdf);
+            crate::pdf::check_structure(&pdf);
             let text = String::from_utf8_lossy(&pdf);
             assert!(text.contains(&invoice.uuid), "the PDF names its UUID");
             rendered += 1;
