@@ -8,6 +8,7 @@ pub mod efirmas;
 pub mod entities;
 pub mod extractions;
 pub mod invoices;
+pub mod schedules;
 pub mod service;
 pub mod webhooks;
 
@@ -28,6 +29,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(efirmas::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
+    all.extend(schedules::routes());
     all.extend(webhooks::routes());
     all
 }
