@@ -16,6 +16,7 @@ mod errors;
 mod isolation;
 mod lifecycle;
 mod restart;
+mod schedules;
 mod webhook_block_private;
 mod webhook_fairness;
 mod webhook_storage;
