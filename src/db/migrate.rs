@@ -168,6 +168,9 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .expect("version");
         assert_eq!(v, VERSION);
+        // Version 5: extractions can name a schedule, and schedules exist.
+        conn.execute_batch("SELECT schedule_id FROM extractions; SELECT id FROM schedules;")
+            .expect("version 5 columns");
         apply(&mut conn).expect("again");
     }
 

@@ -44,15 +44,14 @@ impl Schedule {
         self.updated_at = crate::time::now();
     }
 
-    /// Active again; a slot missed while paused runs at the next tick (once).
-    pub fn resume(&mut self) {
-        let now = crate::time::now();
+    /// Active again at `now`; a slot missed while paused is due at once (and runs once).
+    pub fn resume(&mut self, now: &str) {
         self.active = true;
         self.paused_reason = None;
-        if self.next_run_at < now {
-            self.next_run_at = now.clone();
+        if self.next_run_at.as_str() < now {
+            self.next_run_at = now.to_string();
         }
-        self.updated_at = now;
+        self.updated_at = now.to_string();
     }
 }
 

@@ -70,7 +70,7 @@ pub fn tick(conn: &Connection, now: chrono::DateTime<chrono::Utc>) -> anyhow::Re
             s.pause(PAUSED_INVALID_CREDENTIALS);
             db::schedules::update(conn, &s)?;
         } else if !s.active && usable {
-            s.resume();
+            s.resume(&crate::time::format(now));
             db::schedules::update(conn, &s)?;
         }
     }
@@ -106,4 +106,82 @@ fn run(
     s.last_run_at = Some(crate::time::format(now));
     s.updated_at = crate::time::format(now);
     Ok(s.directions.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::extraction::Direction;
+    use crate::domain::schedule::{NewSchedule, Timing};
+    use std::time::Duration;
+
+    fn setup() -> (Connection, db::entities::Entity, Schedule) {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        db::migrate::apply(&mut conn).expect("schema");
+        let org = db::orgs::insert(&conn, "Org").expect("org");
+        let entity =
+            db::entities::insert(&conn, &org.id, "AAA010101AAA", "E", b"x").expect("entity");
+        let new = NewSchedule {
+            entity_id: entity.id.clone(),
+            directions: vec![Direction::Issued, Direction::Received],
+            timing: Timing::Every(Duration::from_secs(3600)),
+            lookback_days: 7,
+        };
+        let s = db::schedules::insert(&conn, &org.id, &new).expect("schedule");
+        (conn, entity, s)
+    }
+
+    fn reload(conn: &Connection, s: &Schedule) -> Schedule {
+        db::schedules::get(conn, &s.org_id, &s.id)
+            .expect("get")
+            .expect("found")
+    }
+
+    fn set_credential(conn: &Connection, entity: &db::entities::Entity, status: &str) {
+        conn.execute(
+            "UPDATE entities SET credential_status = ?2 WHERE id = ?1",
+            [&entity.id, status],
+        )
+        .expect("credential");
+    }
+
+    #[test]
+    fn a_due_slot_queues_each_direction_once_and_skips_while_its_run_is_open() {
+        let (conn, _, s) = setup();
+        let now = chrono::Utc::now();
+        assert_eq!(tick(&conn, now).expect("tick"), 2);
+        let after = reload(&conn, &s);
+        assert_eq!(
+            after.next_run_at,
+            crate::time::format(now + chrono::Duration::hours(1))
+        );
+        assert_eq!(tick(&conn, now).expect("not due"), 0);
+        // Two hours later the runs are still pending: the slot is skipped, not queued.
+        let later = now + chrono::Duration::hours(2);
+        assert_eq!(tick(&conn, later).expect("skipped"), 0);
+        assert!(reload(&conn, &s).next_run_at > crate::time::format(later));
+        conn.execute("UPDATE extractions SET status = 'finished'", [])
+            .expect("finish");
+        assert_eq!(
+            tick(&conn, later + chrono::Duration::hours(2)).expect("runs"),
+            2
+        );
+    }
+
+    #[test]
+    fn invalid_credentials_pause_and_valid_ones_resume() {
+        let (conn, entity, s) = setup();
+        set_credential(&conn, &entity, "invalid");
+        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 0);
+        let paused = reload(&conn, &s);
+        assert!(!paused.active);
+        assert_eq!(
+            paused.paused_reason.as_deref(),
+            Some(PAUSED_INVALID_CREDENTIALS)
+        );
+        set_credential(&conn, &entity, "valid");
+        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 2);
+        let resumed = reload(&conn, &s);
+        assert!(resumed.active && resumed.paused_reason.is_none());
+    }
 }

@@ -112,7 +112,7 @@ async fn update_schedule(
                 s.next_run_at = crate::time::format(timing.next_after(now));
             }
             match patch.active {
-                Some(true) if !s.active => s.resume(),
+                Some(true) if !s.active => s.resume(&crate::time::format(now)),
                 Some(false) if s.active => s.pause(PAUSED_BY_USER),
                 _ => {}
             }
