@@ -203,6 +203,10 @@ fn parse_timing(
                 errors.add("every", &format!("must be at least {min}"));
                 None
             }
+            Ok(d) if d.subsec_nanos() != 0 => {
+                errors.add("every", "must be a whole number of seconds");
+                None
+            }
             Ok(d) if d > MAX_EVERY => {
                 errors.add("every", "must be at most 31 days");
                 None
@@ -280,6 +284,7 @@ mod tests {
             (json!({"entity_id": ENTITY, "every": "30m"}), "every"),
             (json!({"entity_id": ENTITY, "every": "soon"}), "every"),
             (json!({"entity_id": ENTITY, "every": "40d"}), "every"),
+            (json!({"entity_id": ENTITY, "every": "2h 500ms"}), "every"),
             (
                 json!({"entity_id": ENTITY, "daily_at": "24:00"}),
                 "daily_at",
