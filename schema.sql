@@ -49,10 +49,33 @@ CREATE TABLE IF NOT EXISTS extractions (
     invoices_processed  INTEGER NOT NULL DEFAULT 0,
     progress            INTEGER NOT NULL DEFAULT 0, -- listing entries handled so far (resume point)
     created_at          TEXT NOT NULL,
-    updated_at          TEXT NOT NULL
+    updated_at          TEXT NOT NULL,
+    schedule_id         TEXT -- the schedule that started it (no foreign key: runs outlive it)
 );
 CREATE INDEX IF NOT EXISTS extractions_org_id ON extractions (org_id, id);
 CREATE INDEX IF NOT EXISTS extractions_entity ON extractions (entity_id, id);
+CREATE INDEX IF NOT EXISTS extractions_schedule ON extractions (schedule_id, status)
+    WHERE schedule_id IS NOT NULL;
+
+-- At most one schedule per entity, so one scheduled run per entity and direction at a
+-- time. Exactly one of every_seconds and daily_at is set. Times are UTC timestamps.
+CREATE TABLE IF NOT EXISTS schedules (
+    id              TEXT PRIMARY KEY,
+    org_id          TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id       TEXT NOT NULL UNIQUE REFERENCES entities(id) ON DELETE CASCADE,
+    directions      TEXT NOT NULL, -- JSON array: ["issued"], ["received"] or both
+    every_seconds   INTEGER,
+    daily_at        TEXT,          -- HH:MM, America/Mexico_City
+    lookback_days   INTEGER NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+    paused_reason   TEXT,
+    next_run_at     TEXT NOT NULL,
+    last_run_at     TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS schedules_org_id ON schedules (org_id, id);
+CREATE INDEX IF NOT EXISTS schedules_due ON schedules (status, next_run_at);
 
 -- One row per (entity, fiscal UUID). xml_processed = 0 is the metadata-only state:
 -- known from the authority's listing, not visible through the API.

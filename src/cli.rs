@@ -215,6 +215,13 @@ pub struct ServeArgs {
     /// check up to 15 minutes.
     #[arg(long, env = "CFDI_EXTRACT_SAT_WS_POLL", default_value = "10s", value_parser = parse_duration)]
     pub sat_ws_poll: Duration,
+    /// How often the scheduler looks for due schedules.
+    #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_TICK", default_value = "5s", value_parser = parse_duration)]
+    pub schedule_tick: Duration,
+    /// The shortest `every` a schedule may have. Lower it only for testing: the SAT
+    /// throttles taxpayers that log in too often.
+    #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_MIN_INTERVAL", default_value = "1h", value_parser = parse_duration)]
+    pub schedule_min_interval: Duration,
     /// Timeout of one HTTP exchange with the SAT portal, redirects included.
     #[arg(long, env = "CFDI_EXTRACT_SAT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub sat_timeout: Duration,

@@ -4,7 +4,7 @@ use crate::cli::ServeArgs;
 use crate::config::{self, Config, Secret};
 use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
-use crate::jobs::{self, Context, Waker, Workers};
+use crate::jobs::{self, scheduler::Scheduler, Context, Waker, Workers};
 use crate::sat::bulk::{BulkService, Soap};
 use crate::sat::portal::{CaptchaConfig, Portal, PortalConfig};
 use crate::sat::sandbox::Sandbox;
@@ -56,8 +56,11 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let backups = backup_schedule(&config, &ctx.cipher)
         .map(|s| crate::ops::schedule::start(&config.data_dir, s))
         .transpose()?;
+    let scheduler = Scheduler::start(ctx.clone())?;
     let served = runtime(db_connections)?.block_on(launch(ctx.clone()));
-    // Rocket has stopped accepting requests; let running jobs reach a resumable point.
+    // Rocket has stopped accepting requests; queue no more runs, and let running jobs
+    // reach a resumable point.
+    scheduler.stop();
     workers.stop();
     if let Some(backups) = backups {
         backups.stop();

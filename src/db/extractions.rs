@@ -22,6 +22,8 @@ pub struct Extraction {
     pub invoices_processed: i64,
     pub created_at: String,
     pub updated_at: String,
+    /// The schedule that started the run, if one did.
+    pub schedule_id: Option<String>,
 }
 
 impl Extraction {
@@ -41,6 +43,10 @@ impl Extraction {
         if self.channel == Some(Channel::Efirma) {
             view["channel"] = json!(Channel::Efirma.as_str());
         }
+        // Likewise only scheduled runs name their schedule.
+        if let Some(schedule_id) = &self.schedule_id {
+            view["schedule_id"] = json!(schedule_id);
+        }
         view
     }
 
@@ -55,7 +61,7 @@ impl Extraction {
 
 const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
-    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel";
+    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id";
 
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
     let bad =
@@ -80,10 +86,17 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
         channel: r
             .get::<_, Option<String>>(14)?
             .and_then(|c| Channel::parse(&c)),
+        schedule_id: r.get(15)?,
     })
 }
 
-pub fn insert(conn: &Connection, org_id: &str, new: &NewExtraction) -> anyhow::Result<Extraction> {
+/// A new pending run; `schedule_id` names the schedule that starts it.
+pub fn insert(
+    conn: &Connection,
+    org_id: &str,
+    new: &NewExtraction,
+    schedule_id: Option<&str>,
+) -> anyhow::Result<Extraction> {
     let now = crate::time::now();
     let e = Extraction {
         id: uuid::Uuid::now_v7().to_string(),
@@ -101,13 +114,14 @@ pub fn insert(conn: &Connection, org_id: &str, new: &NewExtraction) -> anyhow::R
         invoices_processed: 0,
         created_at: now.clone(),
         updated_at: now,
+        schedule_id: schedule_id.map(str::to_string),
     };
     conn.execute(
-        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
             e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at,
-            e.channel.map(Channel::as_str)
+            e.channel.map(Channel::as_str), e.schedule_id
         ],
     )?;
     Ok(e)
@@ -144,6 +158,40 @@ pub fn list(
     ))?;
     let rows = stmt.query_map(params![org_id, entity_id, status, after, limit], from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One entity's extractions run one at a time, in creation order.
+pub fn serial_key(entity_id: &str) -> String {
+    format!("entity:{entity_id}")
+}
+
+/// Inserts a pending run and queues its job: what `POST /v1/extractions` and a
+/// schedule's slot both do.
+pub fn queue(
+    conn: &Connection,
+    org_id: &str,
+    new: &NewExtraction,
+    schedule_id: Option<&str>,
+) -> anyhow::Result<Extraction> {
+    let e = insert(conn, org_id, new, schedule_id)?;
+    super::jobs::enqueue(
+        conn,
+        super::jobs::Kind::RunExtraction,
+        &e.id,
+        Some(&serial_key(&e.entity_id)),
+        &crate::time::now(),
+    )?;
+    Ok(e)
+}
+
+/// Whether a run of this schedule is still pending or running.
+pub fn schedule_has_open_run(conn: &Connection, schedule_id: &str) -> anyhow::Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM extractions WHERE schedule_id = ?1
+               AND status IN ('pending', 'running'))",
+        )?
+        .query_row([schedule_id], |r| r.get(0))?)
 }
 
 /// Writes status, timestamps, reason and counters back.

@@ -8,11 +8,11 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
-const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3), (4, STEP_4)];
+const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3), (4, STEP_4), (5, STEP_5)];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
 /// tokens get a sealed column (`serve` seals the plain ones at start, it has the key).
@@ -81,6 +81,10 @@ FROM extractions;
 DROP TABLE extractions;
 ALTER TABLE extractions_v4 RENAME TO extractions;
 ";
+
+/// Version 5: an extraction a schedule started names it. `schema.sql` then adds the
+/// `schedules` table and the index on this column.
+const STEP_5: &str = "ALTER TABLE extractions ADD COLUMN schedule_id TEXT;";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -193,6 +197,9 @@ mod tests {
                 ("x2".into(), None, None, 0)
             ]
         );
+        // Version 5: extractions can name a schedule, and schedules exist.
+        conn.execute_batch("SELECT schedule_id FROM extractions; SELECT id FROM schedules;")
+            .expect("version 5 columns");
         apply(&mut conn).expect("again");
     }
 

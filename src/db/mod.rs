@@ -19,6 +19,7 @@ pub mod sandbox_bulk_downloads;
 pub mod sandbox_bulk_requests;
 pub mod sandbox_listings;
 pub mod sat_requests;
+pub mod schedules;
 pub mod sealed;
 pub mod settings;
 pub mod stats;

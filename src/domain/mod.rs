@@ -4,6 +4,7 @@
 pub mod efirma;
 pub mod entity;
 pub mod extraction;
+pub mod schedule;
 pub mod webhook;
 
 use crate::error::FieldErrors;

@@ -11,6 +11,7 @@ pub mod credential;
 pub mod delivery;
 pub mod delivery_target;
 pub mod extraction;
+pub mod scheduler;
 
 use crate::config::Config;
 use crate::crypto::Cipher;

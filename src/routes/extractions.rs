@@ -2,7 +2,7 @@
 
 use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
-use crate::db::{self, jobs::Kind};
+use crate::db;
 use crate::domain::extraction::{Channel, NewExtraction, Status};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::http::{
@@ -19,11 +19,6 @@ pub fn routes() -> Vec<Route> {
     routes![create_extraction, list_extractions, get_extraction]
 }
 
-/// One entity's extractions run one at a time, in creation order.
-pub fn serial_key(entity_id: &str) -> String {
-    format!("entity:{entity_id}")
-}
-
 #[post("/v1/extractions", data = "<body>")]
 async fn create_extraction(
     user: AuthUser,
@@ -37,15 +32,7 @@ async fn create_extraction(
             if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
                 return Ok(None);
             }
-            let e = db::extractions::insert(tx, &user.org_id, &new)?;
-            db::jobs::enqueue(
-                tx,
-                Kind::RunExtraction,
-                &e.id,
-                Some(&serial_key(&e.entity_id)),
-                &crate::time::now(),
-            )?;
-            Ok(Some(e))
+            db::extractions::queue(tx, &user.org_id, &new, None).map(Some)
         })
         .await?
         .ok_or(ApiError::FieldNotFound("entity_id"))?;

@@ -9,6 +9,7 @@ pub mod entities;
 pub mod exports;
 pub mod extractions;
 pub mod invoices;
+pub mod schedules;
 pub mod service;
 pub mod webhooks;
 
@@ -30,6 +31,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(extractions::routes());
     all.extend(invoices::routes());
     all.extend(exports::routes());
+    all.extend(schedules::routes());
     all.extend(webhooks::routes());
     all
 }

@@ -18,6 +18,7 @@ mod isolation;
 mod lifecycle;
 mod logs;
 mod restart;
+mod schedules;
 mod webhook_block_private;
 mod webhook_fairness;
 mod webhook_storage;

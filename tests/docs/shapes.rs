@@ -405,7 +405,12 @@ fn fill(template: &str, value: &str) -> String {
 
 #[test]
 fn real_responses_match_the_documented_schemas() {
-    let server = TestApp::spawn_with(&["--webhook-retry-schedule", "0s,50ms"]);
+    let server = TestApp::spawn_with(&[
+        "--webhook-retry-schedule",
+        "0s,50ms",
+        "--schedule-tick",
+        "100ms",
+    ]);
     // Requests as the provisioned user.
     let api = server.client();
     let mut c = Checker::new();
@@ -432,6 +437,41 @@ fn real_responses_match_the_documented_schemas() {
     eventually(DEADLINE, "the credential to be validated", || {
         let e = api.get(&format!("/v1/entities/{entity_id}")).expect(200);
         (e["credential_status"] == "valid").then_some(())
+    });
+
+    // Schedules: a daily one, paused; an hourly one on the second entity, whose first
+    // run starts at once (so the lists show an extraction with `schedule_id`) and which
+    // pauses itself when that entity's CIEC turns invalid below.
+    let res = api.post_json(
+        "/v1/schedules",
+        &json!({"entity_id": entity_id, "daily_at": "07:00"}),
+    );
+    let schedule = c
+        .check("post", "/v1/schedules", "/v1/schedules", res)
+        .expect(201);
+    let res = api.post_json(
+        "/v1/schedules",
+        &json!({"entity_id": doomed_id, "every": "1h", "directions": ["issued"], "lookback_days": 1}),
+    );
+    let hourly = c
+        .check("post", "/v1/schedules", "/v1/schedules", res)
+        .expect(201);
+    let schedule_ids: Vec<String> = [&schedule, &hourly]
+        .iter()
+        .map(|s| s["id"].as_str().expect("schedule id").to_string())
+        .collect();
+    let url = format!("/v1/schedules/{}", schedule_ids[0]);
+    let res = api.patch_json(&url, &json!({"status": "paused"}));
+    c.check("patch", "/v1/schedules/{id}", &url, res)
+        .expect(200);
+    eventually(DEADLINE, "a scheduled extraction", || {
+        let page = api
+            .get(&format!("/v1/extractions?entity_id={doomed_id}"))
+            .expect(200);
+        let data = page["data"].as_array().cloned().unwrap_or_default();
+        data.iter()
+            .any(|e| e["schedule_id"] == hourly["id"])
+            .then_some(())
     });
 
     let (receiver, received) = start_receiver();
@@ -674,6 +714,8 @@ fn real_responses_match_the_documented_schemas() {
             invoice_ids.clone()
         } else if op.path.starts_with("/v1/webhooks/") {
             webhook_ids.clone()
+        } else if op.path.starts_with("/v1/schedules/") {
+            schedule_ids.clone()
         } else {
             panic!(
                 "{}: no sample id for this path; teach tests/docs/shapes.rs",
@@ -811,6 +853,8 @@ fn real_responses_match_the_documented_schemas() {
                 "period": {"from": "2024-03-01", "to": "2024-03-02"}, "download_type": "issued"}}),
         ),
         ("/v1/webhooks", json!({"url": "http://127.0.0.1:9/x"})),
+        ("/v1/schedules", json!({"entity_id": random, "every": "6h"})),
+        ("/v1/schedules/{id}", json!({"lookback_days": 10})),
         ("/v1/entities/{id}/efirma", fiel_upload()),
     ]
     .into_iter()
@@ -823,6 +867,8 @@ fn real_responses_match_the_documented_schemas() {
             extraction_id.clone()
         } else if op.path.starts_with("/v1/webhooks/") {
             webhook_ids[0].clone()
+        } else if op.path.starts_with("/v1/schedules/") {
+            schedule_ids[0].clone()
         } else {
             some_invoice.clone()
         };
@@ -919,6 +965,14 @@ fn real_responses_match_the_documented_schemas() {
             "/v1/webhooks",
             json!({"url": "ftp://example.com", "events": ["nope"]}),
         ),
+        (
+            "/v1/schedules",
+            json!({"entity_id": "nope", "every": "1m", "lookback_days": 0}),
+        ),
+        (
+            "/v1/schedules",
+            json!({"entity_id": entity_id, "every": "6h"}),
+        ),
     ] {
         let res = c.check("post", path, path, api.post_json(path, &body));
         assert_eq!(res.status, 422, "POST {path} {body}: {}", res.text());
@@ -927,10 +981,24 @@ fn real_responses_match_the_documented_schemas() {
     let res = api.request("PATCH", &url, Some(br#"{"tax_id": "OTHER0101AB1"}"#), &[]);
     let res = c.check("patch", "/v1/entities/{id}", &url, res);
     assert_eq!(res.status, 422, "tax_id cannot change: {}", res.text());
-    // The field-scoped 404 of an extraction on a missing entity.
-    let res = api.post_json("/v1/extractions", &valid_bodies["/v1/extractions"]);
-    let res = c.check("post", "/v1/extractions", "/v1/extractions", res);
-    assert_eq!(res.status, 404, "{}", res.text());
+    let url = format!("/v1/schedules/{}", schedule_ids[0]);
+    let res = api.request("PATCH", &url, Some(br#"{"daily_at": "7am"}"#), &[]);
+    let res = c.check("patch", "/v1/schedules/{id}", &url, res);
+    assert_eq!(res.status, 422, "daily_at is HH:MM: {}", res.text());
+    // The field-scoped 404s of an extraction and a schedule on a missing entity.
+    for path in ["/v1/extractions", "/v1/schedules"] {
+        let res = api.post_json(path, &valid_bodies[path]);
+        let res = c.check("post", path, path, res);
+        assert_eq!(res.status, 404, "{}", res.text());
+    }
+    // The hourly schedule paused itself when its entity's CIEC turned invalid.
+    let url = format!("/v1/schedules/{}", schedule_ids[1]);
+    let paused = eventually(DEADLINE, "the hourly schedule to pause", || {
+        let s = api.get(&url).expect(200);
+        (s["status"] == "paused").then_some(s)
+    });
+    assert_eq!(paused["paused_reason"], "invalid_credentials", "{paused}");
+    c.check("get", "/v1/schedules/{id}", &url, api.get(&url));
 
     // --- The e.firma of an entity with the public test e.firma's RFC: upload, read, remove.
     let fiel_entity = api
@@ -957,6 +1025,12 @@ fn real_responses_match_the_documented_schemas() {
     assert_eq!(c.check("delete", efirma, &url, res).status, 204);
 
     // --- Deletes last.
+    let url = format!("/v1/schedules/{}", schedule_ids[1]);
+    let res = api.request("DELETE", &url, None, &[]);
+    assert_eq!(
+        c.check("delete", "/v1/schedules/{id}", &url, res).status,
+        204
+    );
     let hook_doomed_id = hook_doomed["id"].as_str().expect("id");
     let url = format!("/v1/webhooks/{hook_doomed_id}");
     let res = api.request("DELETE", &url, None, &[]);
@@ -977,6 +1051,7 @@ fn real_responses_match_the_documented_schemas() {
 
     c.finish(&[
         ("POST /v1/extractions", 404),
+        ("POST /v1/schedules", 404),
         ("GET /v1/invoices/{id}/cfdi", 404),
     ]);
 }

@@ -72,7 +72,7 @@ fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
     add_user(app.data_dir(), &creds);
     assert_eq!(
         user_version(app.data_dir()),
-        4,
+        cfdi_extract::db::migrate::VERSION,
         "migrated to the current schema"
     );
 
@@ -120,7 +120,10 @@ fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
     std::io::Read::read_to_string(&mut serve.stderr.take().expect("stderr"), &mut stderr)
         .expect("read");
     assert!(
-        stderr.contains("schema version 99, newer than this binary (4); upgrade cfdi-extract"),
+        stderr.contains(&format!(
+            "schema version 99, newer than this binary ({}); upgrade cfdi-extract",
+            cfdi_extract::db::migrate::VERSION
+        )),
         "{stderr}"
     );
     let check = cli_on(app.data_dir(), &["check"], None);

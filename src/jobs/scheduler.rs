@@ -1,0 +1,187 @@
+//! The scheduler: a thread that wakes every `--schedule-tick` and, in one write
+//! transaction, pauses or resumes schedules whose entity's credentials changed, then
+//! claims the due schedules and queues their extractions. The slot and its runs commit
+//! together, so a crash loses or repeats neither; after downtime a due schedule runs
+//! once and its next slot is the first after now, however many slots were missed.
+
+use super::Context;
+use crate::db::{self, schedules::Schedule};
+use crate::domain::extraction::NewExtraction;
+use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
+use rusqlite::Connection;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+pub struct Scheduler {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: JoinHandle<()>,
+}
+
+impl Scheduler {
+    pub fn start(ctx: Arc<Context>) -> anyhow::Result<Scheduler> {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = stop.clone();
+        let interval = ctx.config.schedule_tick;
+        let thread = std::thread::Builder::new()
+            .name("scheduler".into())
+            .spawn(move || loop {
+                let (lock, cond) = &*signal;
+                let stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
+                let (stopped, _) = cond
+                    .wait_timeout_while(stopped, interval, |s| !*s)
+                    .unwrap_or_else(|p| p.into_inner());
+                if *stopped {
+                    break;
+                }
+                drop(stopped);
+                match ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
+                    Ok(0) => {}
+                    Ok(_) => ctx.waker.wake(),
+                    // Busy or failed: the same schedules are due at the next tick.
+                    Err(e) => log::warn!("scheduler tick failed: {e:#}"),
+                }
+            })?;
+        Ok(Scheduler { stop, thread })
+    }
+
+    pub fn stop(self) {
+        let (lock, cond) = &*self.stop;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cond.notify_all();
+        let _ = self.thread.join();
+    }
+}
+
+/// Whether the entity can run an extraction on some channel: its CIEC is not known to
+/// be invalid, or it has a usable e.firma. A pending CIEC counts (the run waits for it).
+fn credentials_usable(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
+    use crate::domain::entity::CredentialStatus;
+    Ok(db::entities::get_any(conn, entity_id)?.is_some_and(|e| {
+        e.credential_status != CredentialStatus::Invalid
+            || e.efirma.as_ref().is_some_and(|f| f.usable())
+    }))
+}
+
+/// One pass at `now`; returns how many extractions it queued.
+pub fn tick(conn: &Connection, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
+    for mut s in db::schedules::credential_changes(conn)? {
+        let usable = credentials_usable(conn, &s.entity_id)?;
+        if s.active && !usable {
+            s.pause(PAUSED_INVALID_CREDENTIALS);
+            db::schedules::update(conn, &s)?;
+        } else if !s.active && usable {
+            s.resume(&crate::time::format(now));
+            db::schedules::update(conn, &s)?;
+        }
+    }
+    let mut queued = 0;
+    for mut s in db::schedules::due(conn, &crate::time::format(now))? {
+        if !credentials_usable(conn, &s.entity_id)? {
+            s.pause(PAUSED_INVALID_CREDENTIALS);
+        } else if !db::extractions::schedule_has_open_run(conn, &s.id)? {
+            queued += run(conn, &mut s, now)?;
+        }
+        // A slot that found the previous run still going is skipped, not queued behind it.
+        s.next_run_at = crate::time::format(s.timing.next_after(now));
+        db::schedules::update(conn, &s)?;
+    }
+    Ok(queued)
+}
+
+/// Queues one extraction per direction, each over the lookback period.
+fn run(
+    conn: &Connection,
+    s: &mut Schedule,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<usize> {
+    let period = run_period(now, s.lookback_days);
+    for direction in &s.directions {
+        let new = NewExtraction {
+            entity_id: s.entity_id.clone(),
+            period,
+            direction: *direction,
+        };
+        db::extractions::queue(conn, &s.org_id, &new, Some(&s.id))?;
+    }
+    s.last_run_at = Some(crate::time::format(now));
+    s.updated_at = crate::time::format(now);
+    Ok(s.directions.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::extraction::Direction;
+    use crate::domain::schedule::{NewSchedule, Timing};
+    use std::time::Duration;
+
+    fn setup() -> (Connection, db::entities::Entity, Schedule) {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        db::migrate::apply(&mut conn).expect("schema");
+        let org = db::orgs::insert(&conn, "Org").expect("org");
+        let entity =
+            db::entities::insert(&conn, &org.id, "AAA010101AAA", "E", b"x").expect("entity");
+        let new = NewSchedule {
+            entity_id: entity.id.clone(),
+            directions: vec![Direction::Issued, Direction::Received],
+            timing: Timing::Every(Duration::from_secs(3600)),
+            lookback_days: 7,
+        };
+        let s = db::schedules::insert(&conn, &org.id, &new).expect("schedule");
+        (conn, entity, s)
+    }
+
+    fn reload(conn: &Connection, s: &Schedule) -> Schedule {
+        db::schedules::get(conn, &s.org_id, &s.id)
+            .expect("get")
+            .expect("found")
+    }
+
+    fn set_credential(conn: &Connection, entity: &db::entities::Entity, status: &str) {
+        conn.execute(
+            "UPDATE entities SET credential_status = ?2 WHERE id = ?1",
+            [&entity.id, status],
+        )
+        .expect("credential");
+    }
+
+    #[test]
+    fn a_due_slot_queues_each_direction_once_and_skips_while_its_run_is_open() {
+        let (conn, _, s) = setup();
+        let now = chrono::Utc::now();
+        assert_eq!(tick(&conn, now).expect("tick"), 2);
+        let after = reload(&conn, &s);
+        assert_eq!(
+            after.next_run_at,
+            crate::time::format(now + chrono::Duration::hours(1))
+        );
+        assert_eq!(tick(&conn, now).expect("not due"), 0);
+        // Two hours later the runs are still pending: the slot is skipped, not queued.
+        let later = now + chrono::Duration::hours(2);
+        assert_eq!(tick(&conn, later).expect("skipped"), 0);
+        assert!(reload(&conn, &s).next_run_at > crate::time::format(later));
+        conn.execute("UPDATE extractions SET status = 'finished'", [])
+            .expect("finish");
+        assert_eq!(
+            tick(&conn, later + chrono::Duration::hours(2)).expect("runs"),
+            2
+        );
+    }
+
+    #[test]
+    fn invalid_credentials_pause_and_valid_ones_resume() {
+        let (conn, entity, s) = setup();
+        set_credential(&conn, &entity, "invalid");
+        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 0);
+        let paused = reload(&conn, &s);
+        assert!(!paused.active);
+        assert_eq!(
+            paused.paused_reason.as_deref(),
+            Some(PAUSED_INVALID_CREDENTIALS)
+        );
+        set_credential(&conn, &entity, "valid");
+        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 2);
+        let resumed = reload(&conn, &s);
+        assert!(resumed.active && resumed.paused_reason.is_none());
+    }
+}
