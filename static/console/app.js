@@ -79,14 +79,18 @@ document.getElementById('lang').addEventListener('click', () => {
 });
 document.getElementById('signout').addEventListener('click', () => {
   signOut();
-  flash(t('signed_out'));
-  location.hash = '#/signin';
+  // replaceState: no hashchange, which would clear the message below.
+  history.replaceState(null, '', '#/signin');
   route();
+  flash(t('signed_out'));
 });
 window.addEventListener('cfdi:unauthorized', () => {
   if (stop) { stop(); stop = null; }
   chrome(null);
   signInView(t('session_expired'));
 });
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => {
+  flash('');
+  route();
+});
 route();

@@ -53,7 +53,7 @@ export function errorBox(err) {
 /** Replaces the flash line (a polite live region) with a message. */
 export function flash(message, kind = 'notice') {
   const el = document.getElementById('flash');
-  el.replaceChildren(message ? h('p', { class: kind }, message) : '');
+  el.replaceChildren(...(message ? [h('p', { class: kind }, message)] : []));
 }
 
 /** Form values by name (unchecked boxes omitted). */

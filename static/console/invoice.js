@@ -35,7 +35,7 @@ export function render(main, id) {
           flash(`${t('downloaded')}: ${inv.uuid}.${format}`);
         } catch (e) { flash(e.message, 'error'); }
       };
-      body.replaceChildren(
+      body.replaceChildren(...[
         h('div', { class: 'actions' },
           h('button', { type: 'button', id: 'download-xml', onclick: () => dl('xml') }, t('download_xml')),
           inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf')) : h('span', { class: 'muted' }, t('no_pdf'))),
@@ -70,7 +70,7 @@ export function render(main, id) {
             h('td', { class: 'num' }, p.installment ?? '—'), h('td', { class: 'num' }, money(p.previous_balance, p.currency)),
             h('td', { class: 'num' }, money(p.amount_paid, p.currency)), h('td', { class: 'num' }, money(p.outstanding_balance, p.currency)),
             h('td', null, badge(p.cancelled ? 'cancelled' : 'active'))))),
-      );
+      ].flat().filter(Boolean));
     } catch (e) {
       if (e.status !== 401) body.replaceChildren(errorBox(e.status === 404 ? { message: t('not_found') } : e));
     }
