@@ -78,6 +78,9 @@ async function main() {
     page.on('requestfailed', (req) => failedRequests.push(`${req.url()} (${req.failure() && req.failure().errorText})`));
     const pageErrors = [];
     page.on('pageerror', (err) => pageErrors.push(String(err)));
+    // The CSP of /docs (no inline code) must not break the guides or Swagger UI.
+    const cspViolations = [];
+    page.on('console', (msg) => { if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text()); });
 
     // --- The guides.
     const res = await page.goto(`${BASE}/docs`, { waitUntil: 'load' });
@@ -175,6 +178,8 @@ async function main() {
     else ok('no request went to another host');
     if (failedRequests.length) fail(`failed requests: ${failedRequests.join(', ')}`);
     if (pageErrors.length) fail(`page errors: ${pageErrors.join(' | ')}`);
+    if (cspViolations.length) fail(`CSP violations on /docs: ${cspViolations.join(' | ')}`);
+    else ok('no CSP violation on the guides or the API reference');
 
     // --- The console.
     await checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD });
