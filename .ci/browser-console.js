@@ -1,7 +1,8 @@
 // The console (/console) as an accountant uses it, in chromium: a wrong password shows
 // the message; sign in as the demo user; add a sandbox taxpayer and wait for its CIEC to
-// validate; extract a few days; filter the invoices to one RFC; open one and download its
-// XML (checked to be the CFDI); switch to English; sign out. axe-core runs on each page
+// validate, rename it; upload an e.firma from file pickers; extract a few days; page
+// through the invoices and filter them to one RFC; open one and download its XML and PDF;
+// switch to English; a webhook's delivery log, then delete it; sign out. axe-core runs on each page
 // and fails on serious or critical violations. Screenshots: console-*.png.
 'use strict';
 
@@ -54,6 +55,17 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   if (stored.includes(PASSWORD) || page.url().includes(PASSWORD)) fail('the password is stored in clear');
   ok('signed in');
 
+  // A webhook to a closed local port, first, so the steps below make deliveries to log.
+  await page.getByRole('link', { name: 'Webhooks' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+  await page.getByLabel('URL').fill('http://127.0.0.1:9/hook');
+  await page.getByRole('button', { name: 'Agregar', exact: true }).click();
+  const token = await page.locator('.notice code').textContent().catch(() => '');
+  if (!token) fail('creating a webhook showed no signing token');
+  else ok('webhook created; its signing token is shown');
+  await page.getByRole('link', { name: 'Contribuyentes' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Contribuyentes' }).waitFor();
+
   // Add a sandbox taxpayer; its CIEC validates by itself and the table shows it live.
   const rfc = 'AAA010101AAA';
   await page.getByLabel('RFC', { exact: true }).fill(rfc);
@@ -65,6 +77,28 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   const valid = await row.locator('td.credential', { hasText: 'válida' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
   if (!valid) fail(`the taxpayer's CIEC never showed valid: ${await row.textContent()}`);
   else ok('the taxpayer was added and its CIEC turned "válida" without a reload');
+  // Rename it.
+  await row.getByRole('button', { name: `Editar ${rfc}` }).click();
+  await page.getByLabel('Nombre', { exact: true }).nth(1).fill('Comercializadora Demo SA');
+  await page.getByRole('button', { name: 'Guardar' }).click();
+  const renamed = await page.locator('tr', { hasText: 'Comercializadora Demo SA' }).waitFor().then(() => true, () => false);
+  if (!renamed) fail('renaming the taxpayer did not show the new name'); else ok('taxpayer renamed');
+
+  // A second taxpayer with the test e.firma, uploaded from file pickers.
+  const FIEL = path.join(__dirname, '..', 'tests', 'fixtures', 'efirma');
+  await page.getByLabel('RFC', { exact: true }).fill('EKU9003173C9');
+  await page.getByLabel('Nombre', { exact: true }).first().fill('Escuela Kemper Urgate');
+  await page.getByLabel('Contraseña CIEC').fill('sandbox1');
+  await page.getByRole('button', { name: 'Agregar', exact: true }).click();
+  const fielRow = page.locator('tr', { hasText: 'EKU9003173C9' });
+  await fielRow.getByRole('button', { name: 'e.firma EKU9003173C9' }).click();
+  await page.getByLabel('Certificado (.cer)').setInputFiles(path.join(FIEL, 'EKU9003173C9.cer'));
+  await page.getByLabel('Llave privada (.key)').setInputFiles(path.join(FIEL, 'EKU9003173C9.key'));
+  await page.getByLabel('Contraseña de la llave').fill(fs.readFileSync(path.join(FIEL, 'EKU9003173C9-password.txt'), 'utf8').trim());
+  await page.getByRole('button', { name: 'Subir' }).click();
+  const uploaded = await page.getByText('30001000000500009999').waitFor().then(() => true, () => false);
+  if (!uploaded) fail(`the e.firma summary did not show: ${await page.locator('.panel').textContent().catch(() => '')}`);
+  else ok('e.firma uploaded from file pickers; its summary shows the serial');
   await axe('entities');
   await shot('entities');
 
@@ -72,7 +106,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   await row.getByRole('link', { name: 'Nueva descarga' }).click();
   await page.getByRole('heading', { level: 1, name: 'Descargas' }).waitFor();
   await page.getByLabel('Desde').fill('2026-09-01');
-  await page.getByLabel('Hasta').fill('2026-09-03');
+  await page.getByLabel('Hasta').fill('2026-09-08');
   await page.getByRole('button', { name: 'Iniciar' }).click();
   const done = await page.locator('td.status', { hasText: 'terminada' }).first().waitFor({ timeout: 60000 }).then(() => true, () => false);
   if (!done) fail(`the extraction did not finish: ${await page.locator('tbody').first().textContent()}`);
@@ -84,9 +118,25 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   await page.getByRole('link', { name: 'Facturas' }).click();
   await page.getByRole('heading', { level: 1, name: 'Facturas' }).waitFor();
   await page.locator('tr[data-invoice]').first().waitFor();
-  // A receiver other than the taxpayer whose invoice has cents, so the amounts show digits.
+  // Cursor paging: the next page is another set of invoices, and back returns.
+  const firstOf = () => page.locator('tr[data-invoice]').first().getAttribute('data-invoice');
+  const page1 = await firstOf();
+  await page.getByRole('button', { name: 'Página siguiente' }).click();
+  await page.waitForFunction((id) => {
+    const r = document.querySelector('tr[data-invoice]');
+    return r && r.getAttribute('data-invoice') !== id;
+  }, page1);
+  await page.getByRole('button', { name: 'Página anterior' }).click();
+  await page.waitForFunction((id) => {
+    const r = document.querySelector('tr[data-invoice]');
+    return r && r.getAttribute('data-invoice') === id;
+  }, page1);
+  ok('cursor paging: next page and back');
+  // A receiver other than the taxpayer whose invoice has cents and is still unpaid (its
+  // paid amount is written 0.00, which a float would print as 0).
   const receivers = await page.$$eval('tr[data-invoice]', (trs) => trs
     .filter((tr) => tr.children[5].textContent.includes('.'))
+    .sort((a, b) => (b.children[5].textContent === b.children[6].textContent) - (a.children[5].textContent === a.children[6].textContent))
     .map((tr) => tr.children[4].firstChild.textContent));
   const target = receivers.find((r) => r !== rfc) || receivers[0];
   await page.getByLabel('RFC receptor').fill(target);
@@ -127,6 +177,11 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   if (!/cfdi:Comprobante/.test(xml)) fail(`the XML download is not a CFDI: ${xml.slice(0, 200)}`);
   else ok(`downloaded ${dl.suggestedFilename()} (${xml.length} bytes, a CFDI)`);
 
+  const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar PDF' }).click()]);
+  const head = fs.readFileSync(await pdf.path()).subarray(0, 5).toString('latin1');
+  if (head !== '%PDF-') fail(`the PDF download starts with ${JSON.stringify(head)}`);
+  else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
+
   // English.
   await page.getByRole('button', { name: 'English' }).click();
   const english = await page.getByRole('heading', { level: 1, name: /^Invoice/ }).waitFor().then(() => true, () => false);
@@ -134,8 +189,15 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   else ok('switched to English');
   await page.getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+  await page.getByRole('button', { name: 'Show deliveries' }).click();
+  const logged = await page.locator('#dl-h ~ .table-wrap tbody tr').first().waitFor().then(() => true, () => false);
+  if (!logged) fail('the webhook shows no deliveries'); else ok(`the webhook's delivery log shows ${await page.locator('#dl-h ~ .table-wrap tbody tr').count()} deliveries`);
   await axe('webhooks');
   await shot('webhooks-en');
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete http://127.0.0.1:9/hook' }).click();
+  const gone = await page.getByText('No results.').first().waitFor().then(() => true, () => false);
+  if (!gone) fail('deleting the webhook did not empty the list'); else ok('webhook deleted');
 
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
