@@ -182,7 +182,9 @@ async function main() {
     else ok('no CSP violation on the guides or the API reference');
 
     // --- The console.
-    await checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD });
+    await checkConsole(context, BASE, {
+      ok, fail, SHOTS, EMAIL, PASSWORD, OTHER_EMAIL: process.env.OTHER_EMAIL, OTHER_PASSWORD: process.env.OTHER_PASSWORD,
+    });
   } finally {
     await browser.close();
   }

@@ -2,7 +2,8 @@
 // the message; sign in as the demo user; add a sandbox taxpayer and wait for its CIEC to
 // validate, rename it; upload an e.firma from file pickers; extract a few days; page
 // through the invoices and filter them to one RFC; open one and download its XML and PDF;
-// switch to English; a webhook's delivery log, then delete it; sign out. axe-core runs on each page
+// switch to English; a webhook's delivery log, then delete it; sign out; another
+// organization's user sees none of it. axe-core runs on each page
 // and fails on serious or critical violations. Screenshots: console-*.png.
 'use strict';
 
@@ -11,7 +12,7 @@ const fs = require('fs');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
-async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD }) {
+async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, OTHER_EMAIL, OTHER_PASSWORD }) {
   const page = await context.newPage();
   page.setDefaultTimeout(20000);
   const pageErrors = [];
@@ -215,6 +216,24 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD })
   if (left) fail('signing out left credentials in sessionStorage');
   else ok('signed out');
   await shot('signed-out');
+
+  // Another organization's user sees none of it, even at the invoice's own address.
+  if (OTHER_EMAIL) {
+    await page.getByLabel('Email').fill(OTHER_EMAIL);
+    await page.getByLabel('Password').fill(OTHER_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Taxpayers' }).waitFor();
+    await page.locator('#main table').waitFor();
+    const seen = await page.locator('tr[data-entity]').count();
+    await page.goto(`${BASE}/console#/invoices/${id}`);
+    const hidden = await page.getByText('Not found.').waitFor().then(() => true, () => false);
+    await page.goto(`${BASE}/console#/invoices`);
+    const none = await page.getByText('No results.').waitFor().then(() => true, () => false);
+    if (seen || !hidden || !none) fail(`another organization's user sees ${seen} taxpayers, invoice hidden: ${hidden}, invoice list empty: ${none}`);
+    else ok("another organization's user sees no taxpayer, no invoice, and a 404 for the demo's invoice");
+    await shot('other-organization');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+  } else fail('OTHER_EMAIL is not set: the second organization was not created');
 
   if (pageErrors.length) fail(`console page errors: ${pageErrors.join(' | ')}`);
   if (cspViolations.length) fail(`CSP violations: ${cspViolations.join(' | ')}`);
