@@ -75,9 +75,14 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await page.getByRole('button', { name: 'Agregar', exact: true }).click();
   const row = page.locator('tr', { hasText: rfc });
   await row.waitFor();
+  // Keyboard focus on the row survives the live redraw when the status changes.
+  await row.getByRole('button', { name: `Editar ${rfc}` }).focus();
   const valid = await row.locator('td.credential', { hasText: 'válida' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
   if (!valid) fail(`the taxpayer's CIEC never showed valid: ${await row.textContent()}`);
   else ok('the taxpayer was added and its CIEC turned "válida" without a reload');
+  const focused = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('aria-label'));
+  if (focused !== `Editar ${rfc}`) fail(`the live redraw moved the keyboard focus to ${focused}`);
+  else ok('the keyboard focus stayed on its control through the live update');
   // Rename it.
   await row.getByRole('button', { name: `Editar ${rfc}` }).click();
   await page.getByLabel('Nombre', { exact: true }).nth(1).fill('Comercializadora Demo SA');
@@ -100,11 +105,15 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   const uploaded = await page.getByText('30001000000500009999').waitFor().then(() => true, () => false);
   if (!uploaded) fail(`the e.firma summary did not show: ${await page.locator('.panel').textContent().catch(() => '')}`);
   else ok('e.firma uploaded from file pickers; its summary shows the serial');
+  // Checked in the background: the row's e.firma status turns valid without a reload.
+  const fielValid = await fielRow.locator('td:nth-child(4)', { hasText: 'válida' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!fielValid) fail(`the e.firma never showed valid: ${await fielRow.textContent()}`);
+  else ok('the e.firma status turned "válida" live');
   await axe('entities');
   await shot('entities');
 
   // Extract a few days from the taxpayer's row.
-  await row.getByRole('link', { name: 'Nueva descarga' }).click();
+  await row.getByRole('link', { name: `Nueva descarga ${rfc}` }).click();
   await page.getByRole('heading', { level: 1, name: 'Descargas' }).waitFor();
   await page.getByLabel('Desde').fill('2026-09-01');
   await page.getByLabel('Hasta').fill('2026-09-08');

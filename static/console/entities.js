@@ -61,7 +61,13 @@ export function render(main) {
     panel, h('h2', null, t('entities')), h('p', { class: 'muted' }, t('live_hint')), rows);
 
   let list = [];
+  let drawn = '';
   const draw = () => {
+    // Polling redraws only on a change, and keeps the keyboard focus on the same control.
+    const now = JSON.stringify(list);
+    if (now === drawn) return;
+    drawn = now;
+    const focused = rows.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
     rows.replaceChildren(table(
       [[t('rfc')], [t('name')], [t('credential')], [t('efirma')], [t('actions')]],
       list.map((e) => h('tr', { 'data-entity': e.id },
@@ -71,8 +77,12 @@ export function render(main) {
         h('td', null, h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('edit')} ${e.tax_id}`, onclick: () => edit(e) }, t('edit')),
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('efirma')} ${e.tax_id}`, onclick: () => efirma(e) }, t('efirma')),
-          h('a', { href: `#/extractions/${e.id}`, class: 'button' }, t('new_extraction')))))),
+          h('a', { href: `#/extractions/${e.id}`, class: 'button', 'aria-label': `${t('new_extraction')} ${e.tax_id}` }, t('new_extraction')))))),
     ));
+    if (focused) {
+      const again = [...rows.querySelectorAll('[aria-label]')].find((el) => el.getAttribute('aria-label') === focused);
+      if (again) again.focus();
+    }
   };
   const load = async () => {
     try {
