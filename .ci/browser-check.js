@@ -2,7 +2,8 @@
 // Drives Debian's chromium (through playwright-core) against a running
 // `cfdi-extract serve --dev`: the guides render with their navigation, the Swagger UI
 // renders every operation from the vendored bundle, no request leaves this machine, and
-// "Try it out" on GET /v1/entities with the demo user's Basic credentials answers 200.
+// "Try it out" on GET /v1/entities with the demo user's Basic credentials answers 200;
+// then the accountants' console (.ci/browser-console.js).
 //
 // Usage: node .ci/browser-check.js BASE_URL   (screenshots go to $SCREENSHOT_DIR)
 'use strict';
@@ -10,6 +11,7 @@
 const path = require('path');
 const fs = require('fs');
 const { chromium } = require('playwright-core');
+const { checkConsole } = require('./browser-console');
 
 const BASE = (process.argv[2] || '').replace(/\/+$/, '');
 if (!/^https?:\/\/(127\.0\.0\.1|localhost)(:\d+)?$/.test(BASE)) {
@@ -53,6 +55,7 @@ async function main() {
   try {
     const context = await browser.newContext({
       viewport: { width: 1280, height: 900 },
+      acceptDownloads: true,
       colorScheme: 'light',
     });
     const page = await context.newPage();
@@ -75,6 +78,9 @@ async function main() {
     page.on('requestfailed', (req) => failedRequests.push(`${req.url()} (${req.failure() && req.failure().errorText})`));
     const pageErrors = [];
     page.on('pageerror', (err) => pageErrors.push(String(err)));
+    // The CSP of /docs (no inline code) must not break the guides or Swagger UI.
+    const cspViolations = [];
+    page.on('console', (msg) => { if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text()); });
 
     // --- The guides.
     const res = await page.goto(`${BASE}/docs`, { waitUntil: 'load' });
@@ -172,15 +178,22 @@ async function main() {
     else ok('no request went to another host');
     if (failedRequests.length) fail(`failed requests: ${failedRequests.join(', ')}`);
     if (pageErrors.length) fail(`page errors: ${pageErrors.join(' | ')}`);
+    if (cspViolations.length) fail(`CSP violations on /docs: ${cspViolations.join(' | ')}`);
+    else ok('no CSP violation on the guides or the API reference');
+
+    // --- The console.
+    await checkConsole(context, BASE, {
+      ok, fail, SHOTS, EMAIL, PASSWORD, OTHER_EMAIL: process.env.OTHER_EMAIL, OTHER_PASSWORD: process.env.OTHER_PASSWORD,
+    });
   } finally {
     await browser.close();
   }
 }
 
 const watchdog = setTimeout(() => {
-  console.error('FAIL the browser check took over 180 s');
+  console.error('FAIL the browser check took over 300 s');
   process.exit(1);
-}, 180000);
+}, 300000);
 
 main()
   .catch((err) => fail(`${err && err.stack ? err.stack : err}`))

@@ -88,6 +88,14 @@ if [ -z "$BASE" ]; then
 fi
 echo "== browser check against $BASE"
 
+# A second organization, whose user must see none of the demo organization's data.
+OTHER_EMAIL=other@example.com
+OTHER_PASSWORD=other-password-1
+"$BIN" org create --data-dir "$WORK/data" "Other firm" >/dev/null
+printf '%s' "$OTHER_PASSWORD" |
+  "$BIN" user create --data-dir "$WORK/data" --org "Other firm" --email "$OTHER_EMAIL" --password-stdin >/dev/null
+export OTHER_EMAIL OTHER_PASSWORD
+
 status=0
 CHROMIUM="$CHROMIUM" node .ci/browser-check.js "$BASE" || status=$?
 if [ "$status" -ne 0 ]; then

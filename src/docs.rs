@@ -1,6 +1,7 @@
 //! `/docs`: developer guides and the interactive API reference, embedded from `static/`.
 //! `/docs/<path>` serves `static/docs/<path>`, else `<path>.html`, else
-//! `<path>/index.html`; anything else is a JSON 404.
+//! `<path>/index.html`; anything else is a JSON 404. The console (`/console`,
+//! src/console.rs) serves its files from the same embedded tree through [`find`].
 
 use crate::error::ApiError;
 use include_dir::{include_dir, Dir, File};
@@ -16,7 +17,14 @@ pub fn routes() -> Vec<Route> {
     routes![docs_index, docs_file]
 }
 
-pub struct Asset(&'static File<'static>);
+/// No inline script or style anywhere (pages load their code and styles from files);
+/// `data:` images for the empty favicon and Swagger UI's icons; `blob:` for the console's
+/// downloads; requests only to this origin; never framed.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; \
+    base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+pub struct Asset(pub(crate) &'static File<'static>);
 
 impl<'r> Responder<'r, 'static> for Asset {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
@@ -24,9 +32,9 @@ impl<'r> Responder<'r, 'static> for Asset {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         // Code samples (`.py`) and unknown text read in the browser rather than download.
         let content_type = ContentType::from_extension(ext).unwrap_or(ContentType::Plain);
-        // Pages change with each release and are small: revalidate. Assets are large
-        // and vendored: cache for a day.
-        let cache = if ext == "html" || ext == "json" {
+        // Pages and the console's own code change with each release and are small:
+        // revalidate. The docs' assets are large and vendored: cache for a day.
+        let cache = if ext == "html" || ext == "json" || path.starts_with("console") {
             "no-cache"
         } else {
             "public, max-age=86400"
@@ -35,16 +43,19 @@ impl<'r> Responder<'r, 'static> for Asset {
         res.set_header(content_type);
         res.set_header(Header::new("Cache-Control", cache));
         res.set_header(Header::new("X-Content-Type-Options", "nosniff"));
+        res.set_header(Header::new("Content-Security-Policy", CSP));
+        res.set_header(Header::new("Referrer-Policy", "no-referrer"));
         Ok(res)
     }
 }
 
-fn find(rel: &str) -> Option<&'static File<'static>> {
+/// The file `static/<root>/<rel>`, else `<rel>.html`, else `<rel>/index.html`.
+pub(crate) fn find(root: &str, rel: &str) -> Option<&'static File<'static>> {
     let rel = rel.trim_matches('/');
     let base = if rel.is_empty() {
-        "docs".to_string()
+        root.to_string()
     } else {
-        format!("docs/{rel}")
+        format!("{root}/{rel}")
     };
     [
         base.clone(),
@@ -57,7 +68,7 @@ fn find(rel: &str) -> Option<&'static File<'static>> {
 
 #[get("/docs")]
 fn docs_index() -> Result<Asset, ApiError> {
-    find("").map(Asset).ok_or(ApiError::NotFound)
+    find("docs", "").map(Asset).ok_or(ApiError::NotFound)
 }
 
 /// Rocket refuses segments such as `..` or dot-files before we see them; those are
@@ -66,5 +77,5 @@ fn docs_index() -> Result<Asset, ApiError> {
 fn docs_file(path: Result<PathBuf, PathError>) -> Result<Asset, ApiError> {
     let path = path.map_err(|_| ApiError::NotFound)?;
     let rel = path.to_str().ok_or(ApiError::NotFound)?;
-    find(rel).map(Asset).ok_or(ApiError::NotFound)
+    find("docs", rel).map(Asset).ok_or(ApiError::NotFound)
 }

@@ -12,6 +12,7 @@ pub mod cfdi;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod crypto;
 pub mod data_dir;
 pub mod db;

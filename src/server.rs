@@ -36,6 +36,7 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
         .mount("/", crate::routes::service::routes())
         .mount("/", crate::routes::v1())
         .mount("/", crate::docs::routes())
+        .mount("/", crate::console::routes())
         .register("/", crate::catchers::all())
         .attach(crate::http::request_log::RequestLog(ctx.metrics.clone()))
         .attach(AdHoc::on_liftoff("announce", |rocket| {

@@ -1,7 +1,7 @@
 //! Tests of the documentation the binary serves: every file under `static/docs` at its
 //! URL, no reference to another host, the OpenAPI document against the routes in
-//! `src/routes`, and real responses against the documented schemas. The harness is
-//! shared with `tests/api`.
+//! `src/routes`, real responses against the documented schemas, and the console's files
+//! and the security headers (`console.rs`). The harness is shared with `tests/api`.
 //!
 //! Run alone with `cargo test --test docs`.
 
@@ -12,6 +12,7 @@ mod efirma_files;
 #[path = "../api/helpers.rs"]
 mod helpers;
 
+mod console;
 mod harness;
 mod openapi;
 mod shapes;

@@ -39,7 +39,7 @@ fn docs_files() -> Vec<(String, PathBuf)> {
 
 /// The content types a file of this extension may be served with (`None`: unknown, and
 /// the test asks for one to be chosen here).
-fn allowed_types(rel: &str) -> Option<&'static [&'static str]> {
+pub(crate) fn allowed_types(rel: &str) -> Option<&'static [&'static str]> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let ext = match name.rsplit_once('.') {
         Some((_, ext)) => ext.to_ascii_lowercase(),
@@ -66,7 +66,7 @@ fn allowed_types(rel: &str) -> Option<&'static [&'static str]> {
 }
 
 /// The media type of a Content-Type value (before `;`), lower case.
-fn media_type(content_type: &str) -> String {
+pub(crate) fn media_type(content_type: &str) -> String {
     content_type
         .split(';')
         .next()
@@ -251,7 +251,7 @@ fn unknown_or_escaping_docs_paths_are_json_404s() {
 
 /// A reference (`src=`, `href=`, `url(`, `@import`, or a quoted absolute URL in a script)
 /// found in a served text file.
-fn references(body: &str, kind: &str) -> Vec<String> {
+pub(crate) fn references(body: &str, kind: &str) -> Vec<String> {
     let mut out = vec![];
     let lower = body.to_ascii_lowercase();
     let take_value = |from: usize| -> String {
@@ -298,7 +298,7 @@ fn references(body: &str, kind: &str) -> Vec<String> {
 }
 
 /// The host of an absolute or protocol-relative URL; None for a relative one.
-fn external_host(reference: &str) -> Option<String> {
+pub(crate) fn external_host(reference: &str) -> Option<String> {
     let r = reference.trim().to_ascii_lowercase();
     let rest = r
         .strip_prefix("http://")

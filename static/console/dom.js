@@ -1,0 +1,64 @@
+// A tiny element builder and shared widgets. Text always goes in as text nodes (never
+// innerHTML), so data from invoices cannot inject markup.
+import { t } from './i18n.js';
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  Object.entries(attrs || {}).forEach(([k, v]) => {
+    if (v === false || v === null || v === undefined) return;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  });
+  children.flat().forEach((c) => {
+    if (c === null || c === undefined || c === false) return;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  });
+  return el;
+}
+
+/** A status word as a coloured badge, translated. */
+export function badge(status) {
+  return h('span', { class: `badge s-${status}` }, t(status));
+}
+
+/** A labelled input; `attrs` go to the <input>. */
+export function field(label, attrs) {
+  return h('label', null, label, h('input', attrs));
+}
+
+/** A labelled select of `[value, text]` options. */
+export function select(label, name, options, value) {
+  return h('label', null, label, h('select', { name },
+    options.map(([v, text]) => h('option', { value: v, selected: v === value }, text))));
+}
+
+export function table(headers, rows, caption) {
+  return h('div', { class: 'table-wrap' }, h('table', null,
+    caption ? h('caption', { class: 'muted' }, caption) : null,
+    h('thead', null, h('tr', null, headers.map(([text, cls]) => h('th', { scope: 'col', class: cls }, text)))),
+    h('tbody', null, rows)));
+}
+
+/** The error of a failed call, readable: a 422's field messages, else its message. */
+export function errorBox(err) {
+  const box = h('div', { class: 'error', role: 'alert' });
+  if (err && err.status === 0) box.append(t('network_error'));
+  else if (err && err.body && err.body.errors) {
+    box.append(h('ul', null, Object.entries(err.body.errors).map(([f, msgs]) => h('li', null, `${f}: ${[].concat(msgs).join(', ')}`))));
+  } else box.append(err && err.message ? err.message : String(err));
+  return box;
+}
+
+/** Replaces the flash line (a polite live region) with a message. */
+export function flash(message, kind = 'notice') {
+  const el = document.getElementById('flash');
+  el.replaceChildren(...(message ? [h('p', { class: kind }, message)] : []));
+}
+
+/** Form values by name (unchecked boxes omitted). */
+export function values(form) {
+  const out = {};
+  new FormData(form).forEach((v, k) => { if (typeof v === 'string') out[k] = v.trim(); });
+  return out;
+}

@@ -1,0 +1,165 @@
+// Taxpayers (entities): list with live credential status, add, edit name/CIEC, e.firma.
+import { t, lang } from './i18n.js';
+import { api } from './api.js';
+import { h, badge, field, table, errorBox, flash, values } from './dom.js';
+import { timestamp } from './format.js';
+
+const POLL_MS = 3000;
+
+/** Every entity of the organization (following next_cursor), for lists and pickers. */
+export async function allEntities() {
+  const out = [];
+  let cursor = '';
+  do {
+    const page = await api('GET', `/v1/entities?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    out.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+/** The `[value, text]` options of an entity picker. */
+export function entityOptions(list, anyLabel) {
+  const opts = list.map((e) => [e.id, `${e.tax_id} · ${e.name}`]);
+  return anyLabel ? [['', anyLabel], ...opts] : opts;
+}
+
+function base64(file) {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(String(r.result).replace(/^data:[^,]*,/, ''));
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(file);
+  });
+}
+
+function efirmaSummary(e) {
+  if (!e.efirma) return h('p', { class: 'muted' }, t('no_efirma'));
+  const f = e.efirma;
+  const when = (v) => `${timestamp(v, lang())} (${t('mx_time')})`;
+  return h('dl', { class: 'props' },
+    h('dt', null, t('status')), h('dd', null, badge(f.status)),
+    h('dt', null, t('serial')), h('dd', null, f.serial_number),
+    h('dt', null, t('rfc')), h('dd', null, f.rfc),
+    h('dt', null, t('holder')), h('dd', null, f.holder_name),
+    h('dt', null, t('issuer_name')), h('dd', null, f.issuer),
+    h('dt', null, t('valid_from')), h('dd', null, when(f.valid_from)),
+    h('dt', null, t('valid_to')), h('dd', null, when(f.valid_to)));
+}
+
+export function render(main) {
+  const rows = h('div', { 'aria-live': 'polite' });
+  const panel = h('div');
+  const addForm = h('form', { class: 'grid', id: 'add-entity' },
+    field(t('rfc'), { name: 'tax_id', required: true, autocomplete: 'off', maxlength: 13 }),
+    field(t('name'), { name: 'name', required: true }),
+    field(t('ciec'), { name: 'ciec_password', type: 'password', required: true, autocomplete: 'off' }),
+    h('div', null, h('button', { type: 'submit' }, t('add'))));
+  const addErr = h('div');
+  main.replaceChildren(h('h1', null, t('entities')),
+    h('section', { 'aria-labelledby': 'add-h' }, h('h2', { id: 'add-h' }, t('add_entity')), addErr, addForm),
+    panel, h('h2', null, t('entities')), h('p', { class: 'muted' }, t('live_hint')), rows);
+
+  let list = [];
+  let drawn = '';
+  const draw = () => {
+    // Polling redraws only on a change, and keeps the keyboard focus on the same control.
+    const now = JSON.stringify(list);
+    if (now === drawn) return;
+    drawn = now;
+    const focused = rows.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
+    rows.replaceChildren(table(
+      [[t('rfc')], [t('name')], [t('credential')], [t('efirma')], [t('actions')]],
+      list.map((e) => h('tr', { 'data-entity': e.id },
+        h('td', null, e.tax_id), h('td', null, e.name),
+        h('td', { class: 'credential' }, badge(e.credential_status)),
+        h('td', null, e.efirma ? badge(e.efirma.status) : t('none')),
+        h('td', null, h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('edit')} ${e.tax_id}`, onclick: () => edit(e) }, t('edit')),
+          h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('efirma')} ${e.tax_id}`, onclick: () => efirma(e) }, t('efirma')),
+          h('a', { href: `#/extractions/${e.id}`, class: 'button', 'aria-label': `${t('new_extraction')} ${e.tax_id}` }, t('new_extraction')))))),
+    ));
+    if (focused) {
+      const again = [...rows.querySelectorAll('[aria-label]')].find((el) => el.getAttribute('aria-label') === focused);
+      if (again) again.focus();
+    }
+  };
+  const load = async () => {
+    try {
+      list = await allEntities();
+      draw();
+    } catch (e) {
+      if (e.status !== 401) rows.replaceChildren(errorBox(e));
+    }
+  };
+
+  addForm.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    addErr.replaceChildren();
+    try {
+      const v = values(addForm);
+      await api('POST', '/v1/entities', { tax_id: v.tax_id.toUpperCase(), name: v.name, ciec_password: addForm.ciec_password.value });
+      addForm.reset();
+      flash(t('created'));
+      await load();
+    } catch (e) { addErr.replaceChildren(errorBox(e)); }
+  });
+
+  function closePanel() { panel.replaceChildren(); }
+
+  function edit(e) {
+    const err = h('div');
+    const form = h('form', { class: 'grid' },
+      field(t('name'), { name: 'name', value: e.name, required: true }),
+      field(t('ciec_new'), { name: 'ciec_password', type: 'password', autocomplete: 'off' }),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('save')),
+        h('button', { type: 'button', class: 'secondary', onclick: closePanel }, t('cancel'))));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const body = { name: form.name.value.trim() };
+      if (form.ciec_password.value) body.ciec_password = form.ciec_password.value;
+      try {
+        await api('PATCH', `/v1/entities/${e.id}`, body);
+        flash(t('saved'));
+        closePanel();
+        await load();
+      } catch (x) { err.replaceChildren(errorBox(x)); }
+    });
+    panel.replaceChildren(h('section', { class: 'panel', 'aria-labelledby': 'edit-h' },
+      h('h2', { id: 'edit-h' }, `${t('edit_entity')}: ${e.tax_id}`), err, form));
+    form.name.focus();
+  }
+
+  function efirma(e) {
+    const err = h('div');
+    const form = h('form', { class: 'grid' },
+      field(t('cer_file'), { name: 'cer', type: 'file', accept: '.cer', required: true }),
+      field(t('key_file'), { name: 'key', type: 'file', accept: '.key', required: true }),
+      field(t('key_password'), { name: 'password', type: 'password', autocomplete: 'off', required: true }),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('upload')),
+        h('button', { type: 'button', class: 'secondary', onclick: closePanel }, t('cancel'))));
+    const summary = h('div', null, efirmaSummary(e));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      err.replaceChildren();
+      try {
+        const summaryBody = await api('PUT', `/v1/entities/${e.id}/efirma`, {
+          certificate: await base64(form.cer.files[0]),
+          private_key: await base64(form.key.files[0]),
+          password: form.password.value,
+        });
+        form.reset();
+        flash(t('saved'));
+        summary.replaceChildren(efirmaSummary({ efirma: summaryBody.efirma || summaryBody }));
+        await load();
+      } catch (x) { err.replaceChildren(errorBox(x)); }
+    });
+    panel.replaceChildren(h('section', { class: 'panel', 'aria-labelledby': 'ef-h' },
+      h('h2', { id: 'ef-h' }, `${t('upload_efirma')}: ${e.tax_id}`), summary, err, form));
+    form.cer.focus();
+  }
+
+  load();
+  const timer = setInterval(load, POLL_MS);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,87 @@
+// Extractions: start one for a period and watch its progress (polled while shown).
+import { t, lang } from './i18n.js';
+import { api } from './api.js';
+import { h, badge, field, select, table, errorBox, flash, values } from './dom.js';
+import { timestamp } from './format.js';
+import { allEntities, entityOptions } from './entities.js';
+
+const POLL_MS = 2000;
+
+/** YYYY-MM-DD of a Date in Mexico City (the SAT's calendar). */
+function mxDate(d) {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Mexico_City' }).format(d);
+}
+
+function waitingText(w) {
+  if (!w) return null;
+  const parts = [`${t('waiting')}: ${w.kind}, ${w.state}`, `${w.checks} ${t('checks')}`];
+  if (w.window) parts.push(`${w.window.from} – ${w.window.to}`);
+  if (w.next_check_at) parts.push(`${t('next_check')} ${timestamp(w.next_check_at, lang())}`);
+  if (w.sat_message) parts.push(`SAT ${w.sat_code ?? ''} ${w.sat_message}`);
+  return h('div', { class: 'muted' }, parts.join(' · '));
+}
+
+export function render(main, preselect) {
+  const err = h('div');
+  const rows = h('div', { 'aria-live': 'polite' });
+  const formSlot = h('div');
+  main.replaceChildren(h('h1', null, t('extractions')),
+    h('section', { 'aria-labelledby': 'new-h' }, h('h2', { id: 'new-h' }, t('new_extraction')), err, formSlot),
+    h('h2', null, t('extractions')), h('p', { class: 'muted' }, `${t('live_hint')} (${t('mx_time')})`), rows);
+
+  let names = new Map();
+  const load = async () => {
+    try {
+      const page = await api('GET', '/v1/extractions?limit=20');
+      // The list omits `waiting`: it is read per running extraction.
+      const running = page.data.filter((x) => x.status === 'running' && x.channel === 'efirma');
+      const details = await Promise.all(running.map((x) => api('GET', `/v1/extractions/${x.id}`)));
+      const waiting = new Map(details.map((d) => [d.id, d.waiting]));
+      rows.replaceChildren(table(
+        [[t('entity')], [t('period')], [t('download_type')], [t('status')], [t('found'), 'num'], [t('processed'), 'num'], [t('created_at')], [t('finished_at')]],
+        page.data.map((x) => h('tr', { 'data-extraction': x.id },
+          h('td', null, names.get(x.entity_id) || x.entity_id),
+          h('td', null, `${x.options.period.from} – ${x.options.period.to}`),
+          h('td', null, t(x.options.download_type), x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${x.channel}`) : null),
+          h('td', { class: 'status' }, badge(x.status), x.failed_reason ? h('div', null, `${t('reason')}: ${x.failed_reason}`) : null, waitingText(waiting.get(x.id))),
+          h('td', { class: 'num' }, x.invoices_found), h('td', { class: 'num' }, x.invoices_processed),
+          h('td', null, timestamp(x.created_at, lang())), h('td', null, timestamp(x.finished_at, lang())))),
+      ));
+    } catch (e) {
+      if (e.status !== 401) rows.replaceChildren(errorBox(e));
+    }
+  };
+
+  (async () => {
+    try {
+      const list = await allEntities();
+      names = new Map(list.map((e) => [e.id, `${e.tax_id} · ${e.name}`]));
+      const today = new Date();
+      const monthStart = `${mxDate(today).slice(0, 8)}01`;
+      const form = h('form', { class: 'grid', id: 'new-extraction' },
+        select(t('entity'), 'entity_id', entityOptions(list), preselect),
+        field(t('from'), { name: 'from', type: 'date', required: true, value: monthStart }),
+        field(t('to'), { name: 'to', type: 'date', required: true, value: mxDate(today) }),
+        select(t('download_type'), 'download_type', [['issued', t('issued')], ['received', t('received')]], 'issued'),
+        h('div', null, h('button', { type: 'submit' }, t('start'))));
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        err.replaceChildren();
+        const v = values(form);
+        try {
+          await api('POST', '/v1/extractions', {
+            entity_id: v.entity_id, options: { period: { from: v.from, to: v.to }, download_type: v.download_type },
+          });
+          flash(t('created'));
+          await load();
+        } catch (e) { err.replaceChildren(errorBox(e)); }
+      });
+      formSlot.replaceChildren(form);
+      await load();
+    } catch (e) {
+      if (e.status !== 401) err.replaceChildren(errorBox(e));
+    }
+  })();
+  const timer = setInterval(load, POLL_MS);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,79 @@
+// One invoice: its fields, concepts, amounts, payments and related documents, and its
+// XML and PDF downloads.
+import { t, lang } from './i18n.js';
+import { api, download } from './api.js';
+import { h, badge, table, errorBox, flash } from './dom.js';
+import { money, satDate, timestamp } from './format.js';
+
+function props(pairs) {
+  return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [
+    h('dt', null, k), h('dd', null, v === null || v === '' ? '—' : v)]));
+}
+
+function relatedTable(docs) {
+  return table(
+    [[t('uuid')], [t('folio')], [t('installment'), 'num'], [t('previous_balance'), 'num'], [t('amount_paid'), 'num'], [t('outstanding_balance'), 'num']],
+    docs.map((d) => h('tr', null, h('td', null, h('code', null, d.uuid)), h('td', null, [d.series, d.folio].filter(Boolean).join('-') || '—'),
+      h('td', { class: 'num' }, d.installment ?? '—'), h('td', { class: 'num' }, money(d.previous_balance, d.currency)),
+      h('td', { class: 'num' }, money(d.amount_paid, d.currency)), h('td', { class: 'num' }, money(d.outstanding_balance, d.currency)))));
+}
+
+export function render(main, id) {
+  const body = h('div');
+  main.replaceChildren(h('p', null, h('a', { href: '#/invoices' }, `← ${t('back')}`)), h('h1', null, t('invoice')), body);
+  (async () => {
+    try {
+      const [inv, pays] = await Promise.all([
+        api('GET', `/v1/invoices/${encodeURIComponent(id)}`),
+        api('GET', `/v1/invoices/${encodeURIComponent(id)}/payments?limit=500`),
+      ]);
+      main.querySelector('h1').textContent = `${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`;
+      const cur = inv.currency;
+      const dl = async (format) => {
+        try {
+          await download(`/v1/invoices/${inv.id}/cfdi?format=${format}`, `${inv.uuid}.${format}`);
+          flash(`${t('downloaded')}: ${inv.uuid}.${format}`);
+        } catch (e) { flash(e.message, 'error'); }
+      };
+      body.replaceChildren(...[
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', id: 'download-xml', onclick: () => dl('xml') }, t('download_xml')),
+          inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf')) : h('span', { class: 'muted' }, t('no_pdf'))),
+        props([
+          [t('uuid'), h('code', null, inv.uuid)], [t('status'), badge(inv.status)], [t('type'), `${inv.type} (CFDI ${inv.version})`],
+          [t('direction'), t(inv.direction)], [t('issued_at'), satDate(inv.issued_at)], [t('certified_at'), satDate(inv.certified_at)],
+          [t('issuer'), `${inv.issuer.tax_id} · ${inv.issuer.name || ''} (${t('tax_regime')} ${inv.issuer.tax_regime || '—'})`],
+          [t('receiver'), `${inv.receiver.tax_id} · ${inv.receiver.name || ''} (${t('cfdi_use')} ${inv.receiver.cfdi_use || '—'})`],
+          [t('currency'), cur], [t('exchange_rate'), inv.exchange_rate], [t('payment_method'), inv.payment_method], [t('payment_form'), inv.payment_form],
+          [t('cancelled'), inv.cancelled_at ? satDate(inv.cancelled_at) : undefined],
+          [t('created_at'), `${timestamp(inv.created_at, lang())} (${t('mx_time')})`],
+        ]),
+        inv.payment_conflicts ? h('p', { class: 'error' }, t('conflicts')) : null,
+        h('h2', null, t('taxes')),
+        props([[t('subtotal'), money(inv.subtotal, cur)], [t('discount'), money(inv.discount, cur)],
+          [t('taxes_transferred'), money(inv.taxes_transferred, cur)], [t('taxes_withheld'), money(inv.taxes_withheld, cur)],
+          [t('total'), h('strong', { id: 'invoice-total' }, money(inv.total, cur))], [t('paid'), h('span', { id: 'invoice-paid' }, money(inv.paid_amount, cur))], [t('due'), money(inv.due_amount, cur)]]),
+        h('h2', null, t('concepts')),
+        inv.items_truncated ? h('p', { class: 'muted' }, t('items_truncated')) : null,
+        table([[t('product_code')], [t('description')], [t('quantity'), 'num'], [t('unit')], [t('unit_price'), 'num'], [t('discount'), 'num'], [t('amount'), 'num']],
+          (inv.items || []).map((it) => h('tr', null, h('td', null, it.product_code), h('td', null, it.description), h('td', { class: 'num' }, it.quantity),
+            h('td', null, it.unit || '—'), h('td', { class: 'num' }, money(it.unit_price, cur)), h('td', { class: 'num' }, money(it.discount, cur)),
+            h('td', { class: 'num' }, money(it.amount, cur))))),
+        (inv.payments || []).length ? [h('h2', null, t('payments_in')), ...inv.payments.map((p) => h('section', { class: 'panel' },
+          props([[t('paid_at'), satDate(p.paid_at)], [t('payment_form'), p.payment_form], [t('amount'), money(p.amount, p.currency)]]),
+          h('h3', null, t('related')), relatedTable(p.related_documents || [])))] : null,
+        h('h2', null, t('payments')),
+        pays.data.length === 0 ? h('p', { class: 'muted' }, t('no_results')) : table(
+          [[t('paid_at')], [t('uuid')], [t('installment'), 'num'], [t('previous_balance'), 'num'], [t('amount_paid'), 'num'], [t('outstanding_balance'), 'num'], [t('status')]],
+          pays.data.map((p) => h('tr', null, h('td', null, satDate(p.paid_at)),
+            h('td', null, h('a', { href: `#/invoices/${p.payment_invoice_id}` }, p.payment_uuid)),
+            h('td', { class: 'num' }, p.installment ?? '—'), h('td', { class: 'num' }, money(p.previous_balance, p.currency)),
+            h('td', { class: 'num' }, money(p.amount_paid, p.currency)), h('td', { class: 'num' }, money(p.outstanding_balance, p.currency)),
+            h('td', null, badge(p.cancelled ? 'cancelled' : 'active'))))),
+      ].flat().filter(Boolean));
+    } catch (e) {
+      if (e.status !== 401) body.replaceChildren(errorBox(e.status === 404 ? { message: t('not_found') } : e));
+    }
+  })();
+  return null;
+}

@@ -1,0 +1,75 @@
+// Invoices: the list's filters and cursor paging. The filters and page survive a visit
+// to an invoice's detail (module state), so "back" returns to the same page.
+import { t } from './i18n.js';
+import { api, withQuery } from './api.js';
+import { h, badge, field, select, table, errorBox, values } from './dom.js';
+import { money, satDate } from './format.js';
+import { allEntities, entityOptions } from './entities.js';
+
+const PAGE = 50;
+const state = { filters: {}, cursors: [''] };
+
+export function render(main) {
+  const err = h('div');
+  const results = h('div', { 'aria-live': 'polite' });
+  const formSlot = h('div');
+  main.replaceChildren(h('h1', null, t('invoices')), err, formSlot, results);
+
+  const load = async () => {
+    results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
+    try {
+      const cursor = state.cursors[state.cursors.length - 1];
+      const page = await api('GET', withQuery('/v1/invoices', { ...state.filters, limit: PAGE, cursor }));
+      const nav = h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'secondary', disabled: state.cursors.length < 2, onclick: () => { state.cursors.pop(); load(); } }, t('prev_page')),
+        h('button', { type: 'button', class: 'secondary', disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }, t('next_page')));
+      results.replaceChildren(page.data.length === 0 ? h('p', null, t('no_results')) : table(
+        [[t('issued_at')], [t('folio')], [t('type')], [t('issuer')], [t('receiver')], [t('total'), 'num'], [t('due'), 'num'], [t('status')]],
+        page.data.map((i) => h('tr', { 'data-invoice': i.id },
+          h('td', null, satDate(i.issued_at)),
+          h('td', null, h('a', { href: `#/invoices/${i.id}`, title: i.uuid }, [i.series, i.folio].filter(Boolean).join('-') || i.uuid)),
+          h('td', null, i.type),
+          h('td', null, i.issuer.tax_id, h('div', { class: 'muted' }, i.issuer.name || '')),
+          h('td', null, i.receiver.tax_id, h('div', { class: 'muted' }, i.receiver.name || '')),
+          h('td', { class: 'num' }, money(i.total, i.currency)),
+          h('td', { class: 'num' }, money(i.due_amount, i.currency)),
+          h('td', null, badge(i.status)))),
+      ), nav);
+    } catch (e) {
+      if (e.status !== 401) results.replaceChildren(errorBox(e));
+    }
+  };
+
+  (async () => {
+    let list = [];
+    try { list = await allEntities(); } catch (e) { if (e.status !== 401) err.replaceChildren(errorBox(e)); return; }
+    const f = state.filters;
+    const form = h('form', { class: 'grid', id: 'invoice-filters', role: 'search' },
+      select(t('entity'), 'entity_id', entityOptions(list, t('any')), f.entity_id || ''),
+      select(t('direction'), 'direction', [['', t('any')], ['issued', t('issued')], ['received', t('received')]], f.direction || ''),
+      field(t('issued_from'), { name: 'issued_from', type: 'date', value: f.issued_from || '' }),
+      field(t('issued_to'), { name: 'issued_to', type: 'date', value: f.issued_to || '' }),
+      select(t('type'), 'type', [['', t('any')], ...['I', 'E', 'T', 'N', 'P'].map((x) => [x, x])], f.type || ''),
+      select(t('status'), 'status', [['', t('any')], ['active', t('active')], ['cancelled', t('cancelled')]], f.status || ''),
+      select(t('payment_method'), 'payment_method', [['', t('any')], ['PUE', 'PUE'], ['PPD', 'PPD']], f.payment_method || ''),
+      select(t('outstanding'), 'outstanding', [['', t('any')], ['true', t('outstanding')], ['false', t('outstanding_no')]], f.outstanding || ''),
+      field(t('issuer_rfc'), { name: 'issuer_tax_id', value: f.issuer_tax_id || '', autocomplete: 'off' }),
+      field(t('receiver_rfc'), { name: 'receiver_tax_id', value: f.receiver_tax_id || '', autocomplete: 'off' }),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
+        h('button', { type: 'reset', class: 'secondary' }, t('clear'))));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      state.filters = values(form);
+      state.cursors = [''];
+      load();
+    });
+    form.addEventListener('reset', () => {
+      state.filters = {};
+      state.cursors = [''];
+      setTimeout(() => { form.querySelectorAll('input').forEach((i) => { i.value = ''; }); load(); });
+    });
+    formSlot.replaceChildren(form);
+    load();
+  })();
+  return null;
+}
