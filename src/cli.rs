@@ -156,7 +156,7 @@ pub struct ServeArgs {
     /// are ignored and the TCP peer is the client.
     #[arg(long, env = "CFDI_EXTRACT_TRUSTED_PROXY", value_delimiter = ',')]
     pub trusted_proxy: Vec<std::net::IpAddr>,
-    /// Background workers for webhook deliveries; one organization uses at most a quarter of them.
+    /// Background workers for webhook deliveries; one organization uses at most half of them.
     #[arg(long, env = "CFDI_EXTRACT_DELIVERY_WORKERS", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub delivery_workers: u16,
     /// Zero-setup mode: create the demo organization and user when no user exists.

@@ -34,10 +34,18 @@ const QUIET: &[&str] = &[
     "rocket",
 ];
 
+/// The default filter: `info`. Access lines (one per request) are part of the JSON log,
+/// which goes to a log collector; the text log leaves them out unless `RUST_LOG` asks
+/// (`cfdi_extract::access=info`): a line per request costs a write at every request.
+const DEFAULT_FILTER: &str = "info,rocket=off,cfdi_extract::routes=error,cfdi_extract::docs=error";
+
 /// Installs the logger. `RUST_LOG` overrides the default level (`info`).
 pub fn init(format: Format) {
-    let env = env_logger::Env::default()
-        .default_filter_or("info,rocket=off,cfdi_extract::routes=error,cfdi_extract::docs=error");
+    let default = match format {
+        Format::Json => DEFAULT_FILTER.to_string(),
+        Format::Text => format!("{DEFAULT_FILTER},cfdi_extract::access=warn"),
+    };
+    let env = env_logger::Env::default().default_filter_or(default);
     let mut builder = env_logger::Builder::from_env(env);
     builder.target(env_logger::Target::Stderr);
     if format == Format::Json {

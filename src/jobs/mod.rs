@@ -191,8 +191,8 @@ impl Lanes {
 }
 
 /// How the delivery workers are shared between organizations: one organization runs at
-/// most a quarter of them at once (`per_org`), and the last `per_org` free workers go
-/// only to organizations with no delivery running. So a few tenants whose receivers
+/// most half of them at once (`per_org`), and the last `per_org` free workers go only
+/// to organizations with no delivery running. So a few tenants whose receivers
 /// never answer hold at most the other workers, and anyone else's next delivery still
 /// goes out at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +205,7 @@ impl DeliveryShare {
     fn for_workers(workers: usize) -> DeliveryShare {
         DeliveryShare {
             workers: workers.max(1),
-            per_org: (workers / 4).max(1),
+            per_org: (workers / 2).max(1),
         }
     }
 
@@ -332,18 +332,18 @@ mod tests {
     }
 
     #[test]
-    fn deliveries_are_shared_a_quarter_per_org_with_the_rest_kept_for_idle_orgs() {
+    fn deliveries_are_shared_half_per_org_with_the_rest_kept_for_idle_orgs() {
         let share = DeliveryShare::for_workers(16);
-        assert_eq!(share.per_org, 4);
-        assert_eq!(share.org_limit(0), 4);
-        assert_eq!(share.org_limit(11), 4);
-        // The last four free workers: only organizations with nothing running.
-        assert_eq!(share.org_limit(12), 1);
+        assert_eq!(share.per_org, 8);
+        assert_eq!(share.org_limit(0), 8);
+        assert_eq!(share.org_limit(7), 8);
+        // The last eight free workers: only organizations with nothing running.
+        assert_eq!(share.org_limit(8), 1);
         assert_eq!(share.org_limit(15), 1);
         let one = DeliveryShare::for_workers(1);
         assert_eq!((one.per_org, one.org_limit(0)), (1, 1));
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(5), 2);
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(6), 1);
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(3), 4);
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(4), 1);
     }
 
     #[test]
