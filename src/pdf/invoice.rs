@@ -135,17 +135,10 @@ const DESCRIPTION_CHARS: usize = 48;
 
 fn items(canvas: &mut Canvas, items: &[Item]) {
     canvas.room(14.0);
-    for (x, label) in [
-        (COL_QTY, "Cantidad"),
-        (COL_KEY, "Clave"),
-        (COL_UNIT, "Unidad"),
-        (COL_DESCRIPTION, "Descripción"),
-    ] {
-        canvas.text(Font::Bold, 8.0, x, label);
-    }
-    canvas.text_right(Font::Bold, 8.0, COL_PRICE_RIGHT, "Valor unitario");
-    canvas.text_right(Font::Bold, 8.0, RIGHT, "Importe");
-    canvas.down(14.0);
+    canvas.items_header(
+        [COL_QTY, COL_KEY, COL_UNIT, COL_DESCRIPTION],
+        COL_PRICE_RIGHT,
+    );
     for item in items {
         let chars: Vec<char> = item.description.chars().collect();
         let lines: Vec<String> = chars

@@ -143,6 +143,18 @@ impl Canvas {
         self.down(12.0);
     }
 
+    /// The header of an items table: the left edges of quantity, key, unit and
+    /// description, and the right edge of the unit value (the amount ends at `RIGHT`).
+    pub fn items_header(&mut self, columns: [f32; 4], price_right: f32) {
+        let labels = ["Cantidad", "Clave", "Unidad", "Descripción"];
+        for (x, label) in columns.into_iter().zip(labels) {
+            self.text(Font::Bold, 8.0, x, label);
+        }
+        self.text_right(Font::Bold, 8.0, price_right, "Valor unitario");
+        self.text_right(Font::Bold, 8.0, RIGHT, "Importe");
+        self.down(14.0);
+    }
+
     /// A filled black square with its lower left corner at (x, y).
     fn square(&mut self, x: f32, y: f32, side: f32) {
         self.content.rect(x, y, side, side);

@@ -160,17 +160,10 @@ const COL_DESCRIPTION: f32 = 185.0;
 const COL_PRICE_RIGHT: f32 = 500.0;
 
 fn items(canvas: &mut Canvas, kind: Kind, lines: &[Line]) {
-    for (x, label) in [
-        (COL_QTY, "Cantidad"),
-        (COL_KEY, "Clave"),
-        (COL_UNIT, "Unidad"),
-        (COL_DESCRIPTION, "Descripción"),
-    ] {
-        canvas.text(Font::Bold, 8.0, x, label);
-    }
-    canvas.text_right(Font::Bold, 8.0, COL_PRICE_RIGHT, "Valor unitario");
-    canvas.text_right(Font::Bold, 8.0, RIGHT, "Importe");
-    canvas.down(14.0);
+    canvas.items_header(
+        [COL_QTY, COL_KEY, COL_UNIT, COL_DESCRIPTION],
+        COL_PRICE_RIGHT,
+    );
     for line in lines {
         canvas.text(Font::Regular, 8.0, COL_QTY, &line.qty.to_string());
         canvas.text(Font::Regular, 8.0, COL_KEY, line.clave);
