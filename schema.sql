@@ -221,6 +221,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     target_id   TEXT NOT NULL,                   -- entity, extraction or delivery id
     serial_key  TEXT,
     org_id      TEXT,                            -- deliveries: whose (fair claiming)
+    request_id  TEXT,                            -- the API request that caused it (logs)
     status      TEXT NOT NULL CHECK (status IN ('queued', 'running')),
     attempts    INTEGER NOT NULL DEFAULT 0,
     run_at      TEXT NOT NULL,
