@@ -98,8 +98,8 @@ fn json_line(record: &Record) -> Json {
     Json::Object(line)
 }
 
-/// One record as env_logger's default text line, plus the request this thread works
-/// for: `[2026-01-31T18:00:00Z INFO  target] message (request ID)`.
+/// One record as env_logger's default text line (key-values after the message as
+/// `key=value`), plus the request this thread works for as `request_id=ID`.
 fn text_line(record: &Record) -> String {
     let time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let mut line = format!(
@@ -108,12 +108,25 @@ fn text_line(record: &Record) -> String {
         record.target(),
         record.args()
     );
-    crate::origin::with(|id| {
-        if let Some(id) = id {
-            line.push_str(&format!(" (request {id})"));
-        }
+    let mut pairs = Pairs(&mut line, false);
+    let _ = record.key_values().visit(&mut pairs);
+    let named = pairs.1;
+    crate::origin::with(|id| match id {
+        Some(id) if !named => line.push_str(&format!(" request_id={id}")),
+        _ => {}
     });
     line
+}
+
+/// Appends ` key=value` per key-value; remembers whether one was `request_id`.
+struct Pairs<'a>(&'a mut String, bool);
+
+impl<'kvs> VisitSource<'kvs> for Pairs<'_> {
+    fn visit_pair(&mut self, key: Key<'kvs>, value: Value<'kvs>) -> Result<(), log::kv::Error> {
+        self.1 |= key.as_str() == "request_id";
+        self.0.push_str(&format!(" {key}={value}"));
+        Ok(())
+    }
 }
 
 /// Copies a record's key-values into the line: numbers as JSON numbers, the rest as
@@ -207,9 +220,9 @@ mod tests {
         let own: Json =
             serde_json::from_str(&record(&[("request_id", "own")], &json)).expect("json");
         assert_eq!(own["request_id"], "own", "an access line keeps its own");
-        let text = record(&[], &|r| text_line(r));
+        let text = record(&[("kind", "k")], &|r| text_line(r));
         assert!(
-            text.ends_with("] job 1 run_extraction x: done (request req-7)"),
+            text.ends_with("] job 1 run_extraction x: done kind=k request_id=req-7"),
             "{text}"
         );
         assert!(text.contains(" INFO  cfdi_extract::jobs]"), "{text}");
