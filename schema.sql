@@ -128,6 +128,10 @@ CREATE TABLE IF NOT EXISTS invoices (
 CREATE INDEX IF NOT EXISTS invoices_org_issued ON invoices (org_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
 CREATE INDEX IF NOT EXISTS invoices_entity_issued ON invoices (entity_id, issued_at DESC, id DESC) WHERE xml_processed = 1;
 CREATE INDEX IF NOT EXISTS invoices_org_uuid ON invoices (org_id, uuid);
+-- Incremental reads (`updated_since`, `order=updated_at_asc`): the changes after a point,
+-- in the order they were made, read off an index with no sort.
+CREATE INDEX IF NOT EXISTS invoices_org_updated ON invoices (org_id, updated_at, id) WHERE xml_processed = 1;
+CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updated_at, id) WHERE xml_processed = 1;
 
 -- Concepts past the first 1,000 of an invoice, in pages of 1,000, so no read loads a
 -- huge document's items whole.
@@ -217,6 +221,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     target_id   TEXT NOT NULL,                   -- entity, extraction or delivery id
     serial_key  TEXT,
     org_id      TEXT,                            -- deliveries: whose (fair claiming)
+    request_id  TEXT,                            -- the API request that caused it (logs)
     status      TEXT NOT NULL CHECK (status IN ('queued', 'running')),
     attempts    INTEGER NOT NULL DEFAULT 0,
     run_at      TEXT NOT NULL,

@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod logging;
 pub mod metrics;
 pub mod ops;
+pub mod origin;
 pub mod password;
 pub mod payments;
 pub mod pdf;

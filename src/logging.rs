@@ -48,9 +48,10 @@ pub fn init(format: Format) {
     let env = env_logger::Env::default().default_filter_or(default);
     let mut builder = env_logger::Builder::from_env(env);
     builder.target(env_logger::Target::Stderr);
-    if format == Format::Json {
-        builder.format(|buf, record| writeln!(buf, "{}", json_line(record)));
-    }
+    match format {
+        Format::Json => builder.format(|buf, record| writeln!(buf, "{}", json_line(record))),
+        Format::Text => builder.format(|buf, record| writeln!(buf, "{}", text_line(record))),
+    };
     let inner = builder.build();
     let max = inner.filter();
     if log::set_boxed_logger(Box::new(Guarded { inner })).is_ok() {
@@ -88,7 +89,44 @@ fn json_line(record: &Record) -> Json {
     line.insert("message".into(), record.args().to_string().into());
     let mut fields = Fields(&mut line);
     let _ = record.key_values().visit(&mut fields);
+    // The request this thread works for (a job's cause); an access line names its own.
+    crate::origin::with(|id| {
+        if let Some(id) = id {
+            line.entry("request_id").or_insert_with(|| id.into());
+        }
+    });
     Json::Object(line)
+}
+
+/// One record as env_logger's default text line (key-values after the message as
+/// `key=value`), plus the request this thread works for as `request_id=ID`.
+fn text_line(record: &Record) -> String {
+    let time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let mut line = format!(
+        "[{time} {:<5} {}] {}",
+        record.level(),
+        record.target(),
+        record.args()
+    );
+    let mut pairs = Pairs(&mut line, false);
+    let _ = record.key_values().visit(&mut pairs);
+    let named = pairs.1;
+    crate::origin::with(|id| match id {
+        Some(id) if !named => line.push_str(&format!(" request_id={id}")),
+        _ => {}
+    });
+    line
+}
+
+/// Appends ` key=value` per key-value; remembers whether one was `request_id`.
+struct Pairs<'a>(&'a mut String, bool);
+
+impl<'kvs> VisitSource<'kvs> for Pairs<'_> {
+    fn visit_pair(&mut self, key: Key<'kvs>, value: Value<'kvs>) -> Result<(), log::kv::Error> {
+        self.1 |= key.as_str() == "request_id";
+        self.0.push_str(&format!(" {key}={value}"));
+        Ok(())
+    }
 }
 
 /// Copies a record's key-values into the line: numbers as JSON numbers, the rest as
@@ -161,6 +199,33 @@ mod tests {
         assert_eq!(line["target"], "cfdi_extract::access");
         assert_eq!(line["request_id"], "abc");
         assert!(line["time"].as_str().is_some_and(|t| t.ends_with('Z')));
+    }
+
+    #[test]
+    fn lines_written_for_a_request_carry_its_id() {
+        let record = |kvs: &[(&str, &str)], f: &dyn Fn(&Record) -> String| {
+            f(&Record::builder()
+                .args(format_args!("job 1 run_extraction x: done"))
+                .level(Level::Info)
+                .target("cfdi_extract::jobs")
+                .key_values(&kvs)
+                .build())
+        };
+        let json = |r: &Record| json_line(r).to_string();
+        let none = record(&[], &json);
+        assert!(!none.contains("request_id"), "{none}");
+        let _origin = crate::origin::enter(Some("req-7".into()));
+        let line: Json = serde_json::from_str(&record(&[], &json)).expect("json");
+        assert_eq!(line["request_id"], "req-7");
+        let own: Json =
+            serde_json::from_str(&record(&[("request_id", "own")], &json)).expect("json");
+        assert_eq!(own["request_id"], "own", "an access line keeps its own");
+        let text = record(&[("kind", "k")], &|r| text_line(r));
+        assert!(
+            text.ends_with("] job 1 run_extraction x: done kind=k request_id=req-7"),
+            "{text}"
+        );
+        assert!(text.contains(" INFO  cfdi_extract::jobs]"), "{text}");
     }
 
     #[test]

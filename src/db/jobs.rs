@@ -40,6 +40,8 @@ pub struct Job {
     pub target_id: String,
     /// Attempts including the one being run.
     pub attempts: u32,
+    /// The API request that caused it, if any (`crate::origin`).
+    pub request_id: Option<String>,
 }
 
 pub fn enqueue(
@@ -53,7 +55,8 @@ pub fn enqueue(
 }
 
 /// `enqueue` with the organization the job works for; deliveries need it, so that one
-/// organization's deliveries cannot take every delivery worker.
+/// organization's deliveries cannot take every delivery worker. The job remembers the
+/// request it is queued on behalf of (`crate::origin`), if any.
 pub fn enqueue_for_org(
     conn: &Connection,
     kind: Kind,
@@ -62,18 +65,22 @@ pub fn enqueue_for_org(
     org_id: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at)
-         VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6)",
-    )?
-    .execute(params![
-        kind.as_str(),
-        target_id,
-        serial_key,
-        org_id,
-        run_at,
-        crate::time::now()
-    ])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
+         VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
+    )?;
+    let now = crate::time::now();
+    crate::origin::with(|request_id| {
+        insert.execute(params![
+            kind.as_str(),
+            target_id,
+            serial_key,
+            org_id,
+            run_at,
+            now,
+            request_id
+        ])
+    })?;
     Ok(())
 }
 
@@ -90,7 +97,7 @@ pub struct Allowed {
 pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_provider_due
+            "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_provider_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
                AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
                AND {HEADS_ITS_SERIAL_KEY}
@@ -113,7 +120,7 @@ pub fn claim_delivery(
 ) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts FROM jobs j INDEXED BY jobs_deliveries_due
+            "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_deliveries_due
              WHERE status = 'queued' AND kind = 'deliver_webhook' AND run_at <= ?1
                AND COALESCE(j.org_id, '') NOT IN (
                      SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
@@ -136,6 +143,7 @@ fn job_from_row(r: &rusqlite::Row) -> rusqlite::Result<Job> {
         kind: Kind::parse(&r.get::<_, String>(1)?)?,
         target_id: r.get(2)?,
         attempts: r.get::<_, u32>(3)? + 1,
+        request_id: r.get(4)?,
     })
 }
 

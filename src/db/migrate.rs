@@ -8,11 +8,17 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 7;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
-const STEPS: &[(i64, &str)] = &[(2, STEP_2), (3, STEP_3), (4, STEP_4), (5, STEP_5)];
+const STEPS: &[(i64, &str)] = &[
+    (2, STEP_2),
+    (3, STEP_3),
+    (4, STEP_4),
+    (5, STEP_5),
+    (7, STEP_7),
+];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
 /// tokens get a sealed column (`serve` seals the plain ones at start, it has the key).
@@ -85,6 +91,10 @@ ALTER TABLE extractions_v4 RENAME TO extractions;
 /// Version 5: an extraction a schedule started names it. `schema.sql` then adds the
 /// `schedules` table and the index on this column.
 const STEP_5: &str = "ALTER TABLE extractions ADD COLUMN schedule_id TEXT;";
+
+/// Version 7: a job remembers the API request that caused it, so that its log lines
+/// carry that request's id (`crate::origin`). Self-contained: it needs no other step.
+const STEP_7: &str = "ALTER TABLE jobs ADD COLUMN request_id TEXT;";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -200,6 +210,15 @@ mod tests {
         // Version 5: extractions can name a schedule, and schedules exist.
         conn.execute_batch("SELECT schedule_id FROM extractions; SELECT id FROM schedules;")
             .expect("version 5 columns");
+        // Version 7: jobs name the request that caused them; old jobs name none.
+        let causes: Vec<Option<String>> = conn
+            .prepare("SELECT request_id FROM jobs")
+            .expect("version 7 column")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(causes, [None, None]);
         apply(&mut conn).expect("again");
     }
 

@@ -145,6 +145,22 @@ impl Db {
     }
 }
 
+impl Db {
+    /// `write` on behalf of an API request: the jobs it queues remember `request_id`
+    /// and its log lines carry it (`crate::origin`).
+    pub async fn write_for<T, F>(&self, request_id: String, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction) -> anyhow::Result<T> + Send + 'static,
+    {
+        self.write(move |tx| {
+            let _origin = crate::origin::enter(Some(request_id));
+            f(tx)
+        })
+        .await
+    }
+}
+
 /// True when `err` is a UNIQUE constraint violation (turned into a 422 by callers).
 pub fn is_unique_violation(err: &anyhow::Error) -> bool {
     matches!(

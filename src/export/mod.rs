@@ -119,7 +119,7 @@ pub fn write<W: Write + Send>(
         }
         match page.last() {
             Some(last) if page.len() as i64 == PAGE => {
-                after = Some((last.issued_at.clone(), last.id.clone()));
+                after = Some((last.sort_at(filter.order).to_string(), last.id.clone()));
             }
             _ => break,
         }

@@ -22,6 +22,18 @@ struct Started {
     at: Instant,
 }
 
+/// The request's id as a route guard, for routes that queue jobs (`Db::write_for`);
+/// the others never copy it.
+pub struct RequestId(pub String);
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for RequestId {
+    type Error = std::convert::Infallible;
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
+        rocket::request::Outcome::Success(RequestId(request_id(req).to_string()))
+    }
+}
+
 /// The request's id (a new one if the fairing did not see the request).
 pub fn request_id<'r>(req: &'r Request<'_>) -> &'r str {
     &started(req).id

@@ -270,6 +270,9 @@ fn sleep_budget(ctx: &Context, lane: Lane) -> Duration {
 }
 
 fn run(ctx: &Context, job: Job) {
+    // The job's log lines, and the jobs it queues, carry the request that caused it.
+    let _origin = crate::origin::enter(job.request_id.clone());
+    let started = std::time::Instant::now();
     let result = match job.kind {
         Kind::ValidateCredential => credential::run(ctx, &job),
         Kind::RunExtraction => extraction::run(ctx, &job),
@@ -292,8 +295,36 @@ fn run(ctx: &Context, job: Job) {
     if let Err(e) = recorded {
         log::error!("cannot record the outcome of job {}: {e:#}", job.id);
     }
+    log_end(&job, &result, started.elapsed());
     // Finishing a job may unblock the next one of its serial key.
     ctx.waker.wake();
+}
+
+/// One line per job run: at `info` for validations and extractions; at `debug` for
+/// deliveries, which can run thousands a second and have their own log in the API.
+fn log_end(job: &Job, result: &anyhow::Result<Outcome>, took: Duration) {
+    let outcome = match result {
+        Ok(Outcome::Done | Outcome::Settled) => "done",
+        Ok(Outcome::Retry { .. }) | Err(_) => "retry",
+        Ok(Outcome::Wait { .. }) => "wait",
+    };
+    let level = match job.kind {
+        Kind::DeliverWebhook => log::Level::Debug,
+        _ => log::Level::Info,
+    };
+    log::log!(
+        level,
+        job_id = job.id,
+        kind = job.kind.as_str(),
+        target_id = job.target_id.as_str(),
+        attempt = job.attempts,
+        outcome = outcome,
+        duration_ms = took.as_millis() as u64;
+        "job {} {} {}: {outcome}",
+        job.id,
+        job.kind.as_str(),
+        job.target_id
+    );
 }
 
 /// Exponential backoff: 1 s, 2 s, 4 s ... capped at 5 minutes.

@@ -9,6 +9,7 @@ use crate::db::{self, efirmas::SealedEfirma};
 use crate::domain::efirma::NewEfirma;
 use crate::error::{ApiError, ApiResult};
 use crate::events;
+use crate::http::request_log::RequestId;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -27,6 +28,7 @@ pub fn routes() -> Vec<Route> {
 #[put("/v1/entities/<id>/efirma", data = "<body>")]
 async fn put_entity_efirma(
     user: AuthUser,
+    request: RequestId,
     id: &str,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
@@ -49,7 +51,7 @@ async fn put_entity_efirma(
             .map_err(|e| anyhow::anyhow!("e.firma check panicked: {e}"))??;
     let updated = ctx
         .db
-        .write(move |tx| {
+        .write_for(request.0, move |tx| {
             if db::entities::get(tx, &user.org_id, &id)?.is_none() {
                 return Ok(None); // deleted meanwhile
             }
@@ -91,12 +93,17 @@ fn check_and_seal(
 }
 
 #[delete("/v1/entities/<id>/efirma")]
-async fn delete_entity_efirma(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Status> {
+async fn delete_entity_efirma(
+    user: AuthUser,
+    request: RequestId,
+    id: &str,
+    ctx: &Ctx,
+) -> ApiResult<Status> {
     let id = ids::parse(id)?;
     let first_attempt_at = ctx.first_attempt_at();
     let removed = ctx
         .db
-        .write(move |tx| {
+        .write_for(request.0, move |tx| {
             if db::entities::get(tx, &user.org_id, &id)?.is_none() || !db::efirmas::delete(tx, &id)?
             {
                 return Ok(false);

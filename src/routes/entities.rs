@@ -6,6 +6,7 @@ use crate::db;
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::error::{ApiError, ApiResult, Created};
 use crate::events;
+use crate::http::request_log::RequestId;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -31,6 +32,7 @@ pub fn routes() -> Vec<Route> {
 #[post("/v1/entities", data = "<body>")]
 async fn create_entity(
     user: AuthUser,
+    request: RequestId,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
 ) -> ApiResult<Created> {
@@ -38,7 +40,7 @@ async fn create_entity(
     let sealed = ctx.cipher.seal(&new.ciec_password)?;
     let created = ctx
         .db
-        .write(move |tx| {
+        .write_for(request.0, move |tx| {
             let e = db::entities::insert(tx, &user.org_id, &new.tax_id, &new.name, &sealed)?;
             credential::enqueue(tx, &e.id)?;
             Ok(e)
@@ -80,6 +82,7 @@ async fn get_entity(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value
 #[patch("/v1/entities/<id>", data = "<body>")]
 async fn update_entity(
     user: AuthUser,
+    request: RequestId,
     id: &str,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
@@ -94,7 +97,7 @@ async fn update_entity(
     let first_attempt_at = ctx.first_attempt_at();
     let updated = ctx
         .db
-        .write(move |tx| {
+        .write_for(request.0, move |tx| {
             let Some(mut e) = db::entities::get(tx, &user.org_id, &id)? else {
                 return Ok(None);
             };

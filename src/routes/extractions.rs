@@ -5,6 +5,7 @@ use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::extraction::{Channel, NewExtraction, Status};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::http::request_log::RequestId;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -22,13 +23,14 @@ pub fn routes() -> Vec<Route> {
 #[post("/v1/extractions", data = "<body>")]
 async fn create_extraction(
     user: AuthUser,
+    request: RequestId,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
 ) -> ApiResult<Created> {
     let new = NewExtraction::parse(&body?.0).map_err(ApiError::Validation)?;
     let created = ctx
         .db
-        .write(move |tx| {
+        .write_for(request.0, move |tx| {
             if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
                 return Ok(None);
             }

@@ -2,7 +2,10 @@
 
 use super::Ctx;
 use crate::auth::AuthUser;
-use crate::db::{self, invoices::Filter};
+use crate::db::{
+    self,
+    invoices::{Filter, Order},
+};
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::{
     ids,
@@ -34,7 +37,44 @@ fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::N
     d
 }
 
-/// The list's filters (shared with the exports); each bad value is a 422 on its name.
+/// `updated_since`: an RFC 3339 timestamp (any offset), kept in the service's format
+/// so that it compares with `updated_at` as text.
+fn timestamp(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<String> {
+    let v = query.get(name)?;
+    let t = crate::time::parse(v).map(crate::time::format);
+    if t.is_none() {
+        errors.add(
+            name,
+            "must be an RFC 3339 timestamp (e.g. 2026-01-31T18:00:00Z)",
+        );
+    }
+    t
+}
+
+/// `order`: `issued_at_desc` (the default) or `updated_at_asc`.
+fn order(query: &Query, errors: &mut FieldErrors) -> Order {
+    match query
+        .one_of("order", &["issued_at_desc", "updated_at_asc"], errors)
+        .as_deref()
+    {
+        Some("updated_at_asc") => Order::UpdatedAsc,
+        _ => Order::IssuedDesc,
+    }
+}
+
+/// The parts of a list cursor: `(issued_at, id)`, or `("updated_at", updated_at, id)`
+/// so that a cursor of one order is refused (422) by the other.
+fn cursor_key(order: Order, row: &db::invoices::InvoiceRow) -> Vec<String> {
+    match order {
+        Order::IssuedDesc => vec![row.issued_at.clone(), row.id.clone()],
+        Order::UpdatedAsc => vec![UPDATED_TAG.into(), row.updated_at.clone(), row.id.clone()],
+    }
+}
+
+const UPDATED_TAG: &str = "updated_at";
+
+/// The list's filters and order (shared with the exports); each bad value is a 422 on
+/// its name.
 pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
     let entity_id = query
         .get("entity_id")
@@ -80,26 +120,46 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
             .and_then(|d| d.succ_opt())
             .map(|d| d.format("%Y-%m-%d").to_string()),
         outstanding,
+        updated_since: timestamp(query, "updated_since", errors),
+        order: order(query, errors),
     }
 }
 
 #[get("/v1/invoices")]
 async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<RawJson<String>> {
     let mut errors = FieldErrors::new();
-    let page = Page::parse(query.get("limit"), query.get("cursor"), 2, &mut errors);
     let filter = parse_filter(&query, &mut errors);
+    let key_len = match filter.order {
+        Order::IssuedDesc => 2,
+        Order::UpdatedAsc => 3,
+    };
+    let mut page = Page::parse(
+        query.get("limit"),
+        query.get("cursor"),
+        key_len,
+        &mut errors,
+    );
+    if filter.order == Order::UpdatedAsc && page.after.as_ref().is_some_and(|k| k[0] != UPDATED_TAG)
+    {
+        errors.add("cursor", "is invalid");
+        page.after = None;
+    }
     errors.into_result()?;
-    let (after, fetch) = (page.after.clone(), page.fetch());
+    let (after, fetch, order) = (page.after.clone(), page.fetch(), filter.order);
     let rows = ctx
         .db
         .read(move |c| {
-            let after = after.as_ref().map(|k| (k[0].as_str(), k[1].as_str()));
+            // The last two parts of the key are (timestamp, id) in either order.
+            let after = after.as_ref().map(|k| {
+                let n = k.len();
+                (k[n - 2].as_str(), k[n - 1].as_str())
+            });
             db::invoices::list(c, &user.org_id, &filter, after, fetch)
         })
         .await?;
     let keyed = rows
         .into_iter()
-        .map(|r| (vec![r.issued_at.clone(), r.id.clone()], r))
+        .map(|r| (cursor_key(order, &r), r))
         .collect();
     Ok(page.envelope(keyed, |r| r.view).splice())
 }

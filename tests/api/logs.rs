@@ -103,3 +103,81 @@ fn no_secret_reaches_the_log_even_at_trace() {
         "a header was logged"
     );
 }
+
+/// The JSON line of the job that ran `target_id`, once it has ended.
+fn job_line(app: &TestApp, kind: &str, target_id: &str) -> Value {
+    eventually(DEADLINE, &format!("the {kind} job's line"), || {
+        json_lines(app).into_iter().find(|l| {
+            l["target"] == "cfdi_extract::jobs" && l["kind"] == kind && l["target_id"] == target_id
+        })
+    })
+}
+
+#[test]
+fn jobs_log_with_the_id_of_the_request_that_queued_them() {
+    let app = TestApp::spawn_with(&["--log-format", "json"]);
+    let client = app.client();
+    let body = serde_json::json!({
+        "tax_id": tax_id("LOG"), "name": "Logged SA", "ciec_password": "sandbox1"
+    });
+    let created = client.request(
+        "POST",
+        "/v1/entities",
+        Some(body.to_string().as_bytes()),
+        &[("X-Request-Id", "entity-req-1")],
+    );
+    assert_eq!(created.status, 201);
+    let entity = created.json()["id"].as_str().expect("id").to_string();
+    let validation = job_line(&app, "validate_credential", &entity);
+    assert_eq!(validation["request_id"], "entity-req-1", "{validation}");
+    client.wait_for_credential(&entity, "valid");
+
+    let body = serde_json::json!({
+        "entity_id": entity,
+        "options": {"period": {"from": "2026-01-05", "to": "2026-01-06"}, "download_type": "issued"}
+    });
+    let queued = client.request(
+        "POST",
+        "/v1/extractions",
+        Some(body.to_string().as_bytes()),
+        &[("X-Request-Id", "my-id-123")],
+    );
+    assert_eq!(queued.status, 201);
+    assert_eq!(queued.header("x-request-id"), Some("my-id-123"));
+    let extraction = queued.json()["id"].as_str().expect("id").to_string();
+    let line = job_line(&app, "run_extraction", &extraction);
+    assert_eq!(line["request_id"], "my-id-123", "{line}");
+    assert_eq!(line["outcome"], "done", "{line}");
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert!(line["duration_ms"].as_u64().is_some(), "{line}");
+    // Only the lines of that request's work carry its id.
+    let tagged: Vec<Value> = json_lines(&app)
+        .into_iter()
+        .filter(|l| l["request_id"] == "my-id-123")
+        .collect();
+    assert!(
+        tagged.iter().all(|l| l["target"] == "cfdi_extract::access"
+            || l["target_id"] == extraction.as_str()
+            || l["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&extraction))),
+        "{tagged:?}"
+    );
+    // A request that queues nothing leaves no id behind on the workers.
+    let listed = client.request(
+        "GET",
+        "/v1/extractions",
+        None,
+        &[("X-Request-Id", "list-9")],
+    );
+    assert_eq!(listed.status, 200);
+    access_line(&app, "list-9");
+    assert_eq!(
+        json_lines(&app)
+            .iter()
+            .filter(|l| l["request_id"] == "list-9")
+            .count(),
+        1,
+        "only its access line"
+    );
+}

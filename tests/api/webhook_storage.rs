@@ -79,6 +79,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
     conn.execute_batch(
         "DROP INDEX jobs_deliveries_due;
          ALTER TABLE jobs DROP COLUMN org_id;
+         ALTER TABLE jobs DROP COLUMN request_id;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
          DROP TABLE invoice_item_pages;

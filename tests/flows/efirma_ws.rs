@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 /// The sandbox's issued documents of the test RFC for `from..=to`, given to the fake;
 /// their uuids.
-fn load(fake: &FakeSatWs, from: NaiveDate, to: NaiveDate) -> BTreeSet<String> {
+pub(crate) fn load(fake: &FakeSatWs, from: NaiveDate, to: NaiveDate) -> BTreeSet<String> {
     let dir = sandbox_docs::Direction::Issued;
     sandbox_docs::invoices_for_period(FIEL_RFC, dir, from, to)
         .iter()
@@ -29,13 +29,13 @@ fn load(fake: &FakeSatWs, from: NaiveDate, to: NaiveDate) -> BTreeSet<String> {
 }
 
 /// A server whose e.firma channel is the fake, checking back every `poll`.
-fn app_for(fake: &FakeSatWs, poll: &str) -> TestApp {
+pub(crate) fn app_for(fake: &FakeSatWs, poll: &str) -> TestApp {
     let url = fake.url();
     TestApp::spawn_with(&["--sat-ws-url", &url, "--sat-ws-poll", poll])
 }
 
 /// An entity with the test e.firma; waits until the fake has authenticated it.
-fn efirma_entity(client: &Client, status: &str) -> String {
+pub(crate) fn efirma_entity(client: &Client, status: &str) -> String {
     let entity = client.create_entity(FIEL_RFC, "sandbox1");
     let id = id_of(&entity);
     client
@@ -53,7 +53,7 @@ fn efirma_entity(client: &Client, status: &str) -> String {
     id
 }
 
-fn run(client: &Client, entity: &str, from: NaiveDate, to: NaiveDate) -> Value {
+pub(crate) fn run(client: &Client, entity: &str, from: NaiveDate, to: NaiveDate) -> Value {
     let created = create_extraction(client, entity, from, to, "issued");
     wait_extraction_done(client, &id_of(&created))
 }

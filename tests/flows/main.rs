@@ -25,6 +25,7 @@ mod efirma_ws;
 mod exports;
 mod extractions;
 mod import;
+mod incremental;
 mod invoices;
 mod items;
 mod metrics;

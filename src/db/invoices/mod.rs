@@ -1,6 +1,8 @@
 //! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
 //! are metadata-only and never leave this module through the API's queries.
 
+#[cfg(test)]
+mod plans;
 pub mod write;
 
 use crate::cfdi::Item;
@@ -21,11 +23,50 @@ fn money(s: Option<String>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// One invoice of a list page: its sort key and its view as JSON text.
+/// One invoice of a list page: its sort keys and its view as JSON text.
 pub struct InvoiceRow {
     pub id: String,
     pub issued_at: String,
+    pub updated_at: String,
     pub view: String,
+}
+
+impl InvoiceRow {
+    /// The timestamp half of the row's keyset key under `order` (the other half is `id`).
+    pub fn sort_at(&self, order: Order) -> &str {
+        match order {
+            Order::IssuedDesc => &self.issued_at,
+            Order::UpdatedAsc => &self.updated_at,
+        }
+    }
+}
+
+/// How a list is ordered; both are keyset-paginated on (timestamp, id).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Newest `issued_at` first (the default).
+    #[default]
+    IssuedDesc,
+    /// Oldest `updated_at` first: a change that lands while a client pages moves the
+    /// invoice after the client's cursor, so a sync never misses it.
+    UpdatedAsc,
+}
+
+impl Order {
+    /// The keyset condition after the cursor and the ORDER BY, as served by the
+    /// `invoices_*_issued` and `invoices_*_updated` indexes.
+    fn sql(self) -> (&'static str, &'static str) {
+        match self {
+            Order::IssuedDesc => (
+                " AND (issued_at, id) < (:after_at, :after_id)",
+                " ORDER BY issued_at DESC, id DESC LIMIT :limit",
+            ),
+            Order::UpdatedAsc => (
+                " AND (updated_at, id) > (:after_at, :after_id)",
+                " ORDER BY updated_at, id LIMIT :limit",
+            ),
+        }
+    }
 }
 
 /// The invoice view, rendered by SQLite as JSON text. Pages splice these strings as they
@@ -69,21 +110,15 @@ pub struct Filter {
     /// Exclusive upper bound: the day after the inclusive `issued_to`.
     pub issued_before: Option<String>,
     pub outstanding: Option<bool>,
+    /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
+    pub updated_since: Option<String>,
+    /// Not a filter, but the list and the exports share it with the filters.
+    pub order: Order,
 }
 
-/// Newest `issued_at` first, then id; keyset pagination on `(issued_at, id)`.
-pub fn list(
-    conn: &Connection,
-    org_id: &str,
-    f: &Filter,
-    after: Option<(&str, &str)>,
-    limit: i64,
-) -> anyhow::Result<Vec<InvoiceRow>> {
-    let mut sql = format!(
-        "SELECT id, issued_at, {VIEW_JSON} FROM invoices WHERE org_id = :org AND xml_processed = 1"
-    );
-    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
-    let conditions: [(&str, &Option<String>, &str); 10] = [
+/// Each optional filter: its parameter, its value and its SQL condition.
+fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 11] {
+    [
         (":entity", &f.entity_id, " AND entity_id = :entity"),
         (":direction", &f.direction, " AND direction = :direction"),
         (":type", &f.invoice_type, " AND type = :type"),
@@ -106,11 +141,18 @@ pub fn list(
         (":uuid", &f.uuid, " AND uuid = :uuid"),
         (":from", &f.issued_from, " AND issued_at >= :from"),
         (":before", &f.issued_before, " AND issued_at < :before"),
-    ];
-    for (name, value, clause) in conditions.iter() {
-        if let Some(v) = value.as_ref() {
+        (":since", &f.updated_since, " AND updated_at >= :since"),
+    ]
+}
+
+/// The list's SQL for `f`, with the keyset condition when a page follows a cursor.
+fn list_sql(f: &Filter, after_cursor: bool) -> String {
+    let mut sql = format!(
+        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM invoices WHERE org_id = :org AND xml_processed = 1"
+    );
+    for (_, value, clause) in conditions(f) {
+        if value.is_some() {
             sql.push_str(clause);
-            args.push((name, v));
         }
     }
     match f.outstanding {
@@ -118,20 +160,43 @@ pub fn list(
         Some(false) => sql.push_str(" AND outstanding = 0"),
         None => {}
     }
+    let (after_clause, order_by) = f.order.sql();
+    if after_cursor {
+        sql.push_str(after_clause);
+    }
+    sql.push_str(order_by);
+    sql
+}
+
+/// The invoices matching `f` in `f.order`, after the `(timestamp, id)` key `after`.
+pub fn list(
+    conn: &Connection,
+    org_id: &str,
+    f: &Filter,
+    after: Option<(&str, &str)>,
+    limit: i64,
+) -> anyhow::Result<Vec<InvoiceRow>> {
+    let sql = list_sql(f, after.is_some());
+    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
+    let conditions = conditions(f);
+    for (name, value, _) in conditions.iter() {
+        if let Some(v) = value.as_ref() {
+            args.push((name, v));
+        }
+    }
     let (after_at, after_id);
     if let Some((at, id)) = after {
         (after_at, after_id) = (at.to_string(), id.to_string());
-        sql.push_str(" AND (issued_at, id) < (:after_at, :after_id)");
         args.push((":after_at", &after_at));
         args.push((":after_id", &after_id));
     }
-    sql.push_str(" ORDER BY issued_at DESC, id DESC LIMIT :limit");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(args.as_slice(), |r| {
         Ok(InvoiceRow {
             id: r.get(0)?,
             issued_at: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            view: r.get(2)?,
+            updated_at: r.get(2)?,
+            view: r.get(3)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

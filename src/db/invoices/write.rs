@@ -97,7 +97,11 @@ pub fn insert_metadata(
     Ok(())
 }
 
-/// A processed document's row (the metadata-only row, if any, becomes it).
+/// A processed document's row (the metadata-only row, if any, becomes it). Storing a
+/// document already processed (the e.firma channel downloads a period's package again,
+/// an import repeats a file) keeps its `updated_at` unless something a client sees
+/// changed, so `updated_since` reports only real changes. (SET expressions read the row
+/// as it was before the update.)
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_processed(
     tx: &Connection,
@@ -137,7 +141,12 @@ pub fn upsert_processed(
             status = excluded.status, cancelled_at = excluded.cancelled_at,
             has_pdf = (excluded.has_pdf OR has_pdf), items_json = excluded.items_json,
             items_count = excluded.items_count,
-            payments_json = excluded.payments_json, updated_at = excluded.updated_at",
+            payments_json = excluded.payments_json,
+            updated_at = iif(xml_processed = 1 AND status IS excluded.status
+                    AND cancelled_at IS excluded.cancelled_at AND (has_pdf OR NOT excluded.has_pdf)
+                    AND total IS excluded.total AND items_json IS excluded.items_json
+                    AND payments_json IS excluded.payments_json,
+                updated_at, excluded.updated_at)",
     )?
     .execute(named_params! {
         ":id": id, ":org": owner.org_id, ":entity": owner.entity_id, ":uuid": uuid,
