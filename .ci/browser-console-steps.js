@@ -1,6 +1,7 @@
 // Steps of the console's browser check (.ci/browser-console.js) kept apart to keep that
 // file short: removing an e.firma (cancelled in Spanish, confirmed in English, with the
-// keyboard), the waiting e.firma run in English, and schedules.
+// keyboard, which fails the waiting e.firma run), the waiting run in English, and
+// schedules.
 'use strict';
 
 const FIEL_RFC = 'EKU9003173C9';
@@ -64,6 +65,13 @@ async function englishEfirmaSteps(page, { ok, fail, axe, shot }) {
   if (on !== 'Remove e.firma' || !gone || !said.includes('e.firma removed.')) {
     fail(`removing the e.firma with the keyboard: focus on ${on}, row ${await row.textContent()}, flash ${said}`);
   } else ok('the e.firma removed with the keyboard after its confirmation; the row says "No e.firma"');
+
+  // The run that was waiting fails at its next check (the first comes 10 s after its request).
+  await page.getByRole('link', { name: 'Extractions' }).click();
+  const failed = await run.locator('td.status', { hasText: 'failed' }).filter({ hasText: 'Reason: invalid credentials' })
+    .waitFor({ timeout: 60000 }).then(() => true, () => false);
+  if (!failed) fail(`the e.firma run after its e.firma was removed: ${await run.textContent().catch(() => '')}`);
+  else ok('the waiting e.firma run failed with "invalid credentials" once its e.firma was removed');
 }
 
 /** Spanish: a daily schedule for the taxpayer; paused, resumed, deleted after asking. */
