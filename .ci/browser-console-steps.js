@@ -1,7 +1,7 @@
 // Steps of the console's browser check (.ci/browser-console.js) kept apart to keep that
 // file short: removing an e.firma (cancelled in Spanish, confirmed in English, with the
-// keyboard, which fails the waiting e.firma run), the waiting run in English, and
-// schedules.
+// keyboard, which fails the waiting e.firma run), the waiting run in English,
+// schedules, and the balance-due filter and a payment complement's detail.
 'use strict';
 
 const FIEL_RFC = 'EKU9003173C9';
@@ -113,4 +113,29 @@ async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
   if (!deleted) fail('deleting the schedule left it listed'); else ok('schedule deleted after its confirmation');
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps };
+/** Spanish: the balance-due filter, and a payment complement's related documents. */
+async function complementSteps(page, { ok, fail }) {
+  await page.getByRole('link', { name: 'Facturas', exact: true }).click();
+  await page.getByRole('button', { name: 'Limpiar' }).click();
+  await page.locator('select[name=type]').selectOption('I');
+  await page.locator('select[name=outstanding]').selectOption('true');
+  await page.getByRole('button', { name: 'Filtrar' }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'I')
+    && document.querySelector('tr[data-invoice]'));
+  const dues = await page.$$eval('tr[data-invoice] td:nth-child(7)', (tds) => tds.map((td) => td.textContent));
+  if (!dues.length || dues.some((d) => /^\$0(\.0+)? /.test(d))) fail(`"Con saldo pendiente" lists balances ${dues.join(', ')}`);
+  else ok(`"Con saldo pendiente": ${dues.length} income invoice(s), each with a balance due`);
+
+  await page.locator('select[name=outstanding]').selectOption('');
+  await page.locator('select[name=type]').selectOption('P');
+  await page.getByRole('button', { name: 'Filtrar' }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'P')
+    && document.querySelector('tr[data-invoice]'));
+  await page.locator('tr[data-invoice] a').first().click();
+  await page.getByRole('heading', { level: 2, name: 'Pagos que contiene este complemento' }).waitFor();
+  const related = await page.locator('section.panel').first().locator('tbody tr').count();
+  if (!related) fail('the payment complement shows no related document');
+  else ok(`a payment complement shows its payment and ${related} related document(s)`);
+}
+
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps };

@@ -13,7 +13,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps } = require('./browser-console-steps');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -228,6 +228,8 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (head !== '%PDF-') fail(`the PDF download starts with ${JSON.stringify(head)}`);
   else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
 
+  await complementSteps(page, { ok, fail });
+
   // English.
   await page.getByRole('button', { name: 'English' }).click();
   const english = await page.getByRole('heading', { level: 1, name: /^Invoice/ }).waitFor().then(() => true, () => false);
@@ -248,12 +250,27 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
 
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
-  await page.getByRole('link', { name: 'Invoices' }).click();
-  await page.locator('tr[data-invoice]').first().waitFor();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  if (overflow > 0) fail(`at 768 px the page is ${overflow} px wider than the screen`);
-  else ok('usable at a tablet width (no horizontal page scroll)');
-  await shot('invoices-tablet');
+  for (const [name, ready] of [['Taxpayers', 'tr[data-entity]'], ['Extractions', 'tr[data-extraction]'],
+    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]']]) {
+    await page.getByRole('link', { name }).click();
+    await page.locator(ready).first().waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 0) fail(`at 768 px ${name} is ${overflow} px wider than the screen`);
+    else ok(`${name} usable at a tablet width (no horizontal page scroll)`);
+    await shot(`${name.toLowerCase()}-tablet`);
+  }
+
+  // Credentials the server no longer accepts (a changed password): the message, the
+  // sign-in form, and signing in again returns to the page.
+  await page.evaluate(() => sessionStorage.setItem('cfdi.basic', `Basic ${btoa('demo@example.com:changed-meanwhile')}`));
+  await page.getByRole('link', { name: 'Taxpayers' }).click();
+  const expired = await page.getByRole('alert').filter({ hasText: 'The session is no longer valid: sign in again.' }).waitFor().then(() => true, () => false);
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const again = await page.getByRole('heading', { level: 1, name: 'Taxpayers' }).waitFor().then(() => true, () => false);
+  if (!expired || !again) fail(`a refused session: message ${expired}, signed in again ${again}`);
+  else ok('a session the server refuses shows "The session is no longer valid", and signing in again works');
 
   // Sign out: back to the form, credentials gone.
   await page.getByRole('button', { name: 'Sign out' }).click();

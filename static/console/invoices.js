@@ -39,11 +39,16 @@ export function render(main) {
   const exportSlot = h('div');
   main.replaceChildren(h('h1', null, t('invoices')), err, formSlot, exportSlot, results);
 
+  // Only the latest request draws: an earlier one answering late (a click on Clear, then
+  // Filter) must not replace the newer page.
+  let latest = 0;
   const load = async () => {
+    const mine = latest += 1;
     results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
     try {
       const cursor = state.cursors[state.cursors.length - 1];
       const page = await api('GET', withQuery('/v1/invoices', { ...state.filters, limit: PAGE, cursor }));
+      if (mine !== latest) return;
       const nav = h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'secondary', disabled: state.cursors.length < 2, onclick: () => { state.cursors.pop(); load(); } }, t('prev_page')),
         h('button', { type: 'button', class: 'secondary', disabled: !page.next_cursor, onclick: () => { state.cursors.push(page.next_cursor); load(); } }, t('next_page')));
@@ -60,7 +65,7 @@ export function render(main) {
           h('td', null, badge(i.status)))),
       ), nav);
     } catch (e) {
-      if (e.status !== 401) results.replaceChildren(errorBox(e));
+      if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));
     }
   };
 
