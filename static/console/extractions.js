@@ -43,6 +43,7 @@ export function render(main, preselect) {
     h('h2', null, t('extractions')), h('p', { class: 'muted' }, `${t('live_hint')} (${t('mx_time')})`), rows);
 
   let names = new Map();
+  let drawn = '';
   const load = async () => {
     try {
       const page = await api('GET', '/v1/extractions?limit=20');
@@ -50,6 +51,10 @@ export function render(main, preselect) {
       const running = page.data.filter((x) => x.status === 'running' && x.channel === 'efirma');
       const details = await Promise.all(running.map((x) => api('GET', `/v1/extractions/${x.id}`)));
       const waiting = new Map(details.map((d) => [d.id, d.waiting]));
+      // Redraw only on a change: the live region would otherwise be read out every poll.
+      const now = JSON.stringify([page.data, details, lang()]);
+      if (now === drawn) return;
+      drawn = now;
       rows.replaceChildren(table(
         [[t('entity')], [t('period')], [t('download_type')], [t('status')], [t('found'), 'num'], [t('processed'), 'num'], [t('created_at')], [t('finished_at')]],
         page.data.map((x) => h('tr', { 'data-extraction': x.id },
@@ -62,6 +67,7 @@ export function render(main, preselect) {
           h('td', null, timestamp(x.created_at, lang())), h('td', null, timestamp(x.finished_at, lang())))),
       ));
     } catch (e) {
+      drawn = '';
       if (e.status !== 401) rows.replaceChildren(errorBox(e));
     }
   };
