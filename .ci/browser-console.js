@@ -1,14 +1,19 @@
 // The console (/console) as an accountant uses it, in chromium: a wrong password shows
 // the message; sign in as the demo user; add a sandbox taxpayer and wait for its CIEC to
-// validate, rename it; upload an e.firma from file pickers; extract a few days; page
-// through the invoices and filter them to one RFC; open one and download its XML and PDF;
-// switch to English; a webhook's delivery log, then delete it; sign out; another
+// validate, rename it; upload an e.firma from file pickers; extract a few days; an
+// e.firma extraction waiting at the SAT (the sandbox's simulated web service: requests
+// take three checks, the first after --sat-ws-poll, 10 s); schedule, pause and delete a
+// schedule; page through the invoices, filter them to one RFC and export them; open one
+// and download its XML and PDF; switch to English; the waiting run in English; remove the
+// e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
 // and fails on serious or critical violations. Screenshots: console-*.png.
 'use strict';
 
 const path = require('path');
 const fs = require('fs');
+
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps } = require('./browser-console-steps');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -124,6 +129,25 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await axe('extractions');
   await shot('extractions');
 
+  // An e.firma run: the sandbox's web service accepts the request and prepares it over
+  // three checks, so the run waits at the SAT for over a minute, shown as such.
+  const fielLabel = await page.locator('select[name=entity_id] option', { hasText: 'EKU9003173C9' }).textContent();
+  await page.getByLabel('Contribuyente').selectOption({ label: fielLabel });
+  await page.getByLabel('Desde').fill('2026-09-01');
+  await page.getByLabel('Hasta').fill('2026-09-03');
+  await page.getByRole('button', { name: 'Iniciar' }).click();
+  const fielRun = page.locator('tr[data-extraction]', { hasText: 'EKU9003173C9' });
+  const waitingEs = await fielRun.locator('td.status', { hasText: 'en espera en el SAT' })
+    .filter({ hasText: 'el SAT la está preparando' }).filter({ hasText: 'siguiente consulta' })
+    .waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!waitingEs) fail(`the e.firma run shows no waiting state: ${await fielRun.textContent().catch(() => '')}`);
+  else ok(`an e.firma run waiting at the SAT: ${(await fielRun.locator('td.status').textContent()).replace(/\s+/g, ' ')}`);
+  await axe('extractions (waiting)');
+  await shot('extractions-waiting');
+
+  await removeEfirmaCancelled(page, { ok, fail });
+  await scheduleSteps(page, { ok, fail, axe, shot }, rfc);
+
   // Invoices filtered to one receiver RFC.
   await page.getByRole('link', { name: 'Facturas' }).click();
   await page.getByRole('heading', { level: 1, name: 'Facturas' }).waitFor();
@@ -157,6 +181,18 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   }, target);
   const count = await page.locator('tr[data-invoice]').count();
   ok(`filtered to receiver ${target}: ${count} invoice(s)`);
+  // The spreadsheet export takes the applied filters: the same invoices, every one.
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar hoja de cálculo' }).click()]);
+  const lines = fs.readFileSync(await csv.path(), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r\n/);
+  if (!lines[0].startsWith('id,') || lines.length - 1 !== count || !lines.slice(1).every((l) => l.includes(target))) {
+    fail(`the CSV export (${csv.suggestedFilename()}) has ${lines.length - 1} rows for ${count} listed: ${lines.slice(0, 3).join(' | ')}`);
+  } else ok(`exported ${csv.suggestedFilename()}: the ${count} filtered invoice(s)`);
+  await page.getByLabel('Una fila por').selectOption('items');
+  await page.getByLabel('Formato').selectOption('xlsx');
+  const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar hoja de cálculo' }).click()]);
+  const zip = fs.readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
+  if (xlsx.suggestedFilename() !== 'invoice-items.xlsx' || zip !== 'PK') fail(`the XLSX export is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
+  else ok('exported invoice-items.xlsx (a ZIP, as XLSX is)');
   await axe('invoices');
   await shot('invoices');
 
@@ -192,11 +228,14 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (head !== '%PDF-') fail(`the PDF download starts with ${JSON.stringify(head)}`);
   else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
 
+  await complementSteps(page, { ok, fail });
+
   // English.
   await page.getByRole('button', { name: 'English' }).click();
   const english = await page.getByRole('heading', { level: 1, name: /^Invoice/ }).waitFor().then(() => true, () => false);
   if (!english || (await page.getAttribute('html', 'lang')) !== 'en') fail('the English switch did not change the page');
   else ok('switched to English');
+  await englishEfirmaSteps(page, { ok, fail, axe, shot });
   await page.getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
   await page.getByRole('button', { name: 'Show deliveries' }).click();
@@ -204,19 +243,34 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (!logged) fail('the webhook shows no deliveries'); else ok(`the webhook's delivery log shows ${await page.locator('#dl-h ~ .table-wrap tbody tr').count()} deliveries`);
   await axe('webhooks');
   await shot('webhooks-en');
-  page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Delete http://127.0.0.1:9/hook' }).click();
+  await page.locator('.confirm').getByRole('button', { name: 'Delete' }).click();
   const gone = await page.getByText('No results.').first().waitFor().then(() => true, () => false);
   if (!gone) fail('deleting the webhook did not empty the list'); else ok('webhook deleted');
 
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
-  await page.getByRole('link', { name: 'Invoices' }).click();
-  await page.locator('tr[data-invoice]').first().waitFor();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  if (overflow > 0) fail(`at 768 px the page is ${overflow} px wider than the screen`);
-  else ok('usable at a tablet width (no horizontal page scroll)');
-  await shot('invoices-tablet');
+  for (const [name, ready] of [['Taxpayers', 'tr[data-entity]'], ['Extractions', 'tr[data-extraction]'],
+    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]']]) {
+    await page.getByRole('link', { name }).click();
+    await page.locator(ready).first().waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 0) fail(`at 768 px ${name} is ${overflow} px wider than the screen`);
+    else ok(`${name} usable at a tablet width (no horizontal page scroll)`);
+    await shot(`${name.toLowerCase()}-tablet`);
+  }
+
+  // Credentials the server no longer accepts (a changed password): the message, the
+  // sign-in form, and signing in again returns to the page.
+  await page.evaluate(() => sessionStorage.setItem('cfdi.basic', `Basic ${btoa('demo@example.com:changed-meanwhile')}`));
+  await page.getByRole('link', { name: 'Taxpayers' }).click();
+  const expired = await page.getByRole('alert').filter({ hasText: 'The session is no longer valid: sign in again.' }).waitFor().then(() => true, () => false);
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const again = await page.getByRole('heading', { level: 1, name: 'Taxpayers' }).waitFor().then(() => true, () => false);
+  if (!expired || !again) fail(`a refused session: message ${expired}, signed in again ${again}`);
+  else ok('a session the server refuses shows "The session is no longer valid", and signing in again works');
 
   // Sign out: back to the form, credentials gone.
   await page.getByRole('button', { name: 'Sign out' }).click();
@@ -238,8 +292,15 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
     const hidden = await page.getByText('Not found.').waitFor().then(() => true, () => false);
     await page.goto(`${BASE}/console#/invoices`);
     const none = await page.getByText('No results.').waitFor().then(() => true, () => false);
-    if (seen || !hidden || !none) fail(`another organization's user sees ${seen} taxpayers, invoice hidden: ${hidden}, invoice list empty: ${none}`);
-    else ok("another organization's user sees no taxpayer, no invoice, and a 404 for the demo's invoice");
+    await page.goto(`${BASE}/console#/schedules`);
+    await page.getByRole('heading', { level: 1, name: 'Schedules' }).waitFor();
+    const noSchedule = await page.getByText('No results.').waitFor().then(() => true, () => false);
+    await page.goto(`${BASE}/console#/extractions`);
+    await page.locator('#main table').waitFor();
+    const runs = await page.locator('tr[data-extraction]').count();
+    if (seen || !hidden || !none || !noSchedule || runs) {
+      fail(`another organization's user sees ${seen} taxpayers, ${runs} extractions; invoice hidden: ${hidden}, invoice list empty: ${none}, schedules empty: ${noSchedule}`);
+    } else ok("another organization's user sees no taxpayer, extraction, schedule or invoice, and a 404 for the demo's invoice");
     await shot('other-organization');
     await page.getByRole('button', { name: 'Sign out' }).click();
   } else fail('OTHER_EMAIL is not set: the second organization was not created');

@@ -8,9 +8,10 @@ import * as entities from './entities.js';
 import * as extractions from './extractions.js';
 import * as invoices from './invoices.js';
 import * as invoice from './invoice.js';
+import * as schedules from './schedules.js';
 import * as webhooks from './webhooks.js';
 
-const SECTIONS = [['entities', entities], ['extractions', extractions], ['invoices', invoices], ['webhooks', webhooks]];
+const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['webhooks', webhooks]];
 const main = document.getElementById('main');
 let stop = null;
 

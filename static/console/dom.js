@@ -56,6 +56,36 @@ export function flash(message, kind = 'notice') {
   el.replaceChildren(...(message ? [h('p', { class: kind }, message)] : []));
 }
 
+let confirmCount = 0;
+
+/**
+ * An in-page confirmation in the console's language (window.confirm would show the
+ * browser's own buttons): the question and two buttons in `slot`. Focus starts on
+ * Cancel, so a stray Enter never destroys anything; Escape or Cancel closes it and
+ * returns focus to the control that opened it.
+ */
+export function confirmBox(slot, question, confirmLabel, onConfirm) {
+  const opener = document.activeElement;
+  const id = `confirm-${confirmCount += 1}`;
+  const close = () => {
+    slot.replaceChildren();
+    if (opener && opener.isConnected) opener.focus();
+  };
+  const cancel = h('button', { type: 'button', class: 'secondary', onclick: close }, t('cancel'));
+  const yes = h('button', {
+    type: 'button', class: 'danger',
+    onclick: async () => {
+      yes.disabled = true;
+      try { await onConfirm(); } finally { slot.replaceChildren(); }
+    },
+  }, confirmLabel);
+  const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-labelledby': id },
+    h('p', { id }, question), h('div', { class: 'actions' }, yes, cancel));
+  box.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') close(); });
+  slot.replaceChildren(box);
+  cancel.focus();
+}
+
 /** Form values by name (unchecked boxes omitted). */
 export function values(form) {
   const out = {};

@@ -1,7 +1,8 @@
-// Taxpayers (entities): list with live credential status, add, edit name/CIEC, e.firma.
+// Taxpayers (entities): list with live credential status, add, edit name/CIEC, upload or
+// remove the e.firma.
 import { t, lang } from './i18n.js';
 import { api } from './api.js';
-import { h, badge, field, table, errorBox, flash, values } from './dom.js';
+import { h, badge, field, table, errorBox, flash, values, confirmBox } from './dom.js';
 import { timestamp } from './format.js';
 
 const POLL_MS = 3000;
@@ -34,7 +35,7 @@ function base64(file) {
 }
 
 function efirmaSummary(e) {
-  if (!e.efirma) return h('p', { class: 'muted' }, t('no_efirma'));
+  if (!e.efirma) return h('p', { class: 'muted', tabindex: '-1' }, t('no_efirma'));
   const f = e.efirma;
   const when = (v) => `${timestamp(v, lang())} (${t('mx_time')})`;
   return h('dl', { class: 'props' },
@@ -73,7 +74,7 @@ export function render(main) {
       list.map((e) => h('tr', { 'data-entity': e.id },
         h('td', null, e.tax_id), h('td', null, e.name),
         h('td', { class: 'credential' }, badge(e.credential_status)),
-        h('td', null, e.efirma ? badge(e.efirma.status) : t('none')),
+        h('td', { class: 'efirma' }, e.efirma ? badge(e.efirma.status) : t('no_efirma')),
         h('td', null, h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('edit')} ${e.tax_id}`, onclick: () => edit(e) }, t('edit')),
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('efirma')} ${e.tax_id}`, onclick: () => efirma(e) }, t('efirma')),
@@ -138,19 +139,39 @@ export function render(main) {
       field(t('key_password'), { name: 'password', type: 'password', autocomplete: 'off', required: true }),
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('upload')),
         h('button', { type: 'button', class: 'secondary', onclick: closePanel }, t('cancel'))));
-    const summary = h('div', null, efirmaSummary(e));
+    const summary = h('div');
+    const confirmSlot = h('div');
+    // The summary, and a remove action while there is an e.firma to remove.
+    const show = (ef) => {
+      confirmSlot.replaceChildren();
+      const remove = ef ? h('button', {
+        type: 'button', class: 'danger', id: 'remove-efirma', 'aria-label': `${t('remove_efirma')} ${e.tax_id}`,
+        onclick: () => confirmBox(confirmSlot, t('confirm_remove_efirma').replace('{rfc}', e.tax_id), t('remove_efirma'), async () => {
+          err.replaceChildren();
+          try {
+            await api('DELETE', `/v1/entities/${e.id}/efirma`);
+            flash(t('efirma_removed'));
+            show(null);
+            await load();
+            summary.querySelector('p').focus();
+          } catch (x) { err.replaceChildren(errorBox(x)); }
+        }),
+      }, t('remove_efirma')) : null;
+      summary.replaceChildren(efirmaSummary({ efirma: ef }), remove, confirmSlot);
+    };
+    show(e.efirma);
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       err.replaceChildren();
       try {
-        const summaryBody = await api('PUT', `/v1/entities/${e.id}/efirma`, {
+        const updated = await api('PUT', `/v1/entities/${e.id}/efirma`, {
           certificate: await base64(form.cer.files[0]),
           private_key: await base64(form.key.files[0]),
           password: form.password.value,
         });
         form.reset();
         flash(t('saved'));
-        summary.replaceChildren(efirmaSummary({ efirma: summaryBody.efirma || summaryBody }));
+        show(updated.efirma);
         await load();
       } catch (x) { err.replaceChildren(errorBox(x)); }
     });

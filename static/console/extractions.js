@@ -2,7 +2,7 @@
 import { t, lang } from './i18n.js';
 import { api } from './api.js';
 import { h, badge, field, select, table, errorBox, flash, values } from './dom.js';
-import { timestamp } from './format.js';
+import { satDate, timestamp } from './format.js';
 import { allEntities, entityOptions } from './entities.js';
 
 const POLL_MS = 2000;
@@ -12,13 +12,26 @@ function mxDate(d) {
   return new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Mexico_City' }).format(d);
 }
 
-function waitingText(w) {
-  if (!w) return null;
-  const parts = [`${t('waiting')}: ${w.kind}, ${w.state}`, `${w.checks} ${t('checks')}`];
-  if (w.window) parts.push(`${w.window.from} – ${w.window.to}`);
-  if (w.next_check_at) parts.push(`${t('next_check')} ${timestamp(w.next_check_at, lang())}`);
-  if (w.sat_message) parts.push(`SAT ${w.sat_code ?? ''} ${w.sat_message}`);
-  return h('div', { class: 'muted' }, parts.join(' · '));
+/**
+ * What a running e.firma extraction waits on at the SAT (`waiting` of GET
+ * /v1/extractions/{id}), in words: which request, for which window, how many checks,
+ * when the next one is (Mexico City time) and the SAT's last answer.
+ */
+function waitingInfo(w) {
+  const parts = [
+    `${t(`request_${w.kind}`)} ${satDate(w.window.from)} – ${satDate(w.window.to)}: ${t(`request_state_${w.state}`)}`,
+    `${t('checks')}: ${w.checks}`,
+  ];
+  if (w.next_check_at) parts.push(`${t('next_check')} ${timestamp(w.next_check_at, lang())} (${t('mx_time')})`);
+  if (w.sat_message) parts.push(`${t('sat_answer')}: ${w.sat_code ?? ''} ${w.sat_message}`.trim());
+  return h('div', { class: 'waiting' }, h('div', null, parts.join(' · ')), h('div', { class: 'muted' }, t('waiting_hint')));
+}
+
+/** The status cell: a waiting run shows "waiting at the SAT" rather than "running". */
+function statusCell(x, waiting) {
+  const reason = x.failed_reason ? h('div', null, `${t('reason')}: ${t(`reason_${x.failed_reason}`)}`) : null;
+  if (waiting) return h('td', { class: 'status' }, badge('waiting'), waitingInfo(waiting));
+  return h('td', { class: 'status' }, badge(x.status), reason);
 }
 
 export function render(main, preselect) {
@@ -30,6 +43,7 @@ export function render(main, preselect) {
     h('h2', null, t('extractions')), h('p', { class: 'muted' }, `${t('live_hint')} (${t('mx_time')})`), rows);
 
   let names = new Map();
+  let drawn = '';
   const load = async () => {
     try {
       const page = await api('GET', '/v1/extractions?limit=20');
@@ -37,17 +51,23 @@ export function render(main, preselect) {
       const running = page.data.filter((x) => x.status === 'running' && x.channel === 'efirma');
       const details = await Promise.all(running.map((x) => api('GET', `/v1/extractions/${x.id}`)));
       const waiting = new Map(details.map((d) => [d.id, d.waiting]));
+      // Redraw only on a change: the live region would otherwise be read out every poll.
+      const now = JSON.stringify([page.data, details, lang()]);
+      if (now === drawn) return;
+      drawn = now;
       rows.replaceChildren(table(
         [[t('entity')], [t('period')], [t('download_type')], [t('status')], [t('found'), 'num'], [t('processed'), 'num'], [t('created_at')], [t('finished_at')]],
         page.data.map((x) => h('tr', { 'data-extraction': x.id },
           h('td', null, names.get(x.entity_id) || x.entity_id),
           h('td', null, `${x.options.period.from} – ${x.options.period.to}`),
-          h('td', null, t(x.options.download_type), x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${x.channel}`) : null),
-          h('td', { class: 'status' }, badge(x.status), x.failed_reason ? h('div', null, `${t('reason')}: ${x.failed_reason}`) : null, waitingText(waiting.get(x.id))),
+          h('td', null, t(x.options.download_type), x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
+            x.schedule_id ? h('div', { class: 'muted' }, t('scheduled_run')) : null),
+          statusCell(x, waiting.get(x.id)),
           h('td', { class: 'num' }, x.invoices_found), h('td', { class: 'num' }, x.invoices_processed),
           h('td', null, timestamp(x.created_at, lang())), h('td', null, timestamp(x.finished_at, lang())))),
       ));
     } catch (e) {
+      drawn = '';
       if (e.status !== 401) rows.replaceChildren(errorBox(e));
     }
   };

@@ -1,7 +1,7 @@
 // Webhooks: list, create, delete, and a webhook's delivery log.
 import { t, lang } from './i18n.js';
 import { api } from './api.js';
-import { h, badge, field, table, errorBox, flash } from './dom.js';
+import { h, badge, field, table, errorBox, flash, confirmBox } from './dom.js';
 import { timestamp } from './format.js';
 
 const EVENTS = ['extraction.update', 'entity.update'];
@@ -11,6 +11,7 @@ export function render(main) {
   const rows = h('div');
   const log = h('div');
   const created = h('div');
+  const confirmSlot = h('div');
   const form = h('form', { class: 'grid', id: 'add-webhook' },
     field(t('url'), { name: 'url', type: 'url', required: true, placeholder: 'https://' }),
     h('fieldset', null, h('legend', null, t('events')),
@@ -18,7 +19,7 @@ export function render(main) {
     h('div', null, h('button', { type: 'submit' }, t('add'))));
   main.replaceChildren(h('h1', null, t('webhooks')),
     h('section', { 'aria-labelledby': 'wh-add' }, h('h2', { id: 'wh-add' }, t('add_webhook')), err, created, form),
-    h('h2', null, t('webhooks')), rows, log);
+    h('h2', null, t('webhooks')), confirmSlot, rows, log);
 
   const when = (v) => timestamp(v, lang());
   const deliveries = async (w) => {
@@ -46,10 +47,9 @@ export function render(main) {
             h('button', { type: 'button', class: 'secondary', onclick: () => deliveries(w) }, t('show_deliveries')),
             h('button', {
               type: 'button', class: 'danger', 'aria-label': `${t('delete')} ${w.url}`,
-              onclick: async () => {
-                if (!window.confirm(t('confirm_delete'))) return;
-                try { await api('DELETE', `/v1/webhooks/${w.id}`); flash(t('deleted')); log.replaceChildren(); load(); } catch (e) { err.replaceChildren(errorBox(e)); }
-              },
+              onclick: () => confirmBox(confirmSlot, `${t('confirm_delete')} ${w.url}`, t('delete'), async () => {
+                try { await api('DELETE', `/v1/webhooks/${w.id}`); flash(t('deleted')); log.replaceChildren(); await load(); } catch (e) { err.replaceChildren(errorBox(e)); }
+              }),
             }, t('delete'))))))));
     } catch (e) { if (e.status !== 401) rows.replaceChildren(errorBox(e)); }
   };

@@ -1,0 +1,141 @@
+// Steps of the console's browser check (.ci/browser-console.js) kept apart to keep that
+// file short: removing an e.firma (cancelled in Spanish, confirmed in English, with the
+// keyboard, which fails the waiting e.firma run), the waiting run in English,
+// schedules, and the balance-due filter and a payment complement's detail.
+'use strict';
+
+const FIEL_RFC = 'EKU9003173C9';
+
+/** Which control has the keyboard focus: its accessible label or its text. */
+const focused = (page) => page.evaluate(() => {
+  const el = document.activeElement;
+  return el ? (el.getAttribute('aria-label') || el.textContent || '').trim() : '';
+});
+
+/** Opens the taxpayer's e.firma panel from its row (the current language's labels). */
+async function openEfirma(page, heading) {
+  await page.getByRole('link', { name: heading }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await page.locator('tr', { hasText: FIEL_RFC }).getByRole('button', { name: `e.firma ${FIEL_RFC}` }).click();
+}
+
+/** Spanish: "Quitar e.firma" asks first; Escape keeps the e.firma, focus returns. */
+async function removeEfirmaCancelled(page, { ok, fail }) {
+  await openEfirma(page, 'Contribuyentes');
+  const remove = page.getByRole('button', { name: `Quitar e.firma ${FIEL_RFC}` });
+  await remove.focus();
+  await page.keyboard.press('Enter');
+  const box = page.getByRole('alertdialog');
+  const asked = await box.filter({ hasText: `¿Quitar la e.firma de ${FIEL_RFC}?` }).waitFor().then(() => true, () => false);
+  const onCancel = await focused(page);
+  await page.keyboard.press('Escape');
+  await box.waitFor({ state: 'detached' });
+  const back = await focused(page);
+  const still = await page.locator('tr', { hasText: FIEL_RFC }).locator('td.efirma', { hasText: 'válida' }).count();
+  if (!asked || onCancel !== 'Cancelar' || back !== `Quitar e.firma ${FIEL_RFC}` || !still) {
+    fail(`removing the e.firma: asked ${asked}, focus on ${onCancel}, then ${back}, e.firma kept: ${still}`);
+  } else ok('"Quitar e.firma" asks in Spanish, focus on Cancelar; Escape keeps it and returns the focus');
+}
+
+/** English: the waiting run in English, then the e.firma removed with the keyboard. */
+async function englishEfirmaSteps(page, { ok, fail, axe, shot }) {
+  await page.getByRole('link', { name: 'Extractions' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Extractions' }).waitFor();
+  const run = page.locator('tr[data-extraction]', { hasText: FIEL_RFC });
+  const waiting = await run.locator('td.status', { hasText: 'waiting at the SAT' })
+    .filter({ hasText: 'the SAT is preparing it' }).filter({ hasText: 'Mexico City time' })
+    .waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!waiting) fail(`the waiting e.firma run in English: ${await run.textContent().catch(() => '')}`);
+  else ok(`in English: ${(await run.locator('td.status').textContent()).replace(/\s+/g, ' ')}`);
+  await shot('extractions-waiting-en');
+
+  await openEfirma(page, 'Taxpayers');
+  await page.getByRole('button', { name: `Remove e.firma ${FIEL_RFC}` }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('alertdialog').filter({ hasText: `Remove the e.firma of ${FIEL_RFC}?` }).waitFor();
+  await axe('entities (remove e.firma)');
+  await shot('entities-remove-efirma-en');
+  // From Cancel, Shift+Tab reaches the confirming button.
+  await page.keyboard.press('Shift+Tab');
+  const on = await focused(page);
+  await page.keyboard.press('Enter');
+  const row = page.locator('tr', { hasText: FIEL_RFC });
+  const gone = await row.locator('td.efirma', { hasText: 'No e.firma' }).waitFor().then(() => true, () => false);
+  const said = await page.locator('#flash').textContent();
+  if (on !== 'Remove e.firma' || !gone || !said.includes('e.firma removed.')) {
+    fail(`removing the e.firma with the keyboard: focus on ${on}, row ${await row.textContent()}, flash ${said}`);
+  } else ok('the e.firma removed with the keyboard after its confirmation; the row says "No e.firma"');
+
+  // The run that was waiting fails at its next check (the first comes 10 s after its request).
+  await page.getByRole('link', { name: 'Extractions' }).click();
+  const failed = await run.locator('td.status', { hasText: 'failed' }).filter({ hasText: 'Reason: invalid credentials' })
+    .waitFor({ timeout: 60000 }).then(() => true, () => false);
+  if (!failed) fail(`the e.firma run after its e.firma was removed: ${await run.textContent().catch(() => '')}`);
+  else ok('the waiting e.firma run failed with "invalid credentials" once its e.firma was removed');
+}
+
+/** Spanish: a daily schedule for the taxpayer; paused, resumed, deleted after asking. */
+async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
+  await page.getByRole('link', { name: 'Descargas programadas' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Descargas programadas' }).waitFor();
+  const label = await page.locator('select[name=entity_id] option', { hasText: rfc }).textContent();
+  await page.getByLabel('Contribuyente').selectOption({ label });
+  await page.getByLabel('Diaria a las (hora de la Ciudad de México)').fill('07:30');
+  await page.getByRole('checkbox', { name: 'Recibidas' }).uncheck();
+  await page.getByLabel('Días hacia atrás').fill('10');
+  await page.getByRole('button', { name: 'Agregar', exact: true }).click();
+  const row = page.locator('tr[data-schedule]', { hasText: rfc });
+  const made = await row.filter({ hasText: 'Diaria a las 07:30' }).filter({ hasText: 'vigente' }).waitFor().then(() => true, () => false);
+  const cells = made ? (await row.textContent()).replace(/\s+/g, ' ') : '';
+  if (!made || !/\d{2}\/\d{2}\/\d{4}, 07:30:00/.test(cells) || /Recibidas/.test(cells)) fail(`the new schedule shows ${cells || await page.locator('#main').textContent()}`);
+  else ok(`schedule created: ${cells}`);
+
+  // The interval choice: a second schedule for the same taxpayer is refused, clearly.
+  await page.getByLabel('Contribuyente').selectOption({ label });
+  await page.getByRole('radio', { name: 'Cada cierto tiempo' }).check();
+  await page.getByLabel('Intervalo (p. ej. 6h, 90m, 1d)').fill('6h');
+  await page.getByRole('button', { name: 'Agregar', exact: true }).click();
+  const refused = await page.locator('.error', { hasText: 'entity_id' }).waitFor().then(() => true, () => false);
+  if (!refused) fail('a second schedule for the same taxpayer showed no error'); else ok('a second schedule for the taxpayer is refused with its message');
+
+  await row.getByRole('button', { name: /^Pausar / }).click();
+  const paused = await row.filter({ hasText: 'en pausa' }).filter({ hasText: 'Pausada por un usuario.' }).waitFor().then(() => true, () => false);
+  await axe('schedules');
+  await shot('schedules');
+  await row.getByRole('button', { name: /^Reanudar / }).click();
+  const resumed = await row.filter({ hasText: 'vigente' }).waitFor().then(() => true, () => false);
+  if (!paused || !resumed) fail(`pausing and resuming the schedule: paused ${paused}, resumed ${resumed}`);
+  else ok('schedule paused (with its reason) and resumed');
+
+  await row.getByRole('button', { name: /^Eliminar / }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Eliminar' }).click();
+  const deleted = await page.locator('tr[data-schedule]').first().waitFor({ state: 'detached' }).then(() => true, () => false);
+  if (!deleted) fail('deleting the schedule left it listed'); else ok('schedule deleted after its confirmation');
+}
+
+/** Spanish: the balance-due filter, and a payment complement's related documents. */
+async function complementSteps(page, { ok, fail }) {
+  await page.getByRole('link', { name: 'Facturas', exact: true }).click();
+  await page.getByRole('button', { name: 'Limpiar' }).click();
+  await page.locator('select[name=type]').selectOption('I');
+  await page.locator('select[name=outstanding]').selectOption('true');
+  await page.getByRole('button', { name: 'Filtrar' }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'I')
+    && document.querySelector('tr[data-invoice]'));
+  const dues = await page.$$eval('tr[data-invoice] td:nth-child(7)', (tds) => tds.map((td) => td.textContent));
+  if (!dues.length || dues.some((d) => /^\$0(\.0+)? /.test(d))) fail(`"Con saldo pendiente" lists balances ${dues.join(', ')}`);
+  else ok(`"Con saldo pendiente": ${dues.length} income invoice(s), each with a balance due`);
+
+  await page.locator('select[name=outstanding]').selectOption('');
+  await page.locator('select[name=type]').selectOption('P');
+  await page.getByRole('button', { name: 'Filtrar' }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'P')
+    && document.querySelector('tr[data-invoice]'));
+  await page.locator('tr[data-invoice] a').first().click();
+  await page.getByRole('heading', { level: 2, name: 'Pagos que contiene este complemento' }).waitFor();
+  const related = await page.locator('section.panel').first().locator('tbody tr').count();
+  if (!related) fail('the payment complement shows no related document');
+  else ok(`a payment complement shows its payment and ${related} related document(s)`);
+}
+
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps };
