@@ -14,6 +14,7 @@ const ENTITY: &str = "entity-1";
 const OWNER: Owner = Owner {
     org_id: ORG,
     entity_id: ENTITY,
+    batch: "batch-1",
 };
 
 fn db() -> Connection {
