@@ -1,7 +1,7 @@
 //! SQL for `invoice_changes`: which invoices a batch (an extraction, or one imported
 //! file) changed, each with the first snapshot taken of it in that batch.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 /// What `invoice.updated` compares, as JSON text (amounts as decimal text); NULL
 /// while the invoice is not visible (metadata only), which counts as not existing.
@@ -65,11 +65,3 @@ pub fn take(conn: &Connection, batch: &str, limit: i64) -> anyhow::Result<Vec<Ch
     Ok(rows)
 }
 
-/// Whether the batch has marks left.
-pub fn pending(conn: &Connection, batch: &str) -> anyhow::Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM invoice_changes WHERE batch_id = ?1 LIMIT 1")?
-        .query_row([batch], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
