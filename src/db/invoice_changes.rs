@@ -64,4 +64,3 @@ pub fn take(conn: &Connection, batch: &str, limit: i64) -> anyhow::Result<Vec<Ch
     }
     Ok(rows)
 }
-
