@@ -32,11 +32,11 @@ pub fn emit(
         "source": source,
         "resource": { "type": resource.type_name(), "id": resource_id, "path": source },
         "object": object,
+        "created_at": created_at,
     });
     if let Some((name, value)) = extra {
         payload[name] = value;
     }
-    payload["created_at"] = json!(created_at);
     db::events::insert(
         conn,
         &db::events::NewEvent {

@@ -248,3 +248,41 @@ fn extractions_announce_each_visible_invoice_once_and_later_changes_as_updates()
     }
     client.get("/v1/events/not-a-uuid").expect_not_found();
 }
+
+#[test]
+fn each_imported_file_announces_what_it_changed() {
+    let receiver = Receiver::start();
+    let app = TestApp::spawn();
+    let client = app.client();
+    client.create_webhook(&receiver.url(), Some(INVOICE_EVENTS));
+    let mut entities = BTreeMap::new();
+    let ppd = "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml";
+    let payment = "cfdi40-pago20-tfd-full-payment-of-ppd.xml";
+    let ids = import_by_issuer(&app, &mut entities, &[ppd]);
+    let first = next_deliveries(&receiver, 0, 1);
+    assert_eq!(first[0]["event"], "invoice.created");
+    assert_eq!(first[0]["object"]["id"], ids[ppd].as_str());
+
+    // The complement: created itself, and the invoice it pays updated (paid in full).
+    let paid_by = import_by_issuer(&app, &mut entities, &[payment]);
+    let bodies = next_deliveries(&receiver, 1, 2);
+    let of = |id: &str| {
+        bodies
+            .iter()
+            .find(|b| b["resource"]["id"] == id)
+            .unwrap_or_else(|| panic!("no event of {id}: {bodies:?}"))
+    };
+    assert_eq!(of(&paid_by[payment])["event"], "invoice.created");
+    let update = of(&ids[ppd]);
+    assert_eq!(update["event"], "invoice.updated");
+    assert_eq!(update["object"], get_invoice(&client, &ids[ppd]));
+    let changes = &update["changes"];
+    assert_amount(&changes["paid_amount"]["from"], "0", "unpaid before");
+    assert_amount(&changes["due_amount"]["to"], "0", "paid in full");
+    assert!(changes["fully_paid_at"]["to"].is_string(), "{changes}");
+    assert!(changes.get("status").is_none(), "{changes}");
+
+    // The same file again changes nothing: no event.
+    import_by_issuer(&app, &mut entities, &[payment]);
+    next_deliveries(&receiver, 3, 0);
+}
