@@ -66,8 +66,11 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Field -> (from, to).
+type Changes = BTreeMap<String, (Value, Value)>;
+
 /// The changes an update between two states of an invoice must report.
-fn expected_changes(before: &Value, after: &Value) -> BTreeMap<String, (Value, Value)> {
+fn expected_changes(before: &Value, after: &Value) -> Changes {
     TRACKED
         .iter()
         .filter(|f| !same(&before[**f], &after[**f]))
@@ -121,7 +124,8 @@ fn extractions_announce_each_visible_invoice_once_and_later_changes_as_updates()
     // they move (updated, with exactly what changed), nothing for the unchanged rest.
     extract(&client, &entity_id, from, to, "issued");
     let second = invoices_by_uuid(&client, &entity_id);
-    let mut expected: BTreeMap<String, Option<BTreeMap<String, (Value, Value)>>> = BTreeMap::new();
+    // Invoice id -> None for a creation, or the changes of an update.
+    let mut expected: BTreeMap<String, Option<Changes>> = BTreeMap::new();
     for (uuid, now) in &second {
         match first.get(uuid) {
             None => {
