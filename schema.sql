@@ -1,4 +1,4 @@
--- cfdi-extract schema, version 4 (src/db/migrate.rs steps older databases forward).
+-- cfdi-extract schema, version 6 (src/db/migrate.rs steps older databases forward).
 -- Applied idempotently at every start (CREATE ... IF NOT EXISTS); later versions add
 -- numbered steps in src/db/migrate.rs and bump PRAGMA user_version.
 -- Timestamps set by the service are fixed-width UTC text ("2026-11-21T10:15:30.123456Z"),
@@ -142,6 +142,17 @@ CREATE TABLE IF NOT EXISTS invoice_item_pages (
     PRIMARY KEY (invoice_id, page)
 ) WITHOUT ROWID;
 
+-- Invoices an extraction (or one imported file) changed, with the first snapshot of
+-- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,
+-- each becomes at most one invoice event and its row is deleted (events::invoices).
+CREATE TABLE IF NOT EXISTS invoice_changes (
+    batch_id     TEXT NOT NULL,                  -- the extraction's id, or an import's
+    invoice_id   TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    before_json  TEXT,
+    PRIMARY KEY (batch_id, invoice_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_changes_invoice ON invoice_changes (invoice_id);
+
 CREATE TABLE IF NOT EXISTS documents (
     invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
     kind        TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
@@ -179,14 +190,22 @@ CREATE TABLE IF NOT EXISTS webhooks (
 );
 CREATE INDEX IF NOT EXISTS webhooks_org_id ON webhooks (org_id, id);
 
+-- The outbox and the events feed (`GET /v1/events`). `event` has no CHECK: its names
+-- come from one Rust enum (`events::Kind`), and a new one then needs no table rebuild.
+-- Kept `--event-retention-days`, never while a delivery of it is pending.
 CREATE TABLE IF NOT EXISTS events (
     id          TEXT PRIMARY KEY,
     org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
-    event       TEXT NOT NULL CHECK (event IN ('extraction.update', 'entity.update')),
-    source      TEXT NOT NULL,
+    event       TEXT NOT NULL,
+    source      TEXT NOT NULL,                   -- "<collection>/<resource id>"
     payload     TEXT NOT NULL,                   -- the exact JSON body delivered
     created_at  TEXT NOT NULL
 );
+-- The feed's paths: all of an organization's events, one type, one resource.
+CREATE INDEX IF NOT EXISTS events_org ON events (org_id, id);
+CREATE INDEX IF NOT EXISTS events_org_event ON events (org_id, event, id);
+CREATE INDEX IF NOT EXISTS events_org_source ON events (org_id, source, id);
+CREATE INDEX IF NOT EXISTS events_created ON events (created_at);
 
 CREATE TABLE IF NOT EXISTS deliveries (
     id               TEXT PRIMARY KEY,
@@ -201,6 +220,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
     created_at       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_webhook ON deliveries (webhook_id, id);
+-- Purging an event finds (and cascades to) its deliveries.
+CREATE INDEX IF NOT EXISTS deliveries_event ON deliveries (event_id, status);
 
 -- Append-only log of delivery attempts (status 0 = transport error).
 CREATE TABLE IF NOT EXISTS delivery_attempts (

@@ -45,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         let owner = Owner {
             org_id: &org,
             entity_id: &entity,
+            batch: "bench",
         };
         let start = Instant::now();
         let mut stored = 0u64;

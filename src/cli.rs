@@ -222,6 +222,14 @@ pub struct ServeArgs {
     /// throttles taxpayers that log in too often.
     #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_MIN_INTERVAL", default_value = "1h", value_parser = parse_duration)]
     pub schedule_min_interval: Duration,
+    /// Days events (the feed and webhook payloads) are kept; an event with a pending
+    /// delivery is kept until that delivery ends. 0 keeps them only until delivered.
+    #[arg(long, env = "CFDI_EXTRACT_EVENT_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(0..=3650))]
+    pub event_retention_days: u32,
+    /// How often events past their retention are purged (tests shorten it).
+    #[arg(long, env = "CFDI_EXTRACT_EVENT_PURGE_EVERY", default_value = "1h", value_parser = parse_duration)]
+    pub event_purge_every: Duration,
     /// Timeout of one HTTP exchange with the SAT portal, redirects included.
     #[arg(long, env = "CFDI_EXTRACT_SAT_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub sat_timeout: Duration,

@@ -56,6 +56,9 @@ pub struct Config {
     pub sat_ws_poll: Duration,
     pub schedule_tick: Duration,
     pub schedule_min_interval: Duration,
+    /// How long events are kept (`--event-retention-days`).
+    pub event_retention: Duration,
+    pub event_purge_every: Duration,
     pub captcha_command: Option<String>,
     pub anticaptcha_url: String,
     pub anticaptcha_key: Option<Secret>,
@@ -90,6 +93,8 @@ impl Config {
             sat_ws_poll: args.sat_ws_poll,
             schedule_tick: args.schedule_tick,
             schedule_min_interval: args.schedule_min_interval,
+            event_retention: Duration::from_secs(u64::from(args.event_retention_days) * 86_400),
+            event_purge_every: args.event_purge_every,
             captcha_command: args.captcha_command,
             anticaptcha_url: args.anticaptcha_url,
             anticaptcha_key: args.anticaptcha_key,

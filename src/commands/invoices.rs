@@ -7,6 +7,7 @@ use crate::cli::InvoicesCommand;
 use crate::db::{self, entities::Entity, invoices::Filter, Db};
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
+use crate::events;
 use crate::export::{self, Format, Rows};
 use crate::ingest::{self, IngestError, Owner};
 use anyhow::{bail, Context};
@@ -113,16 +114,22 @@ fn import_file(
     if let Some(reason) = wrong_party(&cfdi, entity, direction) {
         return Ok(Err(reason));
     }
+    // Each file is a batch of its own: its invoice events commit with it.
+    let batch = uuid::Uuid::now_v7().to_string();
     let owner = Owner {
         org_id: &entity.org_id,
         entity_id: &entity.id,
+        batch: &batch,
     };
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
     db.tx(|tx| {
         match ingest::store_document(tx, owner, direction, None, &cfdi, &xml, pdf.as_deref()) {
             Err(IngestError::Storage(e)) => Err(e),
-            other => Ok(other.map_err(|e| e.to_string())),
+            other => {
+                events::invoices::flush(tx, &batch, i64::MAX, &crate::time::now())?;
+                Ok(other.map_err(|e| e.to_string()))
+            }
         }
     })
 }

@@ -57,10 +57,16 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         .map(|s| crate::ops::schedule::start(&config.data_dir, s))
         .transpose()?;
     let scheduler = Scheduler::start(ctx.clone())?;
+    let retention = crate::events::retention::start(
+        ctx.db.clone(),
+        config.event_retention,
+        config.event_purge_every,
+    )?;
     let served = runtime(db_connections)?.block_on(launch(ctx.clone()));
     // Rocket has stopped accepting requests; queue no more runs, and let running jobs
     // reach a resumable point.
     scheduler.stop();
+    retention.stop();
     workers.stop();
     if let Some(backups) = backups {
         backups.stop();

@@ -17,6 +17,7 @@ const STEPS: &[(i64, &str)] = &[
     (3, STEP_3),
     (4, STEP_4),
     (5, STEP_5),
+    (6, STEP_6),
     (7, STEP_7),
 ];
 
@@ -92,11 +93,40 @@ ALTER TABLE extractions_v4 RENAME TO extractions;
 /// `schedules` table and the index on this column.
 const STEP_5: &str = "ALTER TABLE extractions ADD COLUMN schedule_id TEXT;";
 
+/// Version 6: invoice events. `events.event` loses its CHECK (the names come from code),
+/// so the table is rebuilt. `deliveries` references it with ON DELETE CASCADE: `apply`
+/// runs the steps with foreign keys off, or dropping the old table would delete every
+/// delivery. `schema.sql` then adds the feed's indexes and `invoice_changes`.
+const STEP_6: &str = "
+CREATE TABLE events_v6 (
+    id          TEXT PRIMARY KEY,
+    org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    event       TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    payload     TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+);
+INSERT INTO events_v6 (id, org_id, event, source, payload, created_at)
+SELECT id, org_id, event, source, payload, created_at FROM events;
+DROP TABLE events;
+ALTER TABLE events_v6 RENAME TO events;
+";
+
 /// Version 7: a job remembers the API request that caused it, so that its log lines
 /// carry that request's id (`crate::origin`). Self-contained: it needs no other step.
 const STEP_7: &str = "ALTER TABLE jobs ADD COLUMN request_id TEXT;";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
+    // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
+    // transaction, so it is set around it and restored whatever happens.
+    let foreign_keys: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let applied = apply_steps(conn);
+    conn.pragma_update(None, "foreign_keys", foreign_keys)?;
+    applied
+}
+
+fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if current > VERSION {
@@ -117,6 +147,7 @@ pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
         }
     }
     tx.execute_batch(SCHEMA)?;
+
     if current != VERSION {
         tx.pragma_update(None, "user_version", VERSION)?;
     }
@@ -220,6 +251,60 @@ mod tests {
             .expect("rows");
         assert_eq!(causes, [None, None]);
         apply(&mut conn).expect("again");
+    }
+
+    /// A version 5 database: version 1's tables stepped forward to 5 by hand.
+    fn version_5_database() -> Connection {
+        let conn = Connection::open_in_memory().expect("memory db");
+        conn.execute_batch(SCHEMA_V1).expect("v1 schema");
+        conn.execute_batch(V1_TABLES).expect("rows");
+        for (_, sql) in STEPS.iter().filter(|(v, _)| *v <= 5) {
+            conn.execute_batch(sql).expect("step");
+        }
+        conn.pragma_update(None, "user_version", 5)
+            .expect("version");
+        conn
+    }
+
+    #[test]
+    fn version_6_rebuilds_events_without_cascading_to_deliveries() {
+        let mut conn = version_5_database();
+        // As every pooled connection has it: with foreign keys on, dropping `events`
+        // would delete the deliveries that reference it.
+        conn.pragma_update(None, "foreign_keys", true).expect("on");
+        assert!(
+            conn.execute(
+                "INSERT INTO events VALUES ('e2', 'o1', 'invoice.created', 's', '{}', 't')",
+                []
+            )
+            .is_err(),
+            "version 5 checks the names"
+        );
+        apply(&mut conn).expect("migrate");
+        let kept: Vec<(String, String)> = conn
+            .prepare("SELECT d.id, e.event FROM deliveries d JOIN events e ON e.id = d.event_id")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(kept, [("d1".to_string(), "entity.update".to_string())]);
+        let on: bool = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .expect("pragma");
+        assert!(on, "the connection's setting is restored");
+        conn.execute(
+            "INSERT INTO events VALUES ('e2', 'o1', 'invoice.created', 's', '{}', 't')",
+            [],
+        )
+        .expect("any name now");
+        // The foreign key still holds and still cascades.
+        conn.execute("DELETE FROM events WHERE id = 'e1'", [])
+            .expect("delete");
+        let left: i64 = conn
+            .query_row("SELECT COUNT(*) FROM deliveries", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(left, 0);
     }
 
     #[test]

@@ -8,7 +8,9 @@ pub mod deliveries;
 pub mod documents;
 pub mod efirmas;
 pub mod entities;
+pub mod events;
 pub mod extractions;
+pub mod invoice_changes;
 pub mod invoices;
 
 pub mod jobs;

@@ -3,6 +3,7 @@
 
 pub mod efirma;
 pub mod entity;
+pub mod event;
 pub mod extraction;
 pub mod schedule;
 pub mod webhook;

@@ -1,10 +1,9 @@
 //! Webhook registrations.
 
+use super::event::Kind;
 use super::required_string;
 use crate::error::FieldErrors;
 use serde_json::{Map, Value};
-
-pub const EVENT_NAMES: [&str; 2] = ["extraction.update", "entity.update"];
 
 /// How many webhooks one organization may register: each event is one delivery per
 /// webhook, so this bounds the deliveries one change can queue.
@@ -58,7 +57,7 @@ fn normalized_url(s: &str) -> Option<String> {
 }
 
 fn parse_events(value: Option<&Value>, errors: &mut FieldErrors) -> Vec<String> {
-    let all = || EVENT_NAMES.iter().map(|s| s.to_string()).collect();
+    let all = || Kind::ALL.iter().map(|k| k.name().to_string()).collect();
     let items = match value {
         None | Some(Value::Null) => return all(),
         Some(Value::Array(items)) => items,
@@ -69,12 +68,12 @@ fn parse_events(value: Option<&Value>, errors: &mut FieldErrors) -> Vec<String> 
     };
     let mut events: Vec<String> = vec![];
     for item in items {
-        match item.as_str().filter(|s| EVENT_NAMES.contains(s)) {
+        match item.as_str().and_then(Kind::parse).map(Kind::name) {
             Some(name) if !events.iter().any(|e| e == name) => events.push(name.to_string()),
             Some(_) => {}
             None => errors.add(
                 "events",
-                "must contain only extraction.update or entity.update",
+                &format!("must contain only {}", Kind::names_listed()),
             ),
         }
     }
@@ -139,14 +138,14 @@ mod tests {
                 .expect("ok")
                 .events
                 .len(),
-            2
+            4
         );
         assert_eq!(
             parse(json!({"url": "https://a.mx", "events": []}))
                 .expect("ok")
                 .events
                 .len(),
-            2
+            4
         );
         assert_eq!(
             parse(json!({"url": "https://a.mx", "events": ["entity.update"]}))
@@ -154,8 +153,14 @@ mod tests {
                 .events,
             vec!["entity.update".to_string()]
         );
+        assert_eq!(
+            parse(json!({"url": "https://a.mx", "events": ["invoice.updated", "invoice.created"]}))
+                .expect("ok")
+                .events,
+            ["invoice.updated", "invoice.created"]
+        );
         assert!(
-            parse(json!({"url": "https://a.mx", "events": ["invoice.created"]}))
+            parse(json!({"url": "https://a.mx", "events": ["invoice.deleted"]}))
                 .expect_err("bad")
                 .contains("events")
         );

@@ -46,8 +46,10 @@ pub fn store_document(
     let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
     let mut affected: BTreeSet<String> = BTreeSet::from([uuid.clone()]);
     if let Some((id, _)) = &existing {
+        db::invoice_changes::mark(tx, owner.batch, id)?;
         affected.extend(db::payment_entries::related_uuids(tx, id)?);
     }
+    let new = existing.is_none();
     let id = existing
         .map(|(id, _)| id)
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -69,11 +71,14 @@ pub fn store_document(
         cancelled_at.as_deref(),
         pdf.is_some(),
     )?;
+    if new {
+        db::invoice_changes::mark_new(tx, owner.batch, &id)?;
+    }
     db::documents::put(tx, &id, "xml", xml)?;
     if let Some(pdf) = pdf {
         db::documents::put(tx, &id, "pdf", pdf)?;
     }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
-    payments::recompute_all(tx, owner.entity_id, &affected)?;
+    payments::recompute_all(tx, owner, &affected)?;
     Ok(id)
 }

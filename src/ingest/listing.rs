@@ -27,13 +27,14 @@ pub fn record_listing(
             continue;
         };
         if known.status != status {
+            db::invoice_changes::mark(tx, owner.batch, &known.id)?;
             write::set_status(tx, &known.id, status, m.cancelled_at.as_deref(), &now)?;
             if known.processed {
                 let mut affected = BTreeSet::from([uuid.clone()]);
                 if known.invoice_type.as_deref() == Some("P") {
                     affected.extend(db::payment_entries::related_uuids(tx, &known.id)?);
                 }
-                payments::recompute_all(tx, owner.entity_id, &affected)?;
+                payments::recompute_all(tx, owner, &affected)?;
             }
         }
         if !known.processed {

@@ -1,6 +1,7 @@
 //! Payment complements: their entries (one per distinct, linkable related document)
 //! and the aggregates of the invoices they pay, recomputed from every stored entry.
 
+use super::Owner;
 use crate::cfdi::{Cfdi, InvoiceType};
 use crate::db::{self, invoices::write};
 use crate::payments::{self, Entry};
@@ -45,20 +46,21 @@ pub fn replace_entries(
     Ok(kept.into_iter().map(|(uuid, _)| uuid).collect())
 }
 
-/// Recomputes each of `uuids`' aggregates.
+/// Recomputes each of `uuids`' aggregates, marking them changed by `owner.batch`.
 pub fn recompute_all(
     tx: &Connection,
-    entity_id: &str,
+    owner: Owner,
     uuids: &BTreeSet<String>,
 ) -> anyhow::Result<()> {
     for uuid in uuids {
-        recompute(tx, entity_id, uuid)?;
+        recompute(tx, owner, uuid)?;
     }
     Ok(())
 }
 
 /// Recomputes one invoice's payment aggregates from every stored entry naming it.
-fn recompute(tx: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<()> {
+fn recompute(tx: &Connection, owner: Owner, uuid: &str) -> anyhow::Result<()> {
+    let entity_id = owner.entity_id;
     let Some(basis) = write::payment_basis(tx, entity_id, uuid)? else {
         return Ok(()); // not here yet: its entries wait for it
     };
@@ -76,5 +78,6 @@ fn recompute(tx: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<()>
         },
         &entries,
     );
+    db::invoice_changes::mark(tx, owner.batch, &basis.id)?;
     write::set_payments(tx, &basis.id, &agg)
 }

@@ -14,6 +14,7 @@ const ENTITY: &str = "entity-1";
 const OWNER: Owner = Owner {
     org_id: ORG,
     entity_id: ENTITY,
+    batch: "batch-1",
 };
 
 fn db() -> Connection {
@@ -293,4 +294,96 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
         ingest_document(&conn, OWNER, Direction::Issued, None, half, None),
         Err(IngestError::Cfdi(_))
     ));
+}
+
+/// The events of `batch` once it ends: (event, invoice uuid, changes).
+fn flush_events(conn: &Connection, batch: &str) -> Vec<(String, String, serde_json::Value)> {
+    let before: i64 = conn
+        .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+        .expect("count");
+    crate::events::invoices::flush(conn, batch, i64::MAX, "now").expect("flush");
+    conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
+        .expect("prepare")
+        .query_map([before], |r| r.get::<_, String>(0))
+        .expect("query")
+        .map(|p| {
+            let p: serde_json::Value = serde_json::from_str(&p.expect("row")).expect("json");
+            let uuid = p["object"]["uuid"].as_str().expect("uuid").to_string();
+            (
+                p["event"].as_str().expect("event").to_string(),
+                uuid,
+                p["changes"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_batch_sends_one_event_per_invoice_it_changed_visibly() {
+    let conn = db();
+    let ppd = "6D7434A6-E3F2-47AD-9E4C-08849946AFA0";
+    let pay_xml = sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml");
+    let pay_uuid = Cfdi::parse(&pay_xml)
+        .expect("parse")
+        .stamp
+        .and_then(|s| s.uuid)
+        .expect("uuid");
+    let batch = |b| Owner { batch: b, ..OWNER };
+    // Listed only: metadata is invisible, so nothing is announced.
+    let listing = [meta_for(ppd), meta_for(&pay_uuid)];
+    record_listing(&conn, batch("a"), Direction::Issued, &listing).expect("list");
+    assert!(flush_events(&conn, "a").is_empty());
+    // Processed: each appears once, as it is at the end (paid), however often touched.
+    let ppd_xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
+    for (xml, meta) in [(&ppd_xml, &listing[0]), (&pay_xml, &listing[1])] {
+        ingest_document(&conn, batch("b"), Direction::Issued, Some(meta), xml, None)
+            .expect("ingest");
+    }
+    let created = flush_events(&conn, "b");
+    let mut kinds: Vec<(&str, &str)> = created
+        .iter()
+        .map(|(e, u, _)| (e.as_str(), u.as_str()))
+        .collect();
+    kinds.sort();
+    let mut expected = [
+        ("invoice.created", ppd),
+        ("invoice.created", pay_uuid.as_str()),
+    ];
+    expected.sort();
+    assert_eq!(kinds, expected);
+    // The complement is cancelled: its own update, and the paid invoice's balance.
+    let cancel = Metadata {
+        cancelled: true,
+        cancelled_at: Some("2020-02-01T00:00:00".into()),
+        ..meta_for(&pay_uuid)
+    };
+    record_listing(
+        &conn,
+        batch("c"),
+        Direction::Issued,
+        &[listing[0].clone(), cancel.clone()],
+    )
+    .expect("cancel");
+    let updated = flush_events(&conn, "c");
+    assert_eq!(updated.len(), 2, "{updated:?}");
+    let of = |uuid: &str| &updated.iter().find(|(_, u, _)| u == uuid).expect("event").2;
+    assert_eq!(of(&pay_uuid)["status"]["to"], "cancelled");
+    let paid = of(ppd);
+    assert_eq!(paid["paid_amount"]["to"].to_string(), "0.00");
+    assert_eq!(paid["due_amount"]["from"].to_string(), "0.00");
+    assert_eq!(paid["due_amount"]["to"].to_string(), "17852.75");
+    assert!(paid.get("status").is_none(), "{paid}");
+    // Seen again unchanged: nothing to say, and no marks are left behind.
+    record_listing(
+        &conn,
+        batch("d"),
+        Direction::Issued,
+        &[listing[0].clone(), cancel],
+    )
+    .expect("again");
+    assert!(flush_events(&conn, "d").is_empty());
+    let marks: i64 = conn
+        .query_row("SELECT COUNT(*) FROM invoice_changes", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(marks, 0);
 }

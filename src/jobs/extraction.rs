@@ -9,8 +9,9 @@ use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
+use crate::domain::event::Kind;
 use crate::domain::extraction::{Channel, Direction, FailedReason, Period, Status};
-use crate::events::{self, Resource};
+use crate::events;
 use crate::ingest::{self, Owner};
 use crate::sat::{Credential, Document, Metadata, RunContext, SatError, Session, DOWNLOAD_BATCH};
 use std::time::Duration;
@@ -153,6 +154,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     let owner = Owner {
         org_id: &entity.org_id,
         entity_id: &entity.id,
+        batch: &ext.id,
     };
 
     let result = (|| -> Result<Outcome, SatError> {
@@ -327,9 +329,10 @@ fn transition(
         events::emit(
             tx,
             &ext.org_id,
-            Resource::Extraction,
+            Kind::ExtractionUpdate,
             &ext.id,
             object,
+            None,
             &ctx.first_attempt_at(),
         )?;
         also(tx, &ext)
@@ -373,13 +376,16 @@ fn fail(
 }
 
 /// `finished`, or `failed` with a reason. When the authority refused the login, the
-/// entity turns `invalid` (with its own `entity.update`) in the same transaction.
+/// entity turns `invalid` (with its own `entity.update`) in the same transaction. The
+/// run's invoice events go first, in chunks; the final transaction takes any left, so
+/// the run never ends with its changes unannounced.
 fn finish(
     ctx: &Context,
     id: &str,
     reason: Option<FailedReason>,
     refused: Refused,
 ) -> anyhow::Result<()> {
+    events::invoices::flush_all(&ctx.db, id, &ctx.first_attempt_at())?;
     transition(
         ctx,
         id,
@@ -392,21 +398,29 @@ fn finish(
                 e.updated_at = now;
             }
         },
-        |tx, ext| match refused {
-            Refused::Nothing => Ok(()),
-            Refused::Ciec => match db::entities::get_any(tx, &ext.entity_id)? {
-                Some(mut entity) if entity.credential_status != CredentialStatus::Invalid => {
-                    super::credential::set_status(tx, ctx, &mut entity, CredentialStatus::Invalid)
-                }
-                _ => Ok(()),
-            },
-            Refused::Efirma(sealed) => super::credential::set_efirma_status(
-                tx,
-                ctx,
-                &ext.entity_id,
-                sealed,
-                EfirmaStatus::Invalid,
-            ),
+        |tx, ext| {
+            events::invoices::flush(tx, id, i64::MAX, &ctx.first_attempt_at())?;
+            match refused {
+                Refused::Nothing => Ok(()),
+                Refused::Ciec => match db::entities::get_any(tx, &ext.entity_id)? {
+                    Some(mut entity) if entity.credential_status != CredentialStatus::Invalid => {
+                        super::credential::set_status(
+                            tx,
+                            ctx,
+                            &mut entity,
+                            CredentialStatus::Invalid,
+                        )
+                    }
+                    _ => Ok(()),
+                },
+                Refused::Efirma(sealed) => super::credential::set_efirma_status(
+                    tx,
+                    ctx,
+                    &ext.entity_id,
+                    sealed,
+                    EfirmaStatus::Invalid,
+                ),
+            }
         },
     )
 }

@@ -6,6 +6,7 @@
 
 pub mod efirmas;
 pub mod entities;
+pub mod events;
 pub mod exports;
 pub mod extractions;
 pub mod invoices;
@@ -28,6 +29,7 @@ pub type Ctx = State<Arc<Context>>;
 pub fn v1() -> Vec<Route> {
     let mut all = entities::routes();
     all.extend(efirmas::routes());
+    all.extend(events::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
     all.extend(exports::routes());

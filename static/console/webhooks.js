@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { h, badge, field, table, errorBox, flash, confirmBox } from './dom.js';
 import { timestamp } from './format.js';
 
-const EVENTS = ['extraction.update', 'entity.update'];
+const EVENTS = ['extraction.update', 'entity.update', 'invoice.created', 'invoice.updated'];
 
 export function render(main) {
   const err = h('div');

@@ -13,6 +13,7 @@ mod data_dir;
 mod efirma;
 mod entities;
 mod errors;
+mod events;
 mod healthcheck;
 mod isolation;
 mod lifecycle;

@@ -22,6 +22,7 @@ mod backup;
 mod documents;
 mod efirma;
 mod efirma_ws;
+mod events;
 mod exports;
 mod extractions;
 mod import;

@@ -177,7 +177,8 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
     );
     let api = Api::new(base);
     // The same webhooks as the sandbox path: entity.update on validation, then
-    // extraction.update for running and finished, each naming its entity.
+    // extraction.update for running and finished, each naming its entity, and one
+    // invoice.created per invoice the run made visible.
     let receiver = crate::receiver::Receiver::start();
     api.post("/v1/webhooks", json!({"url": receiver.url()}));
 
@@ -227,11 +228,23 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
     );
     fake.seen(|s| assert!(s.refusals.is_empty(), "{:?}", s.refusals));
 
-    let events: Vec<Value> = receiver
-        .wait_for(3, std::time::Duration::from_secs(20))
+    let mut all: Vec<Value> = receiver
+        .wait_for(6, std::time::Duration::from_secs(20))
         .iter()
         .map(|r| r.json())
         .collect();
+    // Events of different resources may arrive in any order; their ids (UUIDv7) sort
+    // in the order they were written.
+    all.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    let (invoice_events, events): (Vec<Value>, Vec<Value>) = all
+        .into_iter()
+        .partition(|e| e["event"] == "invoice.created");
+    let mut created: Vec<String> = invoice_events
+        .iter()
+        .map(|e| e["object"]["uuid"].as_str().unwrap_or("").to_string())
+        .collect();
+    created.sort();
+    assert_eq!(created, uuids, "{invoice_events:?}");
     let summary: Vec<(String, String)> = events
         .iter()
         .map(|e| {

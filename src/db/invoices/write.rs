@@ -7,11 +7,13 @@ use crate::payments::Aggregate;
 use crate::sat::Metadata;
 use rusqlite::{named_params, params, Connection, OptionalExtension};
 
-/// Whose invoice a row is.
+/// Whose invoice a row is, and the batch writing it (an extraction's id, or one
+/// imported file's): invoice events are coalesced per batch (`events::invoices`).
 #[derive(Debug, Clone, Copy)]
 pub struct Owner<'a> {
     pub org_id: &'a str,
     pub entity_id: &'a str,
+    pub batch: &'a str,
 }
 
 /// Stored decimal text (exact, as parsed).

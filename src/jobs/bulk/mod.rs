@@ -89,6 +89,7 @@ pub fn run(
         owner: Owner {
             org_id: &entity.org_id,
             entity_id: &entity.id,
+            batch: &ext.id,
         },
         session: None,
         connect: Box::new(|| ctx.bulk.connect(&fiel, Some(&run))),

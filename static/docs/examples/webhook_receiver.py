@@ -65,6 +65,9 @@ def worker():
                   obj["failed_reason"] or "", flush=True)
         elif event["event"] == "entity.update":
             print(f"entity {obj['tax_id']}: credential {obj['credential_status']}", flush=True)
+        elif event["event"] in ("invoice.created", "invoice.updated"):
+            print(f"{event['event']} {obj['uuid']}: {obj['status']}, due {obj['due_amount']}",
+                  sorted(event.get("changes", {})), flush=True)
 
 
 threading.Thread(target=worker, daemon=True).start()

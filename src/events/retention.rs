@@ -1,0 +1,97 @@
+//! Events are kept `--event-retention-days`, then purged with their finished
+//! deliveries by a thread of its own (`--event-purge-every`). An event with a pending
+//! delivery is kept until that delivery ends, whatever its age.
+
+use crate::db::{self, Db};
+use crate::periodic::Periodic;
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// Events deleted per transaction, so a purge never holds the write lock for long.
+const BATCH: i64 = 1000;
+
+/// Purges what is older than `keep` at `now`; returns how many events went.
+pub fn purge(db: &Db, keep: Duration, now: DateTime<Utc>) -> anyhow::Result<usize> {
+    let keep = chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::MAX);
+    let Some(cutoff) = now.checked_sub_signed(keep) else {
+        return Ok(0);
+    };
+    let cutoff = crate::time::format(cutoff);
+    let mut total = 0;
+    loop {
+        let deleted = db.tx(|tx| db::events::purge_before(tx, &cutoff, BATCH))?;
+        total += deleted;
+        if deleted < BATCH as usize {
+            return Ok(total);
+        }
+    }
+}
+
+/// The purge thread: once at start, then every `every`.
+pub fn start(db: Db, keep: Duration, every: Duration) -> anyhow::Result<Periodic> {
+    Periodic::spawn("event-retention", Duration::ZERO, move || {
+        match purge(&db, keep, Utc::now()) {
+            Ok(0) => {}
+            Ok(n) => log::info!("purged {n} event(s) past their retention"),
+            Err(e) => log::error!("purging old events failed: {e:#}"),
+        }
+        every
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    #[test]
+    fn old_events_go_with_their_finished_deliveries_but_pending_ones_stay() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = Db::open(dir.path(), 2).expect("db");
+        db.tx(|tx| {
+            tx.execute_batch(
+                "INSERT INTO orgs VALUES ('o', 'O', 't');
+                 INSERT INTO webhooks (id, org_id, url, events, created_at)
+                     VALUES ('w', 'o', 'https://a.mx', '[]', 't');
+                 INSERT INTO events VALUES
+                     ('old-done', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),
+                     ('old-pending', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),
+                     ('recent', 'o', 'entity.update', 's', '{}', '2026-01-30T00:00:00.000000Z');
+                 INSERT INTO deliveries (id, webhook_id, event_id, status, created_at) VALUES
+                     ('d1', 'w', 'old-done', 'succeeded', 't'),
+                     ('d2', 'w', 'old-pending', 'pending', 't'),
+                     ('d3', 'w', 'old-pending', 'failed', 't');
+                 INSERT INTO delivery_attempts VALUES ('d1', 1, 200, NULL, 5, 't');",
+            )?;
+            Ok(())
+        })
+        .expect("seed");
+        let now = crate::time::parse("2026-02-01T00:00:00Z").expect("time");
+        assert_eq!(purge(&db, 30 * DAY, now).expect("purge"), 1);
+        let conn = db.conn().expect("conn");
+        let ids = |sql: &str| -> Vec<String> {
+            conn.prepare(sql)
+                .expect("prepare")
+                .query_map([], |r| r.get(0))
+                .expect("query")
+                .collect::<Result<_, _>>()
+                .expect("rows")
+        };
+        assert_eq!(
+            ids("SELECT id FROM events ORDER BY id"),
+            ["old-pending", "recent"]
+        );
+        assert_eq!(ids("SELECT id FROM deliveries ORDER BY id"), ["d2", "d3"]);
+        assert!(ids("SELECT delivery_id FROM delivery_attempts").is_empty());
+        // Once its last delivery ends, the old event goes too; a recent one stays.
+        conn.execute(
+            "UPDATE deliveries SET status = 'failed' WHERE id = 'd2'",
+            [],
+        )
+        .expect("end");
+        assert_eq!(purge(&db, 30 * DAY, now).expect("purge"), 1);
+        assert_eq!(ids("SELECT id FROM events"), ["recent"]);
+        assert_eq!(purge(&db, Duration::MAX, now).expect("no overflow"), 0);
+    }
+}
