@@ -128,17 +128,21 @@ mod tests {
                 }
             })
         };
-        let mut largest = 0;
+        let (mut previous, mut restarts) = (0, 0);
         for _ in 0..600 {
             db.tx(|tx| Ok(tx.execute("INSERT INTO blobs VALUES (zeroblob(16384))", [])?))
                 .expect("write");
-            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+            let len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+            restarts += usize::from(len < previous);
+            previous = len;
             std::thread::sleep(Duration::from_millis(3));
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         reader.join().expect("reader");
         checkpointer.stop();
-        // 600 x 16 KiB = 9.8 MB went through the WAL; it was restarted along the way.
-        assert!(largest < 6 << 20, "the WAL grew to {largest} bytes");
+        // 600 x 16 KiB = 9.8 MB went through the WAL, 40 times the 64-frame limit: it
+        // was restarted along the way (how often depends on the machine's load, so the
+        // test asks only that it was, which a passive checkpoint alone never does).
+        assert!(restarts > 0, "the WAL was never restarted");
     }
 }
