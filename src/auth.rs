@@ -1,12 +1,13 @@
 //! HTTP Basic authentication for `/v1`.
 //!
 //! argon2id costs ~20 ms of CPU and 19 MiB by design, and Basic auth sends the password
-//! with every request, so successful verifications are cached for a short time. The
-//! cache key is an HMAC (keyed with a per-process secret) of the email, the password
-//! and the stored hash: the password itself is never kept, and a password changed with
-//! the CLI changes the stored hash, hence the key, so it takes effect on the next
-//! request. Concurrent first requests with the same credentials share one verification
-//! (single flight), and a semaphore bounds how many argon2 runs at once.
+//! with every request, so successful logins are cached for a short time, keyed by an
+//! HMAC (with a per-process secret) of the email and password: the password itself is
+//! never kept. A cached login needs no database read; it stays good until the CLI
+//! changes a password (`users_stamp`, checked on every request) or the TTL passes, so a
+//! changed password is in force from the next request. Concurrent first requests with
+//! the same credentials share one verification (single flight), and a semaphore bounds
+//! how many argon2 runs at once.
 //!
 //! Failed logins are throttled per (client address, email) and, more loosely, per
 //! address, so wrong-password floods cannot monopolise the CPU while one client cannot
@@ -15,6 +16,7 @@
 
 use crate::db::{self, Db};
 use crate::error::AuthFailure;
+use crate::users_stamp::{self, Stamp};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
@@ -23,6 +25,7 @@ use rocket::request::{FromRequest, Outcome, Request};
 use sha2::Sha256;
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, Semaphore};
@@ -54,10 +57,17 @@ enum FailureKey {
     AddressEmail(IpAddr, String),
 }
 
+/// Which users' state a login was checked against: it changes with `users.stamp`.
+type Generation = u64;
+
 pub struct Authenticator {
     key: [u8; 32],
-    cache: Mutex<HashMap<CacheKey, (AuthUser, Instant)>>,
-    inflight: Mutex<HashMap<CacheKey, Verification>>,
+    /// Logins checked against the current generation, until their expiry.
+    cache: Mutex<HashMap<CacheKey, (AuthUser, Instant, Generation)>>,
+    inflight: Mutex<HashMap<(CacheKey, Generation), Verification>>,
+    stamp_path: Option<PathBuf>,
+    /// The stamp last seen and its generation.
+    seen: Mutex<(Option<Stamp>, Generation)>,
     argon2_slots: Semaphore,
     failures: Mutex<HashMap<FailureKey, (u32, Instant)>>,
     trusted_proxies: Vec<IpAddr>,
@@ -65,7 +75,10 @@ pub struct Authenticator {
 
 impl Authenticator {
     /// `trusted_proxies`: peers whose `X-Forwarded-For` / `X-Real-IP` name the client.
-    pub fn new(trusted_proxies: Vec<IpAddr>) -> Self {
+    /// `data_dir`: where the CLI leaves `users.stamp` (`None`: only the TTL expires logins).
+    pub fn new(trusted_proxies: Vec<IpAddr>, data_dir: Option<&std::path::Path>) -> Self {
+        let stamp_path = data_dir.map(users_stamp::path);
+        let stamp = stamp_path.as_deref().and_then(users_stamp::read);
         let mut key = [0u8; 32];
         // A failure leaves a zero key: still keyed per credential, only less secret.
         let _ = getrandom::fill(&mut key);
@@ -74,6 +87,8 @@ impl Authenticator {
             key,
             cache: Mutex::new(HashMap::new()),
             inflight: Mutex::new(HashMap::new()),
+            stamp_path,
+            seen: Mutex::new((stamp, 0)),
             argon2_slots: Semaphore::new(slots),
             failures: Mutex::new(HashMap::new()),
             trusted_proxies,
@@ -114,6 +129,14 @@ impl Authenticator {
         client: Option<IpAddr>,
     ) -> Result<AuthUser, AuthFailure> {
         let (email, password) = parse_basic(header)?;
+        let generation = self.generation();
+        let key = self.cache_key(&email, &password);
+        if let Some(hit) = self.cached(&key, generation) {
+            return Ok(hit);
+        }
+        if client.is_some_and(|ip| self.throttled(ip, &email)) {
+            return Err(AuthFailure::Invalid);
+        }
         let lookup_email = email.clone();
         let user = db
             .read(move |conn| db::users::find_by_email(conn, &lookup_email))
@@ -128,15 +151,9 @@ impl Authenticator {
                 }
             })?;
         let stored_hash = user.as_ref().map(|u| u.password_hash.clone());
-        let key = self.cache_key(&email, &password, stored_hash.as_deref());
-
-        if let Some(hit) = self.cached(&key) {
-            return Ok(hit);
-        }
-        if client.is_some_and(|ip| self.throttled(ip, &email)) {
-            return Err(AuthFailure::Invalid);
-        }
-        let cell = self.inflight_cell(key);
+        // Keyed by generation too: a verification against a hash read before a password
+        // change is never handed to a request that came after it.
+        let cell = self.inflight_cell((key, generation));
         let verdict = cell
             .get_or_init(|| async {
                 let _permit = self.argon2_slots.acquire().await.ok();
@@ -155,10 +172,10 @@ impl Authenticator {
         self.inflight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
+            .remove(&(key, generation));
         match verdict {
             Some(user) => {
-                self.remember(key, user.clone());
+                self.remember(key, user.clone(), generation);
                 Ok(user)
             }
             None => {
@@ -205,43 +222,49 @@ impl Authenticator {
         }
     }
 
-    fn cache_key(&self, email: &str, password: &str, stored_hash: Option<&str>) -> CacheKey {
+    /// The users' generation now: it moves when `users.stamp` differs from the last look.
+    fn generation(&self) -> Generation {
+        let stamp = self.stamp_path.as_deref().and_then(users_stamp::read);
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.0 != stamp {
+            *seen = (stamp, seen.1 + 1);
+        }
+        seen.1
+    }
+
+    fn cache_key(&self, email: &str, password: &str) -> CacheKey {
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
             .expect("HMAC accepts any key length");
-        for part in [
-            email.as_bytes(),
-            password.as_bytes(),
-            stored_hash.unwrap_or("").as_bytes(),
-        ] {
+        for part in [email.as_bytes(), password.as_bytes()] {
             mac.update(&(part.len() as u64).to_le_bytes());
             mac.update(part);
         }
         mac.finalize().into_bytes().into()
     }
 
-    fn cached(&self, key: &CacheKey) -> Option<AuthUser> {
+    fn cached(&self, key: &CacheKey, generation: Generation) -> Option<AuthUser> {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache
             .get(key)
-            .filter(|(_, expires)| *expires > Instant::now())
-            .map(|(user, _)| user.clone())
+            .filter(|(_, expires, checked)| *checked == generation && *expires > Instant::now())
+            .map(|(user, _, _)| user.clone())
     }
 
-    fn inflight_cell(&self, key: CacheKey) -> Verification {
+    fn inflight_cell(&self, key: (CacheKey, Generation)) -> Verification {
         let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
         inflight.entry(key).or_default().clone()
     }
 
-    fn remember(&self, key: CacheKey, user: AuthUser) {
+    fn remember(&self, key: CacheKey, user: AuthUser, generation: Generation) {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHE_MAX {
             let now = Instant::now();
-            cache.retain(|_, (_, expires)| *expires > now);
+            cache.retain(|_, (_, expires, _)| *expires > now);
             if cache.len() >= CACHE_MAX {
                 cache.clear();
             }
         }
-        cache.insert(key, (user, Instant::now() + CACHE_TTL));
+        cache.insert(key, (user, Instant::now() + CACHE_TTL, generation));
     }
 }
 
@@ -324,12 +347,32 @@ mod tests {
 
     #[test]
     fn cache_key_depends_on_every_part() {
-        let a = Authenticator::new(vec![]);
-        let k = a.cache_key("a@b.c", "pw", Some("h1"));
-        assert_eq!(k, a.cache_key("a@b.c", "pw", Some("h1")));
-        assert_ne!(k, a.cache_key("a@b.c", "pw", Some("h2")));
-        assert_ne!(k, a.cache_key("a@b.c", "pw2", Some("h1")));
-        assert_ne!(k, a.cache_key("a@b.cpw", "", Some("h1")));
+        let a = Authenticator::new(vec![], None);
+        let k = a.cache_key("a@b.c", "pw");
+        assert_eq!(k, a.cache_key("a@b.c", "pw"));
+        assert_ne!(k, a.cache_key("a@b.c", "pw2"));
+        assert_ne!(k, a.cache_key("a@b.cpw", ""));
+    }
+
+    #[test]
+    fn a_moved_stamp_retires_cached_logins() {
+        let dir = tempfile::tempdir().expect("dir");
+        let a = Authenticator::new(vec![], Some(dir.path()));
+        let user = AuthUser {
+            user_id: "u".into(),
+            org_id: "o".into(),
+        };
+        let key = a.cache_key("a@b.c", "pw");
+        let before = a.generation();
+        a.remember(key, user.clone(), before);
+        assert_eq!(a.cached(&key, a.generation()), Some(user.clone()));
+        users_stamp::bump(dir.path()).expect("bump");
+        let after = a.generation();
+        assert_ne!(after, before);
+        assert_eq!(a.cached(&key, after), None);
+        // A verification that began before the change cannot be cached as current.
+        a.remember(key, user, before);
+        assert_eq!(a.cached(&key, a.generation()), None);
     }
 
     fn ip(s: &str) -> IpAddr {
@@ -338,7 +381,7 @@ mod tests {
 
     #[test]
     fn an_email_is_throttled_per_address_and_others_are_not() {
-        let a = Authenticator::new(vec![]);
+        let a = Authenticator::new(vec![], None);
         for _ in 0..FAILURES_PER_EMAIL - 1 {
             a.record_failure(ip("192.0.2.1"), "a@x.mx");
         }
@@ -355,7 +398,7 @@ mod tests {
 
     #[test]
     fn an_address_failing_across_many_emails_is_throttled_for_all() {
-        let a = Authenticator::new(vec![]);
+        let a = Authenticator::new(vec![], None);
         for i in 0..FAILURES_PER_ADDRESS {
             a.record_failure(ip("192.0.2.1"), &format!("u{i}@x.mx"));
         }
@@ -365,13 +408,13 @@ mod tests {
 
     #[test]
     fn forwarded_headers_count_only_from_a_trusted_proxy() {
-        let direct = Authenticator::new(vec![]);
+        let direct = Authenticator::new(vec![], None);
         let peer = Some(ip("192.0.2.7"));
         assert_eq!(
             direct.client_address(peer, Some("203.0.113.1"), Some("203.0.113.2")),
             peer
         );
-        let proxied = Authenticator::new(vec![ip("10.0.0.1"), ip("10.0.0.2")]);
+        let proxied = Authenticator::new(vec![ip("10.0.0.1"), ip("10.0.0.2")], None);
         let proxy = Some(ip("10.0.0.1"));
         assert_eq!(
             proxied.client_address(proxy, Some("198.51.100.1, 203.0.113.5, 10.0.0.2"), None),

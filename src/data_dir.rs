@@ -96,8 +96,9 @@ pub fn create_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     sync_dir(path)
 }
 
+/// Options whose `create` makes a file readable by its owner only.
 #[cfg(unix)]
-fn open_options() -> std::fs::OpenOptions {
+pub fn open_options() -> std::fs::OpenOptions {
     use std::os::unix::fs::OpenOptionsExt;
     let mut o = std::fs::OpenOptions::new();
     o.mode(0o600);
@@ -105,7 +106,7 @@ fn open_options() -> std::fs::OpenOptions {
 }
 
 #[cfg(not(unix))]
-fn open_options() -> std::fs::OpenOptions {
+pub fn open_options() -> std::fs::OpenOptions {
     std::fs::OpenOptions::new()
 }
 

@@ -38,4 +38,5 @@ pub mod routes;
 pub mod sat;
 pub mod server;
 pub mod time;
+pub mod users_stamp;
 pub mod webhook_signing;

@@ -31,7 +31,10 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
         ));
     rocket::custom(figment)
         .manage(ctx.db.clone())
-        .manage(Authenticator::new(config.trusted_proxies.clone()))
+        .manage(Authenticator::new(
+            config.trusted_proxies.clone(),
+            Some(&config.data_dir),
+        ))
         .manage(ctx.clone())
         .mount("/", crate::routes::service::routes())
         .mount("/", crate::routes::v1())

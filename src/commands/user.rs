@@ -77,6 +77,8 @@ pub fn run(data_dir: &Path, cmd: UserCommand) -> anyhow::Result<()> {
             if !db.tx(|tx| db::users::set_password(tx, &email, &hash))? {
                 bail!("no user with email {}", db::users::normalize_email(&email));
             }
+            // After the commit: a running server retires cached logins on its next request.
+            crate::users_stamp::bump(data_dir)?;
             println!("password updated");
         }
     }
