@@ -237,6 +237,11 @@ pub struct RelatedDocument {
     pub amount_paid: Option<Decimal>,
     /// ImpSaldoInsoluto.
     pub outstanding_balance: Option<Decimal>,
+    /// The share of the paid invoice's taxes this payment carries (Pagos 2.0
+    /// ImpuestosDR: TrasladosDR then RetencionesDR), in MonedaDR; empty for Pagos 1.0,
+    /// which has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taxes: Vec<ItemTax>,
 }
 
 /// A CfdiRelacionado entry.
