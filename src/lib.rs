@@ -36,5 +36,6 @@ pub mod periodic;
 pub mod routes;
 pub mod sat;
 pub mod server;
+pub mod summary;
 pub mod time;
 pub mod webhook_signing;

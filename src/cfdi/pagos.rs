@@ -133,7 +133,9 @@ fn parse_docto_taxes(docto: Node<'_, '_>) -> Vec<ItemTax> {
             {
                 let r = Reader::new(node, false);
                 let lenient = |attr| r.raw(attr).and_then(xml::parse_decimal);
-                let Some(tax) = r.string(TAX_DR) else { continue };
+                let Some(tax) = r.string(TAX_DR) else {
+                    continue;
+                };
                 taxes.push(ItemTax {
                     kind,
                     tax,

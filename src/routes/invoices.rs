@@ -25,7 +25,11 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::NaiveDate> {
+pub(super) fn date(
+    query: &Query,
+    name: &str,
+    errors: &mut FieldErrors,
+) -> Option<chrono::NaiveDate> {
     let v = query.get(name)?;
     let d = crate::time::parse_date(v);
     if d.is_none() {
