@@ -407,9 +407,9 @@ fn pagos_20_doctos_carry_their_own_taxes_and_pagos_10_none() {
             kind: TaxKind::Transferred,
             tax: "002".into(),
             factor: Some("Tasa".into()),
-            rate: Some("0.160000".parse().unwrap()),
-            base: Some("15390.30".parse().unwrap()),
-            amount: Some("2462.45".parse().unwrap()),
+            rate: Some("0.160000".parse().expect("decimal")),
+            base: Some("15390.30".parse().expect("decimal")),
+            amount: Some("2462.45".parse().expect("decimal")),
         }]
     );
     let withheld = parse_file("cfdi40-pago20-two-pagos-retenciones.xml");

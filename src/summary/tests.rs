@@ -45,7 +45,7 @@ fn entry(paid: &str, taxes: Vec<ItemTax>, invoice: Option<Document>) -> PaidEntr
     }
 }
 
-fn line<'a>(lines: &'a [TaxLine], source: Source) -> &'a TaxLine {
+fn line(lines: &[TaxLine], source: Source) -> &TaxLine {
     let mut found = lines.iter().filter(|l| l.source == source);
     let l = found.next().expect("a line");
     assert!(found.next().is_none(), "one line of {source:?}");

@@ -28,4 +28,5 @@ mod import;
 mod invoices;
 mod items;
 mod metrics;
+mod summary;
 mod upgrade;

@@ -64,6 +64,8 @@ pub struct Filter {
     pub issuer_tax_id: Option<String>,
     pub receiver_tax_id: Option<String>,
     pub uuid: Option<String>,
+    /// Upper case; compared with the stored Moneda in upper case.
+    pub currency: Option<String>,
     /// Inclusive lower bound, `YYYY-MM-DD`.
     pub issued_from: Option<String>,
     /// Exclusive upper bound: the day after the inclusive `issued_to`.
@@ -83,7 +85,7 @@ pub fn list(
         "SELECT id, issued_at, {VIEW_JSON} FROM invoices WHERE org_id = :org AND xml_processed = 1"
     );
     let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
-    let conditions: [(&str, &Option<String>, &str); 10] = [
+    let conditions: [(&str, &Option<String>, &str); 11] = [
         (":entity", &f.entity_id, " AND entity_id = :entity"),
         (":direction", &f.direction, " AND direction = :direction"),
         (":type", &f.invoice_type, " AND type = :type"),
@@ -104,6 +106,7 @@ pub fn list(
             " AND upper(receiver_tax_id) = :receiver",
         ),
         (":uuid", &f.uuid, " AND uuid = :uuid"),
+        (":currency", &f.currency, " AND upper(currency) = :currency"),
         (":from", &f.issued_from, " AND issued_at >= :from"),
         (":before", &f.issued_before, " AND issued_at < :before"),
     ];
