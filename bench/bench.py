@@ -24,6 +24,8 @@ import time
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import accountant
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "cfdi-extract")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
@@ -427,6 +429,9 @@ def main():
         attacker.wait()
         return result
     attacked = repeat(under_attack)
+    log("scenarios 9 and 10: exports and PDFs")
+    accountant_rows = []
+    accountant.scenario(server, big, ROOT, repeat, median_of, lambda *r: accountant_rows.append(r))
     server.stop()
 
     up_rps, trivial_rps = median_of(up, "rps"), median_of(trivial, "rps")
@@ -470,6 +475,8 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
+    for r in accountant_rows:
+        row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
     if console is None or "error" in console:
@@ -509,5 +516,21 @@ def write_report(machine, table, extra):
     log(f"wrote {path}")
 
 
+def exports_only():
+    """`bench/run exports`: only scenarios 9 and 10, on BENCH_INVOICES seeded invoices
+    (e.g. BENCH_INVOICES=5000 for a quick check); prints the rows, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    server = Server(os.path.join(tmp, "main"))
+    big = new_user(server.data_dir, "Big")
+    n, seconds = seed(server, big, "M", MILLION)
+    log(f"seeded {n} invoices in {seconds:.0f}s")
+    rows = []
+    accountant.scenario(server, big, ROOT, repeat, median_of, lambda *r: rows.append(r))
+    server.stop()
+    for n, what, target, value, ok in rows:
+        print(f"| {n} | {what} | {target} | {value} | {'met' if ok else 'MISSED'} |")
+    subprocess.run(["rm", "-rf", tmp])
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exports_only() if sys.argv[1:] == ["exports"] else main())

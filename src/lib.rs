@@ -37,6 +37,7 @@ pub mod periodic;
 pub mod routes;
 pub mod sat;
 pub mod server;
+pub mod summary;
 pub mod time;
 pub mod users_stamp;
 pub mod webhook_signing;

@@ -176,7 +176,8 @@ pub struct Item {
 
 /// A Traslado or Retencion of a concept. Values are as written; a decimal that does
 /// not parse is None (a concept's tax detail never makes a document unreadable).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Deserialize reads it back from the stored JSON (the period summary).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ItemTax {
     /// `transferred` (Traslado) or `withheld` (Retencion).
     pub kind: TaxKind,
@@ -191,7 +192,7 @@ pub struct ItemTax {
     pub amount: Option<Decimal>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaxKind {
     Transferred,
@@ -237,6 +238,11 @@ pub struct RelatedDocument {
     pub amount_paid: Option<Decimal>,
     /// ImpSaldoInsoluto.
     pub outstanding_balance: Option<Decimal>,
+    /// The share of the paid invoice's taxes this payment carries (Pagos 2.0
+    /// ImpuestosDR: TrasladosDR then RetencionesDR), in MonedaDR; empty for Pagos 1.0,
+    /// which has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taxes: Vec<ItemTax>,
 }
 
 /// A CfdiRelacionado entry.

@@ -3,7 +3,7 @@
 use roxmltree::Node;
 
 use super::xml::{self, Attr, Reader, PAGOS10, PAGOS20};
-use super::{CfdiError, Payment, RelatedDocument};
+use super::{CfdiError, ItemTax, Payment, RelatedDocument, TaxKind};
 
 const PAID_AT: Attr = Attr::field("FechaPago", "Pago@FechaPago");
 const PAYMENT_FORM: Attr = Attr::field("FormaDePagoP", "Pago@FormaDePagoP");
@@ -22,6 +22,13 @@ const DOC_INSTALLMENT: Attr = Attr::field("NumParcialidad", "DoctoRelacionado@Nu
 const DOC_PREVIOUS: Attr = Attr::field("ImpSaldoAnt", "DoctoRelacionado@ImpSaldoAnt");
 const DOC_PAID: Attr = Attr::field("ImpPagado", "DoctoRelacionado@ImpPagado");
 const DOC_OUTSTANDING: Attr = Attr::field("ImpSaldoInsoluto", "DoctoRelacionado@ImpSaldoInsoluto");
+
+// ImpuestosDR/TrasladosDR/TrasladoDR and RetencionesDR/RetencionDR (Pagos 2.0).
+const TAX_DR: Attr = Attr::field("ImpuestoDR", "ImpuestoDR");
+const TAX_FACTOR_DR: Attr = Attr::field("TipoFactorDR", "TipoFactorDR");
+const TAX_RATE_DR: Attr = Attr::field("TasaOCuotaDR", "TasaOCuotaDR");
+const TAX_BASE_DR: Attr = Attr::field("BaseDR", "BaseDR");
+const TAX_AMOUNT_DR: Attr = Attr::field("ImporteDR", "ImporteDR");
 
 /// Which payment complement a Pagos element belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,5 +110,42 @@ fn parse_docto(node: Node<'_, '_>, kind: Kind) -> Result<RelatedDocument, CfdiEr
         previous_balance: r.decimal(DOC_PREVIOUS)?,
         amount_paid: r.decimal(DOC_PAID)?,
         outstanding_balance: r.decimal(DOC_OUTSTANDING)?,
+        taxes: match kind {
+            Kind::V10 => Vec::new(),
+            Kind::V20 => parse_docto_taxes(node),
+        },
     })
+}
+
+/// A Pagos 2.0 DoctoRelacionado's TrasladoDR then RetencionDR entries. Like a
+/// concept's taxes, they are read leniently: ones without ImpuestoDR are skipped and
+/// an unreadable decimal is None, so tax detail never makes a complement unreadable.
+fn parse_docto_taxes(docto: Node<'_, '_>) -> Vec<ItemTax> {
+    let groups = [
+        ("TrasladosDR", "TrasladoDR", TaxKind::Transferred),
+        ("RetencionesDR", "RetencionDR", TaxKind::Withheld),
+    ];
+    let mut taxes = Vec::new();
+    for taxes_node in xml::children(docto, PAGOS20, "ImpuestosDR") {
+        for (list, entry, kind) in groups {
+            for node in xml::children(taxes_node, PAGOS20, list)
+                .flat_map(|l| xml::children(l, PAGOS20, entry))
+            {
+                let r = Reader::new(node, false);
+                let lenient = |attr| r.raw(attr).and_then(xml::parse_decimal);
+                let Some(tax) = r.string(TAX_DR) else {
+                    continue;
+                };
+                taxes.push(ItemTax {
+                    kind,
+                    tax,
+                    factor: r.string(TAX_FACTOR_DR),
+                    rate: lenient(TAX_RATE_DR),
+                    base: lenient(TAX_BASE_DR),
+                    amount: lenient(TAX_AMOUNT_DR),
+                });
+            }
+        }
+    }
+    taxes
 }

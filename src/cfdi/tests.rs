@@ -397,6 +397,34 @@ fn duplicate_doctos_are_kept_verbatim() {
     assert_eq!(docs[0], docs[1]);
 }
 
+#[test]
+fn pagos_20_doctos_carry_their_own_taxes_and_pagos_10_none() {
+    let cfdi = parse_file("cfdi40-pago20-tfd-full-payment-of-ppd.xml");
+    let taxes = &cfdi.payments[0].related_documents[0].taxes;
+    assert_eq!(
+        taxes,
+        &vec![ItemTax {
+            kind: TaxKind::Transferred,
+            tax: "002".into(),
+            factor: Some("Tasa".into()),
+            rate: Some("0.160000".parse().expect("decimal")),
+            base: Some("15390.30".parse().expect("decimal")),
+            amount: Some("2462.45".parse().expect("decimal")),
+        }]
+    );
+    let withheld = parse_file("cfdi40-pago20-two-pagos-retenciones.xml");
+    let kinds: Vec<TaxKind> = withheld
+        .payments
+        .iter()
+        .flat_map(|p| &p.related_documents)
+        .flat_map(|d| &d.taxes)
+        .map(|t| t.kind)
+        .collect();
+    assert!(kinds.contains(&TaxKind::Withheld), "{kinds:?}");
+    let v10 = parse_file("cfdi33-pago10-partial-single-docto.xml");
+    assert!(v10.payments[0].related_documents[0].taxes.is_empty());
+}
+
 // ---------------------------------------------------------------------------
 // Structure: namespaces, prefixes, placement
 // ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ pub mod schedules;
 pub mod sealed;
 pub mod settings;
 pub mod stats;
+pub mod summary;
 pub mod users;
 pub mod webhooks;
 

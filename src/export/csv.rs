@@ -1,6 +1,11 @@
 //! CSV: UTF-8 with a byte-order mark (so spreadsheets read accents and Ñ as UTF-8),
 //! RFC 4180 (comma separated, CRLF line ends, fields quoted when they hold a comma,
 //! a quote or a line break, quotes doubled), every value as its text.
+//!
+//! Text that a spreadsheet would read as a formula (starting with `=`, `+`, `-`, `@`,
+//! a tab or a carriage return, e.g. a supplier named `=HYPERLINK(...)`) gets a leading
+//! `'`, as OWASP advises for CSV injection. Amounts are never text here (they are
+//! written as numbers), so a negative amount stays a number.
 
 use std::io::Write;
 
@@ -32,6 +37,7 @@ impl<W: Write> Sheet for CsvSheet<W> {
         for cell in cells {
             match cell {
                 Cell::Empty => self.out.write_field("")?,
+                Cell::Text(s) if is_formula_like(s) => self.out.write_field(format!("'{s}"))?,
                 Cell::Text(s) => self.out.write_field(s)?,
                 Cell::Number(n) => self.out.write_field(n)?,
                 Cell::Bool(b) => self.out.write_field(if *b { "true" } else { "false" })?,
@@ -44,6 +50,11 @@ impl<W: Write> Sheet for CsvSheet<W> {
         let mut out = self.out.into_inner().map_err(|e| e.into_error())?;
         Ok(out.flush()?)
     }
+}
+
+/// Whether a spreadsheet opening the CSV would take the text for a formula.
+fn is_formula_like(text: &str) -> bool {
+    text.starts_with(['=', '+', '-', '@', '\t', '\r'])
 }
 
 #[cfg(test)]
@@ -69,6 +80,29 @@ mod tests {
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "\u{feff}\"Ñandú, S.A.\",\"say \"\"hi\"\"\",\"two\nlines\",1000.00,,true\r\n"
+        );
+    }
+
+    #[test]
+    fn text_that_looks_like_a_formula_gets_an_apostrophe_but_numbers_never() {
+        let mut buf = Vec::new();
+        let mut sheet = Box::new(CsvSheet::new(&mut buf).unwrap());
+        sheet
+            .row(&[
+                Cell::Text("=HYPERLINK(\"http://x\",\"y\")"),
+                Cell::Text("+1"),
+                Cell::Text("-2"),
+                Cell::Text("@SUM(A1)"),
+                Cell::Text("\tx"),
+                Cell::Text("\rx"),
+                Cell::Text("a=b"),
+                Cell::Number("-5.00".into()),
+            ])
+            .unwrap();
+        sheet.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "\u{feff}\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+1,'-2,'@SUM(A1),'\tx,\"'\rx\",a=b,-5.00\r\n"
         );
     }
 }

@@ -7,7 +7,7 @@
 pub mod columns;
 mod csv;
 pub mod stream;
-mod xlsx;
+pub(crate) mod xlsx;
 
 use std::io::Write;
 

@@ -60,7 +60,7 @@ impl<W: Write + Send> XlsxSheet<W> {
 }
 
 /// The decimal text as an f64 when that is exact to Excel's precision.
-fn number(text: &str) -> Option<f64> {
+pub(crate) fn number(text: &str) -> Option<f64> {
     let digits = text
         .trim_start_matches(['-', '0', '.'])
         .chars()

@@ -28,7 +28,11 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn date(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<chrono::NaiveDate> {
+pub(super) fn date(
+    query: &Query,
+    name: &str,
+    errors: &mut FieldErrors,
+) -> Option<chrono::NaiveDate> {
     let v = query.get(name)?;
     let d = crate::time::parse_date(v);
     if d.is_none() {
@@ -115,6 +119,7 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         issuer_tax_id: upper("issuer_tax_id"),
         receiver_tax_id: upper("receiver_tax_id"),
         uuid: upper("uuid"),
+        currency: upper("currency"),
         issued_from: from.map(|d| d.format("%Y-%m-%d").to_string()),
         issued_before: to
             .and_then(|d| d.succ_opt())

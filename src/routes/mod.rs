@@ -12,6 +12,7 @@ pub mod extractions;
 pub mod invoices;
 pub mod schedules;
 pub mod service;
+pub mod summary;
 pub mod webhooks;
 
 use crate::error::ApiResult;
@@ -34,6 +35,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(invoices::routes());
     all.extend(exports::routes());
     all.extend(schedules::routes());
+    all.extend(summary::routes());
     all.extend(webhooks::routes());
     all
 }

@@ -388,6 +388,16 @@ fn start_receiver() -> (String, Received) {
 }
 
 /// Replaces `{name}` in `template` with `value`.
+/// A valid query for an operation with required query parameters (the summary's); its
+/// dates are the sample date parameters get, so either may be replaced by it.
+fn required_query(path: &str) -> &'static str {
+    if path.ends_with("/summary") {
+        "?from=2024-03-05&to=2024-03-05&direction=issued"
+    } else {
+        ""
+    }
+}
+
 fn fill(template: &str, value: &str) -> String {
     let mut out = String::new();
     for (i, seg) in template.split('/').enumerate() {
@@ -737,7 +747,7 @@ fn real_responses_match_the_documented_schemas() {
             )
         };
         for id in &ids {
-            let url = fill(&op.path, id);
+            let url = format!("{}{}", fill(&op.path, id), required_query(&op.path));
             let res = api.get(&url);
             let res = c.check("get", &op.path, &url, res);
             assert_eq!(res.status, 200, "GET {url}: {}", res.text());
@@ -757,7 +767,13 @@ fn real_responses_match_the_documented_schemas() {
         for p in op.query_parameters() {
             let name = p["name"].as_str().unwrap_or("");
             let schema = deref(&c.doc, &p["schema"]).clone();
-            let base = fill(&op.path, ids.first().map(String::as_str).unwrap_or(""));
+            // Later values win, so one parameter varies over the required ones.
+            let base = format!(
+                "{}{}",
+                fill(&op.path, ids.first().map(String::as_str).unwrap_or("")),
+                required_query(&op.path)
+            );
+            let sep = if base.contains('?') { '&' } else { '?' };
             let samples: Vec<String> = if let Some(values) = schema["enum"].as_array() {
                 values
                     .iter()
@@ -773,13 +789,13 @@ fn real_responses_match_the_documented_schemas() {
                 continue;
             };
             for v in samples {
-                let url = format!("{base}?{name}={v}");
+                let url = format!("{base}{sep}{name}={v}");
                 let res = c.check("get", &op.path, &url, api.get(&url));
                 assert_eq!(res.status, 200, "GET {url}: {}", res.text());
             }
             if schema["enum"].is_array() || schema["format"] == "date" || schema["format"] == "uuid"
             {
-                let url = format!("{base}?{name}=not-a-valid-value");
+                let url = format!("{base}{sep}{name}=not-a-valid-value");
                 let res = c.check("get", &op.path, &url, api.get(&url));
                 if res.status != 422 || !res.json()["errors"][name].is_array() {
                     c.problems.push(format!(
@@ -853,6 +869,32 @@ fn real_responses_match_the_documented_schemas() {
     let res = api.request("GET", &url, None, &[("accept", "image/png")]);
     c.check("get", cfdi, &url, res);
 
+    // --- The period summary: JSON with lines of every section (the imported 2020 PPD
+    // invoice and its complement, a month of the sandbox's received invoices), XLSX, 422.
+    let summary = "/v1/entities/{id}/summary";
+    for (query, media) in [
+        (
+            "from=2020-01-01&to=2020-12-31&direction=issued",
+            "application/json",
+        ),
+        (
+            "from=2024-03-01&to=2024-03-31&direction=received",
+            "application/json",
+        ),
+        (
+            "from=2024-03-01&to=2024-03-31&direction=received&format=xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ),
+    ] {
+        let url = format!("/v1/entities/{entity_id}/summary?{query}");
+        let res = c.check("get", summary, &url, api.get(&url));
+        assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+        assert_eq!(media_type(res.content_type()), media, "GET {url}");
+    }
+    let url = format!("/v1/entities/{entity_id}/summary?to=2020-01-01&direction=both");
+    let res = c.check("get", summary, &url, api.get(&url));
+    assert_eq!(res.status, 422, "GET {url}: {}", res.text());
+
     // --- Errors, for every operation.
     let random = uuid::Uuid::new_v4().to_string();
     let valid_bodies: BTreeMap<&str, Value> = [
@@ -886,7 +928,9 @@ fn real_responses_match_the_documented_schemas() {
         } else {
             some_invoice.clone()
         };
-        let url = fill(&op.path, &real_id);
+        // Required query parameters are valid, so the id decides (404s below).
+        let query = required_query(&op.path);
+        let url = format!("{}{query}", fill(&op.path, &real_id));
         let method = op.method.to_uppercase();
         let body = valid_bodies
             .get(op.path.as_str())
@@ -920,7 +964,7 @@ fn real_responses_match_the_documented_schemas() {
         // 404: a well-formed id that does not exist, and a malformed one.
         if op.path.contains('{') {
             for id in [random.as_str(), "not-a-uuid"] {
-                let url = fill(&op.path, id);
+                let url = format!("{}{query}", fill(&op.path, id));
                 let res = api.request(&method, &url, body.as_deref(), &[]);
                 let res = c.check(&op.method, &op.path, &url, res);
                 assert_eq!(res.status, 404, "{method} {url}: {}", res.text());

@@ -317,3 +317,69 @@ fn the_cli_writes_one_entitys_period_as_the_api_does() {
         );
     }
 }
+
+/// REAL with an issuer, a receiver and two concepts that a spreadsheet would take for
+/// formulas (the parser trims values, so a leading tab or CR cannot reach an export
+/// from a CFDI; the unit test covers them).
+fn formula_like_real(app: &TestApp) -> (String, String) {
+    let xml = String::from_utf8(sample_bytes(REAL))
+        .expect("utf-8")
+        .replace(
+            "Nombre=\"PASE, SERVICIOS ELECTRONICOS\"",
+            "Nombre=\"=HYPERLINK(&quot;http://evil&quot;,&quot;x&quot;)\"",
+        )
+        .replace("Nombre=\"CARLOS CORTES SOTO\"", "Nombre=\"@SUM(1+1)\"")
+        .replace(
+            "Descripcion=\"COMISION RECARGA IDMX\"",
+            "Descripcion=\"-2+3\"",
+        )
+        .replace("Descripcion=\"RECARGA IDMX\"", "Descripcion=\"+1 PLUS\"");
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let path = dir.path().join("formulas.xml");
+    std::fs::write(&path, xml).expect("write");
+    let entity = id_of(&app.client().create_entity(&issuer_of(REAL), "sandbox1"));
+    let (_, id) = import(app, &entity, "issued", &[path]).remove(0);
+    (entity, id)
+}
+
+#[test]
+fn text_a_spreadsheet_would_run_as_a_formula_is_defused_and_amounts_stay_numbers() {
+    let app = TestApp::spawn();
+    let (entity, id) = formula_like_real(&app);
+    let client = app.client();
+    let csv = export(&client, "export", "").text();
+    let row = format!(
+        "{id},{entity},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,4.0,O,52375239,2025-01-24T10:10:41,2025-01-24T10:10:42,ISD950921HE5,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",601,COSC8001137NA,'@SUM(1+1),G03,MXN,1,862.07,,137.93,,1000.00,PUE,04,active,,1000.00,0.00,,,false,false,2\r\n"
+    );
+    assert_eq!(csv, format!("\u{feff}{INVOICES_HEADER}{row}"));
+    let items = export(&client, "export/items", "").text();
+    let lines: Vec<&str> = items.split("\r\n").collect();
+    let prefix = format!("{id},C2832671-DA6D-11EF-A83D-00155D012007,issued,I,2025-01-24T10:10:41,ISD950921HE5,COSC8001137NA,MXN,active");
+    assert_eq!(
+        lines[1],
+        format!(
+            "{prefix},1,80141628,'-2+3,1.000000,E48,8.620690,,8.620690,0.160000,1.379310,,,,,,,,"
+        )
+    );
+    assert_eq!(
+        lines[2],
+        format!("{prefix},2,95111615,'+1 PLUS,1.000000,E54,853.448276,,853.448276,0.160000,136.551724,,,,,,,,")
+    );
+
+    // XLSX: the same text as string cells, as written, and no formula anywhere.
+    let xlsx = export(&client, "export", "format=xlsx").body;
+    let sheets = read_xlsx(&xlsx);
+    assert_eq!(
+        sheets[0][1][11],
+        Data::String("=HYPERLINK(\"http://evil\",\"x\")".into())
+    );
+    assert_eq!(sheets[0][1][14], Data::String("@SUM(1+1)".into()));
+    let mut zip = zip::ZipArchive::new(Cursor::new(xlsx)).expect("a zip");
+    let mut sheet_xml = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("xl/worksheets/sheet1.xml").expect("sheet1"),
+        &mut sheet_xml,
+    )
+    .expect("read");
+    assert!(!sheet_xml.contains("<f>"), "no formula cells: {sheet_xml}");
+}

@@ -30,4 +30,5 @@ mod incremental;
 mod invoices;
 mod items;
 mod metrics;
+mod summary;
 mod upgrade;

@@ -105,6 +105,8 @@ pub struct Filter {
     pub issuer_tax_id: Option<String>,
     pub receiver_tax_id: Option<String>,
     pub uuid: Option<String>,
+    /// Upper case; compared with the stored Moneda in upper case.
+    pub currency: Option<String>,
     /// Inclusive lower bound, `YYYY-MM-DD`.
     pub issued_from: Option<String>,
     /// Exclusive upper bound: the day after the inclusive `issued_to`.
@@ -117,7 +119,7 @@ pub struct Filter {
 }
 
 /// Each optional filter: its parameter, its value and its SQL condition.
-fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 11] {
+fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 12] {
     [
         (":entity", &f.entity_id, " AND entity_id = :entity"),
         (":direction", &f.direction, " AND direction = :direction"),
@@ -139,6 +141,7 @@ fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 11]
             " AND upper(receiver_tax_id) = :receiver",
         ),
         (":uuid", &f.uuid, " AND uuid = :uuid"),
+        (":currency", &f.currency, " AND upper(currency) = :currency"),
         (":from", &f.issued_from, " AND issued_at >= :from"),
         (":before", &f.issued_before, " AND issued_at < :before"),
         (":since", &f.updated_since, " AND updated_at >= :since"),

@@ -1,0 +1,208 @@
+//! SQL of the period summary: an entity's processed documents issued in a period, and
+//! the payment-complement entries paid in it, handed one at a time to the pure
+//! computation in `crate::summary`.
+
+use std::collections::HashMap;
+
+use rusqlite::{named_params, params, Connection, Row};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+
+use super::invoices::{dec, ITEMS_PAGE};
+use crate::cfdi::ItemTax;
+use crate::summary::{Document, PaidEntry};
+
+/// One entity's documents of one direction, issued (or paid) on or after `from` and
+/// before `before` (both `YYYY-MM-DD`).
+pub struct Period<'a> {
+    pub org_id: &'a str,
+    pub entity_id: &'a str,
+    pub direction: &'a str,
+    pub from: &'a str,
+    pub before: &'a str,
+}
+
+const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_transferred,
+    taxes_withheld, total, payment_method, status, items_json, items_count";
+
+/// Calls `f` with each processed document of the period (cancelled ones included:
+/// the computation counts and skips them).
+pub fn each_document(
+    conn: &Connection,
+    p: &Period,
+    mut f: impl FnMut(Document),
+) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM invoices
+         WHERE entity_id = :entity AND org_id = :org AND direction = :direction
+           AND xml_processed = 1 AND issued_at >= :from AND issued_at < :before
+         ORDER BY issued_at, id"
+    ))?;
+    let mut rows = stmt.query(named_params! {
+        ":entity": p.entity_id, ":org": p.org_id, ":direction": p.direction,
+        ":from": p.from, ":before": p.before,
+    })?;
+    while let Some(row) = rows.next()? {
+        f(document(conn, row)?);
+    }
+    Ok(())
+}
+
+fn document(conn: &Connection, r: &Row) -> anyhow::Result<Document> {
+    let id: String = r.get(0)?;
+    let amount = |i| -> rusqlite::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
+    let items_count: Option<i64> = r.get(11)?;
+    Ok(Document {
+        invoice_type: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+        currency: r.get(2)?,
+        subtotal: amount(3)?,
+        discount: dec(r.get(4)?),
+        taxes_transferred: dec(r.get(5)?),
+        taxes_withheld: dec(r.get(6)?),
+        total: amount(7)?,
+        payment_method: r.get(8)?,
+        cancelled: r.get::<_, String>(9)? == "cancelled",
+        taxes: concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?,
+    })
+}
+
+/// A stored concept, for its taxes only.
+#[derive(Deserialize)]
+struct Concept {
+    #[serde(default)]
+    taxes: Vec<ItemTax>,
+}
+
+/// Every concept's taxes: the first page on the row, the rest from their pages.
+fn concept_taxes(
+    conn: &Connection,
+    id: &str,
+    first: Option<String>,
+    count: i64,
+) -> anyhow::Result<Vec<ItemTax>> {
+    let mut pages: Vec<String> = first.into_iter().collect();
+    if count > ITEMS_PAGE as i64 {
+        let mut stmt = conn.prepare_cached(
+            "SELECT items_json FROM invoice_item_pages WHERE invoice_id = ?1 ORDER BY page",
+        )?;
+        let rest = stmt.query_map([id], |r| r.get(0))?;
+        pages.extend(rest.collect::<Result<Vec<String>, _>>()?);
+    }
+    let mut taxes = Vec::new();
+    for page in pages {
+        let concepts: Vec<Concept> = serde_json::from_str(&page)?;
+        taxes.extend(concepts.into_iter().flat_map(|c| c.taxes));
+    }
+    Ok(taxes)
+}
+
+/// A Pago as `invoices.payments_json` stores it (`cfdi::Payment`).
+#[derive(Deserialize)]
+struct StoredPayment {
+    paid_at: String,
+    related_documents: Vec<StoredDocto>,
+}
+
+/// The fields of a stored DoctoRelacionado the summary reads; equal ones within one
+/// Pago are one payment, as in the invoices' own aggregates.
+#[derive(Deserialize, PartialEq)]
+struct StoredDocto {
+    uuid: Option<String>,
+    currency: Option<String>,
+    equivalence: Option<Decimal>,
+    installment: Option<u32>,
+    previous_balance: Option<Decimal>,
+    amount_paid: Option<Decimal>,
+    outstanding_balance: Option<Decimal>,
+    #[serde(default)]
+    taxes: Vec<ItemTax>,
+}
+
+/// Calls `f` with each linkable entry (one with an IdDocumento) of the entity's
+/// complements of the direction whose FechaPago is in the period, with the invoice it
+/// pays when that is stored.
+pub fn each_payment(
+    conn: &Connection,
+    p: &Period,
+    mut f: impl FnMut(PaidEntry),
+) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT DISTINCT c.id, c.status, c.payments_json
+         FROM payment_entries e JOIN invoices c ON c.id = e.payment_invoice_id
+         WHERE e.entity_id = :entity AND c.org_id = :org AND c.direction = :direction
+           AND e.paid_at >= :from AND e.paid_at < :before
+         ORDER BY c.id",
+    )?;
+    let complements = stmt
+        .query_map(
+            named_params! {
+                ":entity": p.entity_id, ":org": p.org_id, ":direction": p.direction,
+                ":from": p.from, ":before": p.before,
+            },
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)? == "cancelled",
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            },
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut invoices: HashMap<String, Option<Document>> = HashMap::new();
+    for (id, cancelled, json) in complements {
+        let payments: Vec<StoredPayment> = serde_json::from_str(json.as_deref().unwrap_or("[]"))?;
+        for payment in payments {
+            let paid_at = payment.paid_at.as_str();
+            if paid_at < p.from || paid_at >= p.before {
+                continue;
+            }
+            let mut seen: Vec<&StoredDocto> = Vec::new();
+            for d in &payment.related_documents {
+                let Some(uuid) = d.uuid.as_ref() else {
+                    continue;
+                };
+                if seen.contains(&d) {
+                    continue;
+                }
+                seen.push(d);
+                if !invoices.contains_key(uuid) {
+                    let invoice = paid_invoice(conn, p.entity_id, uuid)?;
+                    invoices.insert(uuid.clone(), invoice);
+                }
+                f(PaidEntry {
+                    payment_invoice_id: id.clone(),
+                    payment_cancelled: cancelled,
+                    related_uuid: uuid.clone(),
+                    paid_at: payment.paid_at.clone(),
+                    currency: d.currency.clone(),
+                    amount_paid: d.amount_paid.or(
+                        match (d.previous_balance, d.outstanding_balance) {
+                            (Some(before), Some(after)) => Some(before - after),
+                            _ => None,
+                        },
+                    ),
+                    taxes: d.taxes.clone(),
+                    invoice: invoices.get(uuid).cloned().flatten(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The entity's processed document with this uuid.
+fn paid_invoice(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Option<Document>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM invoices
+         WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1"
+    ))?;
+    let mut rows = stmt.query(params![entity_id, uuid])?;
+    match rows.next()? {
+        Some(row) => Ok(Some(document(conn, row)?)),
+        None => Ok(None),
+    }
+}

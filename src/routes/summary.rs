@@ -1,0 +1,141 @@
+//! `GET /v1/entities/{id}/summary`: an entity's period summary (`crate::summary`) as
+//! JSON, or as a one-sheet XLSX with `format=xlsx`.
+
+use chrono::NaiveDate;
+use rocket::response::{self, Responder, Response};
+use rocket::serde::json::Json;
+use rocket::{get, routes, Request, Route};
+use serde_json::{json, Value};
+
+use super::invoices::date;
+use super::Ctx;
+use crate::auth::AuthUser;
+use crate::db::{self, summary::Period};
+use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::http::{ids, query::Query};
+use crate::summary::{self, Builder};
+
+/// The longest period a summary covers: a year, so one request stays bounded.
+const MAX_DAYS: i64 = 366;
+
+pub fn routes() -> Vec<Route> {
+    routes![entity_summary]
+}
+
+/// The validated query.
+struct Params {
+    from: NaiveDate,
+    to: NaiveDate,
+    direction: String,
+    xlsx: bool,
+}
+
+fn parse(query: &Query) -> Result<Params, ApiError> {
+    let mut errors = FieldErrors::new();
+    let required = |name: &str, errors: &mut FieldErrors| {
+        if query.get(name).is_none() {
+            errors.add(name, "is required");
+        }
+        date(query, name, errors)
+    };
+    let from = required("from", &mut errors);
+    let to = required("to", &mut errors);
+    if let (Some(f), Some(t)) = (from, to) {
+        if t < f {
+            errors.add("to", "must be on or after from");
+        } else if (t - f).num_days() >= MAX_DAYS {
+            errors.add("to", &format!("must be at most {MAX_DAYS} days after from"));
+        }
+    }
+    let direction = query.one_of("direction", &["issued", "received"], &mut errors);
+    if query.get("direction").is_none() {
+        errors.add("direction", "is required");
+    }
+    let format = query.one_of("format", &["json", "xlsx"], &mut errors);
+    errors.into_result()?;
+    match (from, to, direction) {
+        (Some(from), Some(to), Some(direction)) => Ok(Params {
+            from,
+            to,
+            direction,
+            xlsx: format.as_deref() == Some("xlsx"),
+        }),
+        _ => Err(ApiError::Internal(anyhow::anyhow!(
+            "validated parameters missing"
+        ))),
+    }
+}
+
+#[get("/v1/entities/<id>/summary")]
+async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> ApiResult<Summary> {
+    let params = parse(&query)?;
+    let id = ids::parse(id)?;
+    let (from, to) = (params.from, params.to);
+    let direction = params.direction.clone();
+    let view = ctx
+        .db
+        .read(move |c| {
+            if db::entities::get(c, &user.org_id, &id)?.is_none() {
+                return Ok(None);
+            }
+            let (from_text, before) = (day(from), day(to.succ_opt().unwrap_or(to)));
+            let period = Period {
+                org_id: &user.org_id,
+                entity_id: &id,
+                direction: &direction,
+                from: &from_text,
+                before: &before,
+            };
+            let mut builder = Builder::default();
+            db::summary::each_document(c, &period, |d| builder.document(&d))?;
+            db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
+            let mut view = json!({
+                "entity_id": id, "direction": direction, "from": from_text, "to": day(to),
+            });
+            if let (Some(obj), Value::Object(rest)) = (
+                view.as_object_mut(),
+                serde_json::to_value(builder.finish())?,
+            ) {
+                obj.extend(rest);
+            }
+            Ok(Some(view))
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if !params.xlsx {
+        return Ok(Summary::Json(Json(view)));
+    }
+    let filename = format!(
+        "summary-{}-{}-{}.xlsx",
+        day(from),
+        day(to),
+        params.direction
+    );
+    let bytes = summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(Summary::Xlsx { bytes, filename })
+}
+
+fn day(d: NaiveDate) -> String {
+    d.format("%Y-%m-%d").to_string()
+}
+
+pub enum Summary {
+    Json(Json<Value>),
+    Xlsx { bytes: Vec<u8>, filename: String },
+}
+
+impl<'r> Responder<'r, 'static> for Summary {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        match self {
+            Summary::Json(json) => json.respond_to(req),
+            Summary::Xlsx { bytes, filename } => Response::build()
+                .raw_header("Content-Type", crate::export::Format::Xlsx.media_type())
+                .raw_header(
+                    "Content-Disposition",
+                    format!("attachment; filename=\"{filename}\""),
+                )
+                .sized_body(bytes.len(), std::io::Cursor::new(bytes))
+                .ok(),
+        }
+    }
+}

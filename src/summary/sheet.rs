@@ -1,0 +1,118 @@
+//! The summary as a one-sheet XLSX, written from its JSON (so the sheet holds exactly
+//! what the API answers): the period, then one block per section with a bold title
+//! and header, amounts as numbers where Excel holds them exactly (as the exports do).
+
+use rust_xlsxwriter::{Format, Workbook, Worksheet, XlsxError};
+use serde_json::Value;
+
+use crate::export::xlsx::number;
+
+/// Each section: its title, the summary's key and the columns of its rows.
+const SECTIONS: &[(&str, &str, &[&str])] = &[
+    (
+        "Totals by type and currency",
+        "totals",
+        &[
+            "type",
+            "currency",
+            "count",
+            "subtotal",
+            "discount",
+            "taxes_transferred",
+            "taxes_withheld",
+            "total",
+        ],
+    ),
+    (
+        "Net: invoices (I) minus credit notes (E)",
+        "net",
+        &[
+            "currency",
+            "count",
+            "subtotal",
+            "discount",
+            "taxes_transferred",
+            "taxes_withheld",
+            "total",
+        ],
+    ),
+    ("Taxes by tax and rate", "taxes", TAX_COLUMNS),
+    ("Cash-basis IVA", "cash_basis_iva", TAX_COLUMNS),
+    (
+        "Payments left out of the cash basis",
+        "unresolved_payments",
+        &[
+            "payment_invoice_id",
+            "related_uuid",
+            "paid_at",
+            "currency",
+            "amount_paid",
+            "reason",
+        ],
+    ),
+];
+
+const TAX_COLUMNS: &[&str] = &[
+    "source", "kind", "tax", "tax_name", "factor", "rate", "currency", "base", "amount", "count",
+];
+
+/// The period's fields, then the exclusions, as name / value rows.
+const HEAD: &[&str] = &["entity_id", "direction", "from", "to"];
+const EXCLUDED: &[&str] = &["cancelled_documents", "cancelled_payments"];
+
+/// The workbook's bytes.
+pub fn write(summary: &Value) -> Result<Vec<u8>, XlsxError> {
+    let mut book = Workbook::new();
+    let bold = Format::new().set_bold();
+    let sheet = book.add_worksheet().set_name("Summary")?;
+    let mut row = 0u32;
+    for name in HEAD {
+        sheet.write_string_with_format(row, 0, *name, &bold)?;
+        cell(sheet, row, 1, &summary[*name])?;
+        row += 1;
+    }
+    for (title, key, columns) in SECTIONS {
+        row += 1;
+        sheet.write_string_with_format(row, 0, *title, &bold)?;
+        row += 1;
+        for (col, name) in (0u16..).zip(columns.iter()) {
+            sheet.write_string_with_format(row, col, *name, &bold)?;
+        }
+        row += 1;
+        for line in summary[*key].as_array().into_iter().flatten() {
+            for (col, name) in (0u16..).zip(columns.iter()) {
+                cell(sheet, row, col, &line[*name])?;
+            }
+            row += 1;
+        }
+    }
+    row += 1;
+    sheet.write_string_with_format(row, 0, "Excluded", &bold)?;
+    for name in EXCLUDED {
+        row += 1;
+        sheet.write_string_with_format(row, 0, *name, &bold)?;
+        cell(sheet, row, 1, &summary["excluded"][*name])?;
+    }
+    book.save_to_buffer()
+}
+
+/// Text as a string cell (never a formula), a number as a number when exact.
+fn cell(sheet: &mut Worksheet, row: u32, col: u16, value: &Value) -> Result<(), XlsxError> {
+    match value {
+        Value::String(s) => {
+            sheet.write_string(row, col, s)?;
+        }
+        Value::Number(n) => {
+            let text = n.to_string();
+            match number(&text) {
+                Some(x) => sheet.write_number(row, col, x)?,
+                None => sheet.write_string(row, col, text)?,
+            };
+        }
+        Value::Bool(b) => {
+            sheet.write_boolean(row, col, *b)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
