@@ -1,4 +1,4 @@
-"""Scenarios 9 and 10 of bench/bench.py, what an accountant opens: a spreadsheet export
+"""Scenarios 10 and 11 of bench/bench.py, what an accountant opens: a spreadsheet export
 of every seeded invoice through the API (rate and the server's peak RSS while it
 streams), and PDFs printed from the XML for invoices the authority gave none
 (through the API, and the renderer alone through benches/pdf.rs)."""
@@ -47,7 +47,7 @@ class PeakRss:
 
 
 def export(server, creds, fmt):
-    """(9) GET /v1/invoices/export of the whole organization, read as it streams."""
+    """(10) GET /v1/invoices/export of the whole organization, read as it streams."""
     conn = http.client.HTTPConnection(server.host, server.port, timeout=600)
     with PeakRss(server.proc.pid) as rss:
         start = time.perf_counter()
@@ -80,7 +80,7 @@ def pdf_targets(server, creds, n):
 
 
 def pdf_render(server, creds, ids, connections=4):
-    """(10) Each invoice once through GET /v1/invoices/{id}/cfdi?format=pdf, which
+    """(11) Each invoice once through GET /v1/invoices/{id}/cfdi?format=pdf, which
     renders it from the XML (X-Cfdi-Pdf: rendered), on `connections` keep-alive
     connections."""
     todo, lock, failures = list(ids), threading.Lock(), []
@@ -120,19 +120,19 @@ def pdf_renderer(root):
 
 
 def scenario(server, creds, root, repeat, median_of, row, pdfs=2000):
-    """Runs (9) and (10) and adds their rows through `row(n, what, target, value, ok)`."""
+    """Runs (10) and (11) and adds their rows through `row(n, what, target, value, ok)`."""
     for fmt in ("csv", "xlsx"):
         runs = repeat(lambda: export(server, creds, fmt))
         if fmt == "csv":
             rows = runs[0]["lines"] - 1  # the header
         seconds, peak = median_of(runs, "seconds"), max(r["peak"] for r in runs)
-        row(9, f"{fmt.upper()} export of {rows:,} invoices through the API", "reported",
+        row(10, f"{fmt.upper()} export of {rows:,} invoices through the API", "reported",
             f"{rows / seconds:,.0f} rows/s ({median_of(runs, 'mib'):,.0f} MiB in {seconds:.0f} s)", True)
-        row(9, f"peak RSS while the {fmt.upper()} export streams", "< 200 MB", f"{peak:.0f} MiB", peak < 200)
+        row(10, f"peak RSS while the {fmt.upper()} export streams", "< 200 MB", f"{peak:.0f} MiB", peak < 200)
     ids = pdf_targets(server, creds, pdfs)
     api = repeat(lambda: pdf_render(server, creds, ids))
-    row(10, f"PDF printed from the XML via the API, {len(ids):,} distinct invoices without one, "
+    row(11, f"PDF printed from the XML via the API, {len(ids):,} distinct invoices without one, "
         "4 connections", "reported", f"{median_of(api, 'rate'):,.0f} PDFs/s", True)
     alone = pdf_renderer(root)
-    row(10, f"PDF renderer alone (benches/pdf.rs, {alone['n']:,} BIG-month documents)", "reported",
+    row(11, f"PDF renderer alone (benches/pdf.rs, {alone['n']:,} BIG-month documents)", "reported",
         f"{alone['rate']:,.0f} PDFs/s ({alone['kib']:.0f} KiB each)", True)

@@ -429,7 +429,7 @@ def main():
         attacker.wait()
         return result
     attacked = repeat(under_attack)
-    log("scenarios 9 and 10: exports and PDFs")
+    log("scenarios 10 and 11: exports and PDFs")
     accountant_rows = []
     accountant.scenario(server, big, ROOT, repeat, median_of, lambda *r: accountant_rows.append(r))
     server.stop()
@@ -517,7 +517,7 @@ def write_report(machine, table, extra):
 
 
 def exports_only():
-    """`bench/run exports`: only scenarios 9 and 10, on BENCH_INVOICES seeded invoices
+    """`bench/run exports`: only scenarios 10 and 11, on BENCH_INVOICES seeded invoices
     (e.g. BENCH_INVOICES=5000 for a quick check); prints the rows, writes nothing."""
     tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
     server = Server(os.path.join(tmp, "main"))
