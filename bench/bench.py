@@ -57,7 +57,10 @@ class Server:
         self.data_dir = data_dir
         args = [BIN, "serve", "--data-dir", data_dir, "--port", "0", "--sim-latency", "0ms",
                 "--webhook-timeout", "5s", *extra]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # Warnings and errors only (RUST_LOG is the server's default), kept beside the
+        # data directory so a failed run can be explained.
+        self.log_path = data_dir.rstrip("/") + ".log"
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.log_path, "a"), text=True)
         SERVERS.append(self)
         line = self.proc.stdout.readline()
         m = re.search(r"listening on http://([\d.]+):(\d+)", line)
@@ -148,7 +151,7 @@ def wait_extraction(server, creds, xid, timeout=3600):
         _, e = call(server, "GET", f"/v1/extractions/{xid}", creds)
         return e if e["status"] in ("finished", "failed") else None
     e = wait_for(done, timeout, "extraction")
-    assert e["status"] == "finished", e
+    assert e["status"] == "finished", (e, f"server log: {server.log_path}")
     return e
 
 

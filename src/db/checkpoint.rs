@@ -8,9 +8,11 @@
 //! A passive checkpoint copies pages but never restarts the WAL, and while extractions
 //! write without pause some reader always holds a snapshot in it, so the file only
 //! grows: seeding a million invoices left a 35 GB WAL beside a 15 GB database. Once the
-//! WAL passes `TRUNCATE_AFTER_FRAMES`, a TRUNCATE checkpoint (holding writers back for
-//! at most `TRUNCATE_WAIT` while the readers of older snapshots finish) copies the rest
-//! and restarts it from empty.
+//! WAL passes `TRUNCATE_AFTER_FRAMES`, a TRUNCATE checkpoint restarts it from empty.
+//! TRUNCATE holds the write lock while it copies what is left and waits for readers, so
+//! it is tried only when the passive one left at most `TRUNCATE_BACKLOG_FRAMES` to copy:
+//! copying a 480 MB backlog under the lock once stalled writers past their 10 s busy
+//! timeout, and extractions failed `database is locked` while seeding a million.
 
 use super::Db;
 use crate::periodic::Periodic;
@@ -19,6 +21,8 @@ use std::time::Duration;
 const INTERVAL: Duration = Duration::from_millis(250);
 /// 16,384 pages of 4 KiB: a 64 MiB WAL.
 pub const TRUNCATE_AFTER_FRAMES: i64 = 16_384;
+/// Frames a TRUNCATE may still have to copy under the write lock: 2,048 pages, 8 MiB.
+const TRUNCATE_BACKLOG_FRAMES: i64 = 2_048;
 const TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 /// The pool's usual busy timeout, restored after a truncation attempt.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,11 +52,14 @@ impl Checkpointer {
     }
 }
 
-/// A passive checkpoint; then, when the WAL is large, a truncating one.
+/// A passive checkpoint; then, when the WAL is large and nearly all copied, a
+/// truncating one.
 fn checkpoint(conn: &rusqlite::Connection, truncate_after: i64) -> rusqlite::Result<()> {
     // PASSIVE never waits for readers or writers: it copies what it can now.
-    let log: i64 = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))?;
-    if log < truncate_after {
+    let (log, copied): (i64, i64) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+        Ok((r.get(1)?, r.get(2)?))
+    })?;
+    if log < truncate_after || log - copied > TRUNCATE_BACKLOG_FRAMES {
         return Ok(());
     }
     conn.busy_timeout(TRUNCATE_WAIT)?;

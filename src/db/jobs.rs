@@ -190,6 +190,23 @@ pub fn reschedule(conn: &Connection, id: i64, run_at: &str, error: &str) -> anyh
     Ok(())
 }
 
+/// `reschedule` without counting the run as an attempt: it did not fail, the database
+/// was only busy for longer than the busy timeout.
+pub fn reschedule_uncounted(
+    conn: &Connection,
+    id: i64,
+    run_at: &str,
+    error: &str,
+) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL,
+                attempts = max(attempts - 1, 0)
+         WHERE id = ?1",
+    )?
+    .execute(params![id, run_at, error])?;
+    Ok(())
+}
+
 /// Puts a job back to sleep until `run_at` without counting a failure.
 pub fn wait(conn: &Connection, id: i64, run_at: &str) -> anyhow::Result<()> {
     conn.prepare_cached(
@@ -229,4 +246,32 @@ pub fn drop_queued(conn: &Connection, serial_key: &str) -> anyhow::Result<()> {
         [serial_key],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_postponement_gives_its_attempt_back_and_a_failure_keeps_it() {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        let past = "2000-01-01T00:00:00.000000Z";
+        enqueue(&conn, Kind::RunExtraction, "x", None, past).expect("enqueue");
+        let attempts = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT attempts FROM jobs", [], |r| r.get(0))
+                .expect("attempts")
+        };
+        let all = Allowed {
+            validations: true,
+            extractions: true,
+        };
+        let job = claim(&conn, past, all).expect("claim").expect("due");
+        assert_eq!(attempts(&conn), 1);
+        reschedule_uncounted(&conn, job.id, past, "database is locked").expect("postpone");
+        assert_eq!(attempts(&conn), 0);
+        let job = claim(&conn, past, all).expect("claim").expect("due again");
+        reschedule(&conn, job.id, past, "a fault").expect("retry");
+        assert_eq!(attempts(&conn), 1);
+    }
 }

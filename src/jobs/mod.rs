@@ -281,6 +281,17 @@ fn run(ctx: &Context, job: Job) {
     let recorded = match &result {
         Ok(Outcome::Settled) => Ok(()),
         Ok(outcome) => ctx.db.tx(|tx| settle(tx, &job, outcome)),
+        // A database that stayed locked past the busy timeout is load, not a fault: try
+        // again soon without spending one of the job's attempts.
+        Err(e) if db::is_busy(e) => ctx.db.tx(|tx| {
+            log::warn!("job {} ({}) postponed: {e:#}", job.id, job.kind.as_str());
+            db::jobs::reschedule_uncounted(
+                tx,
+                job.id,
+                &crate::time::after(BUSY_RETRY),
+                &format!("{e:#}"),
+            )
+        }),
         Err(e) => ctx.db.tx(|tx| {
             // A handler bug or a database failure: retry later rather than lose the work.
             log::error!("job {} ({}) failed: {e:#}", job.id, job.kind.as_str());
@@ -326,6 +337,9 @@ fn log_end(job: &Job, result: &anyhow::Result<Outcome>, took: Duration) {
         job.target_id
     );
 }
+
+/// When a job the busy database stopped runs again.
+const BUSY_RETRY: Duration = Duration::from_secs(1);
 
 /// Exponential backoff: 1 s, 2 s, 4 s ... capped at 5 minutes.
 pub fn backoff(attempts: u32) -> Duration {
