@@ -64,8 +64,15 @@ fn checkpoint(conn: &rusqlite::Connection, truncate_after: i64) -> rusqlite::Res
     }
     conn.busy_timeout(TRUNCATE_WAIT)?;
     // Busy (a reader or writer stayed longer than the wait) is fine: next time.
+    let started = std::time::Instant::now();
     let truncated = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    if started.elapsed() > Duration::from_secs(1) {
+        log::warn!(
+            "restarting the WAL held writers back for {:?}",
+            started.elapsed()
+        );
+    }
     match truncated {
         Err(rusqlite::Error::SqliteFailure(e, _))
             if e.code == rusqlite::ErrorCode::DatabaseBusy =>

@@ -278,7 +278,7 @@ fn run(ctx: &Context, job: Job) {
         Kind::RunExtraction => extraction::run(ctx, &job),
         Kind::DeliverWebhook => delivery::run(ctx, &job),
     };
-    let recorded = match &result {
+    let record = || match &result {
         Ok(Outcome::Settled) => Ok(()),
         Ok(outcome) => ctx.db.tx(|tx| settle(tx, &job, outcome)),
         // A database that stayed locked past the busy timeout is load, not a fault: try
@@ -303,8 +303,20 @@ fn run(ctx: &Context, job: Job) {
             )
         }),
     };
-    if let Err(e) = recorded {
-        log::error!("cannot record the outcome of job {}: {e:#}", job.id);
+    // An unrecorded outcome would leave the job `running` until the next start: a
+    // database that is only busy is waited out (the work itself is done or durable).
+    loop {
+        match record() {
+            Ok(()) => break,
+            Err(e) if db::is_busy(&e) && !ctx.stopping() => {
+                log::warn!("recording the outcome of job {} waits: {e:#}", job.id);
+                std::thread::sleep(BUSY_RETRY);
+            }
+            Err(e) => {
+                log::error!("cannot record the outcome of job {}: {e:#}", job.id);
+                break;
+            }
+        }
     }
     log_end(&job, &result, started.elapsed());
     // Finishing a job may unblock the next one of its serial key.
