@@ -52,8 +52,8 @@ pub(crate) fn allowed_types(rel: &str) -> Option<&'static [&'static str]> {
         "json" => &["application/json"],
         "py" => &["text/plain", "text/x-python", "application/x-python"],
         "txt" | "md" => &["text/plain", "text/markdown"],
-        // The systemd unit example.
-        "service" => &["text/plain"],
+        // The systemd unit example, and the Dockerfile's ignore list.
+        "service" | "dockerignore" => &["text/plain"],
         "svg" => &["image/svg+xml"],
         "png" => &["image/png"],
         "ico" => &["image/x-icon", "image/vnd.microsoft.icon"],
