@@ -278,29 +278,26 @@ fn run(ctx: &Context, job: Job) {
         Kind::RunExtraction => extraction::run(ctx, &job),
         Kind::DeliverWebhook => delivery::run(ctx, &job),
     };
+    // A database that stayed locked past the busy timeout is load, not a fault: the job
+    // runs again soon without spending one of its attempts. Anything else is a handler
+    // bug or a database failure: retried later with backoff rather than lose the work.
+    if let Err(e) = &result {
+        if db::is_busy(e) {
+            log::warn!("job {} ({}) postponed: {e:#}", job.id, job.kind.as_str());
+        } else {
+            log::error!("job {} ({}) failed: {e:#}", job.id, job.kind.as_str());
+        }
+    }
     let record = || match &result {
         Ok(Outcome::Settled) => Ok(()),
         Ok(outcome) => ctx.db.tx(|tx| settle(tx, &job, outcome)),
-        // A database that stayed locked past the busy timeout is load, not a fault: try
-        // again soon without spending one of the job's attempts.
         Err(e) if db::is_busy(e) => ctx.db.tx(|tx| {
-            log::warn!("job {} ({}) postponed: {e:#}", job.id, job.kind.as_str());
-            db::jobs::reschedule_uncounted(
-                tx,
-                job.id,
-                &crate::time::after(BUSY_RETRY),
-                &format!("{e:#}"),
-            )
+            let run_at = crate::time::after(BUSY_RETRY);
+            db::jobs::reschedule_uncounted(tx, job.id, &run_at, &format!("{e:#}"))
         }),
         Err(e) => ctx.db.tx(|tx| {
-            // A handler bug or a database failure: retry later rather than lose the work.
-            log::error!("job {} ({}) failed: {e:#}", job.id, job.kind.as_str());
-            db::jobs::reschedule(
-                tx,
-                job.id,
-                &crate::time::after(backoff(job.attempts)),
-                &format!("{e:#}"),
-            )
+            let run_at = crate::time::after(backoff(job.attempts));
+            db::jobs::reschedule(tx, job.id, &run_at, &format!("{e:#}"))
         }),
     };
     // An unrecorded outcome would leave the job `running` until the next start: a
