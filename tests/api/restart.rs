@@ -5,7 +5,14 @@ use crate::receiver::Receiver;
 use serde_json::Value;
 use std::time::Duration;
 
-const LONG_SCHEDULE: &str = "0s,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms";
+/// Retries every 200 ms for 20 s: enough to outlast a stop and a start on a loaded CI
+/// machine (a shorter schedule let a delivery exhaust its attempts before the receiver
+/// came back), short enough that a resumed receiver hears within 200 ms.
+fn long_schedule() -> String {
+    let mut steps = vec!["0s"];
+    steps.extend(std::iter::repeat_n("200ms", 100));
+    steps.join(",")
+}
 
 fn first_failed_attempt(client: &Client, webhook_id: &str) -> Value {
     crate::helpers::eventually(DEADLINE, "a failed delivery attempt", || {
@@ -19,7 +26,7 @@ fn first_failed_attempt(client: &Client, webhook_id: &str) -> Value {
 #[test]
 fn delivery_arrives_after_restart_when_server_was_killed_while_receiver_was_down() {
     let mut receiver = Receiver::down();
-    let mut app = TestApp::spawn_with(&["--webhook-retry-schedule", LONG_SCHEDULE]);
+    let mut app = TestApp::spawn_with(&["--webhook-retry-schedule", &long_schedule()]);
     let hook = app.client().create_webhook(&receiver.url(), None);
     let hook_id = hook["id"].as_str().expect("id").to_string();
     let e = app.client().create_entity(&tax_id("KIL"), "12345678");
@@ -73,7 +80,7 @@ fn pending_work_is_kept_when_server_is_stopped_with_sigterm() {
         "--sim-latency",
         "300ms",
         "--webhook-retry-schedule",
-        LONG_SCHEDULE,
+        &long_schedule(),
     ]);
     let hook = app.client().create_webhook(&receiver.url(), None);
     let hook_id = hook["id"].as_str().expect("id").to_string();
