@@ -44,7 +44,9 @@ pub fn store_document(
         }
     }
     let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
-    let mut affected: BTreeSet<String> = BTreeSet::from([uuid.clone()]);
+    // The invoices whose aggregates this document can change, besides its own (written
+    // with its row): those its earlier version and this one pay.
+    let mut affected: BTreeSet<String> = BTreeSet::new();
     if let Some((id, _)) = &existing {
         db::invoice_changes::mark(tx, owner.batch, id)?;
         affected.extend(db::payment_entries::related_uuids(tx, id)?);
@@ -60,6 +62,7 @@ pub fn store_document(
         ),
         None => write::status(tx, &id)?,
     };
+    let own = payments::own_aggregate(tx, owner.entity_id, &uuid, cfdi, status == "cancelled")?;
     write::upsert_processed(
         tx,
         owner,
@@ -70,6 +73,7 @@ pub fn store_document(
         status,
         cancelled_at.as_deref(),
         pdf.is_some(),
+        &own,
     )?;
     if new {
         db::invoice_changes::mark_new(tx, owner.batch, &id)?;
@@ -79,6 +83,8 @@ pub fn store_document(
         db::documents::put(tx, &id, "pdf", pdf)?;
     }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
+    // A complement naming itself changes nothing: only type I invoices are paid.
+    affected.remove(&uuid);
     payments::recompute_all(tx, owner, &affected)?;
     Ok(id)
 }

@@ -4,7 +4,7 @@
 use super::Owner;
 use crate::cfdi::{Cfdi, InvoiceType};
 use crate::db::{self, invoices::write};
-use crate::payments::{self, Entry};
+use crate::payments::{self, Aggregate, Entry};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 
@@ -58,26 +58,52 @@ pub fn recompute_all(
     Ok(())
 }
 
+/// The aggregate a document about to be stored will have, from the entries already
+/// naming it: computed before its row is written, so that row is written once.
+pub fn own_aggregate(
+    tx: &Connection,
+    entity_id: &str,
+    uuid: &str,
+    c: &Cfdi,
+    cancelled: bool,
+) -> anyhow::Result<Aggregate> {
+    let invoice = payments::Invoice {
+        invoice_type: c.invoice_type.as_str(),
+        payment_method: c.payment_method.as_deref(),
+        currency: c.currency.as_deref(),
+        total: c.total,
+        cancelled,
+    };
+    aggregate_of(tx, entity_id, uuid, &invoice)
+}
+
 /// Recomputes one invoice's payment aggregates from every stored entry naming it.
 fn recompute(tx: &Connection, owner: Owner, uuid: &str) -> anyhow::Result<()> {
     let entity_id = owner.entity_id;
     let Some(basis) = write::payment_basis(tx, entity_id, uuid)? else {
         return Ok(()); // not here yet: its entries wait for it
     };
+    let invoice = payments::Invoice {
+        invoice_type: basis.invoice_type.as_deref().unwrap_or(""),
+        payment_method: basis.payment_method.as_deref(),
+        currency: basis.currency.as_deref(),
+        total: basis.total.and_then(|t| t.parse().ok()).unwrap_or_default(),
+        cancelled: basis.cancelled,
+    };
+    let agg = aggregate_of(tx, entity_id, uuid, &invoice)?;
+    db::invoice_changes::mark(tx, owner.batch, &basis.id)?;
+    write::set_payments(tx, &basis.id, &agg)
+}
+
+fn aggregate_of(
+    tx: &Connection,
+    entity_id: &str,
+    uuid: &str,
+    invoice: &payments::Invoice,
+) -> anyhow::Result<Aggregate> {
     let entries: Vec<Entry> = db::payment_entries::payments_of(tx, entity_id, uuid)?
         .into_iter()
         .map(|(_, e)| e)
         .collect();
-    let agg = payments::aggregate(
-        &payments::Invoice {
-            invoice_type: basis.invoice_type.as_deref().unwrap_or(""),
-            payment_method: basis.payment_method.as_deref(),
-            currency: basis.currency.as_deref(),
-            total: basis.total.and_then(|t| t.parse().ok()).unwrap_or_default(),
-            cancelled: basis.cancelled,
-        },
-        &entries,
-    );
-    db::invoice_changes::mark(tx, owner.batch, &basis.id)?;
-    write::set_payments(tx, &basis.id, &agg)
+    Ok(payments::aggregate(invoice, &entries))
 }
