@@ -13,7 +13,7 @@ use crate::domain::event::Kind;
 use rusqlite::Connection;
 use rust_decimal::Decimal;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, value::RawValue, Map, Value};
 
 /// Marks taken per transaction when a batch ends.
 pub const CHUNK: i64 = 500;
@@ -126,17 +126,18 @@ pub fn flush(
         let Some(object) = db::invoices::get(conn, org_id, invoice_id)? else {
             continue;
         };
-        let (kind, extra) = match change {
+        let (kind, changes) = match change {
             Change::Created => (Kind::InvoiceCreated, None),
-            Change::Updated(changes) => (Kind::InvoiceUpdated, Some(("changes", changes.into()))),
+            Change::Updated(changes) => (Kind::InvoiceUpdated, Some(changes.into())),
         };
+        let object = RawValue::from_string(object)?;
         emit(
             conn,
             org_id,
             kind,
             invoice_id,
-            object,
-            extra,
+            &object,
+            changes,
             first_attempt_at,
         )?;
     }

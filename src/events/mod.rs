@@ -9,34 +9,59 @@ pub mod retention;
 use crate::db::{self, jobs::Kind as JobKind};
 use crate::domain::event::Kind;
 use rusqlite::Connection;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{value::RawValue, Value};
+
+/// An event as stored and delivered. The object is JSON text already rendered (by
+/// SQLite for invoices), copied into the payload without being parsed again.
+#[derive(Serialize)]
+struct Payload<'a> {
+    id: &'a str,
+    event: &'a str,
+    source: &'a str,
+    resource: Resource<'a>,
+    object: &'a RawValue,
+    /// What `invoice.updated` changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changes: Option<Value>,
+    created_at: &'a str,
+}
+
+#[derive(Serialize)]
+struct Resource<'a> {
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    id: &'a str,
+    path: &'a str,
+}
 
 /// Writes the event and its deliveries; returns how many deliveries were queued.
-/// `extra` adds top-level fields beside `object` (`changes` of `invoice.updated`).
 pub fn emit(
     conn: &Connection,
     org_id: &str,
     kind: Kind,
     resource_id: &str,
-    object: Value,
-    extra: Option<(&str, Value)>,
+    object: &RawValue,
+    changes: Option<Value>,
     first_attempt_at: &str,
 ) -> anyhow::Result<usize> {
     let id = uuid::Uuid::now_v7().to_string();
     let created_at = crate::time::now();
     let resource = kind.resource();
     let source = resource.source(resource_id);
-    let mut payload = json!({
-        "id": id,
-        "event": kind.name(),
-        "source": source,
-        "resource": { "type": resource.type_name(), "id": resource_id, "path": source },
-        "object": object,
-        "created_at": created_at,
-    });
-    if let Some((name, value)) = extra {
-        payload[name] = value;
-    }
+    let payload = serde_json::to_string(&Payload {
+        id: &id,
+        event: kind.name(),
+        source: &source,
+        resource: Resource {
+            type_name: resource.type_name(),
+            id: resource_id,
+            path: &source,
+        },
+        object,
+        changes,
+        created_at: &created_at,
+    })?;
     db::events::insert(
         conn,
         &db::events::NewEvent {
@@ -44,7 +69,7 @@ pub fn emit(
             org_id,
             event: kind.name(),
             source: &source,
-            payload: &payload.to_string(),
+            payload: &payload,
             created_at: &created_at,
         },
     )?;
@@ -81,7 +106,7 @@ pub fn entity_changed(
         &entity.org_id,
         Kind::EntityUpdate,
         &entity.id,
-        entity.view(),
+        &serde_json::value::to_raw_value(&entity.view())?,
         None,
         first_attempt_at,
     )?;

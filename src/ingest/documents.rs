@@ -47,9 +47,12 @@ pub fn store_document(
     // The invoices whose aggregates this document can change, besides its own (written
     // with its row): those its earlier version and this one pay.
     let mut affected: BTreeSet<String> = BTreeSet::new();
-    if let Some((id, _)) = &existing {
+    if let Some((id, processed)) = &existing {
         db::invoice_changes::mark(tx, owner.batch, id)?;
-        affected.extend(db::payment_entries::related_uuids(tx, id)?);
+        // Only a stored document has entries (a metadata-only row has none yet).
+        if *processed {
+            affected.extend(db::payment_entries::related_uuids(tx, id)?);
+        }
     }
     let new = existing.is_none();
     let id = existing

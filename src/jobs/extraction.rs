@@ -331,7 +331,7 @@ fn transition(
             &ext.org_id,
             Kind::ExtractionUpdate,
             &ext.id,
-            object,
+            &serde_json::value::to_raw_value(&object)?,
             None,
             &ctx.first_attempt_at(),
         )?;

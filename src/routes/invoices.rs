@@ -170,13 +170,13 @@ async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Raw
 }
 
 #[get("/v1/invoices/<id>")]
-async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
+async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<RawJson<String>> {
     let id = ids::parse(id)?;
     let invoice = ctx
         .db
         .read(move |c| db::invoices::get(c, &user.org_id, &id))
         .await?;
-    Ok(Json(invoice.ok_or(ApiError::NotFound)?))
+    Ok(RawJson(invoice.ok_or(ApiError::NotFound)?))
 }
 
 /// The representations of an invoice document.
@@ -252,7 +252,7 @@ impl<'r> Responder<'r, 'static> for Document {
 #[derive(rocket::Responder)]
 pub enum CfdiResponse {
     Document(Document),
-    Json(Json<Value>),
+    Json(RawJson<String>),
 }
 
 struct AcceptHeader<'r>(Option<&'r str>);
@@ -298,7 +298,7 @@ async fn get_invoice_cfdi(
     });
     let (uuid, body, json) = found.await?.ok_or(ApiError::NotFound)?;
     if format == Format::Json {
-        return Ok(CfdiResponse::Json(Json(json.ok_or(ApiError::NotFound)?)));
+        return Ok(CfdiResponse::Json(RawJson(json.ok_or(ApiError::NotFound)?)));
     }
     let document = |bytes, kind| {
         let ext = match kind {
