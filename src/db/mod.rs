@@ -28,6 +28,7 @@ pub mod stats;
 pub mod summary;
 pub mod users;
 pub mod webhooks;
+mod writer;
 
 use anyhow::Context;
 use r2d2_sqlite::SqliteConnectionManager;
@@ -40,6 +41,7 @@ pub type PooledConn = r2d2::PooledConnection<SqliteConnectionManager>;
 #[derive(Clone)]
 pub struct Db {
     pool: Pool,
+    writers: writer::Writers,
 }
 
 /// Who checkpoints the WAL: SQLite inside commits, or the server's own thread
@@ -104,7 +106,10 @@ impl Db {
             .test_on_check_out(false)
             .build(manager)
             .context("cannot open the database")?;
-        let db = Db { pool };
+        let db = Db {
+            pool,
+            writers: writer::Writers::default(),
+        };
         migrate::apply(&mut *db.conn()?).context("cannot apply the schema")?;
         Ok(db)
     }
@@ -115,7 +120,10 @@ impl Db {
 
     /// Runs `f` in an IMMEDIATE transaction (takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock) and commits when it returns Ok.
+    /// The process's writers take turns in order first (`writer`); the turn is taken
+    /// before the pooled connection so a queued writer holds no connection.
     pub fn tx<T>(&self, f: impl FnOnce(&Transaction) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let _turn = self.writers.turn()?;
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&tx)?;
@@ -178,7 +186,9 @@ pub fn is_unique_violation(err: &anyhow::Error) -> bool {
 /// connection freed up in time: transient, retryable conditions rather than faults.
 pub fn is_busy(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
-        if cause.downcast_ref::<r2d2::Error>().is_some() {
+        if cause.downcast_ref::<r2d2::Error>().is_some()
+            || cause.downcast_ref::<writer::Busy>().is_some()
+        {
             return true;
         }
         matches!(
