@@ -206,22 +206,41 @@ pub fn list(
 }
 
 /// An invoice as `GET /v1/invoices/{id}` shows it, as JSON text: the view with its first
-/// page of concepts and, for a complement, its payments. SQLite composes it from the
-/// stored JSON (no `serde_json::Value` per field: invoice events render one per invoice
-/// an extraction changes, and parsing took most of that time).
+/// page of concepts and, for a complement, its payments. The stored JSON texts are
+/// spliced into SQLite's view as they are, never parsed: invoice events render one of
+/// these per invoice an extraction changes, and parsing was most of that time.
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
+    let row = conn
         .prepare_cached(&format!(
-            "SELECT json_patch(
-                json_set({VIEW_JSON},
-                    '$.items', json(coalesce(items_json, '[]')),
-                    '$.items_truncated', json(iif(coalesce(items_count, 0)
-                        > json_array_length(coalesce(items_json, '[]')), 'true', 'false'))),
-                json_object('payments', json(payments_json)))
-             FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1"
+            "SELECT {VIEW_JSON}, items_json, coalesce(items_count, 0), payments_json FROM invoices
+             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1"
         ))?
-        .query_row(params![id, org_id], |r| r.get(0))
-        .optional()?)
+        .query_row(params![id, org_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })
+        .optional()?;
+    let Some((mut json, items, count, payments)) = row else {
+        return Ok(None);
+    };
+    // json_object() always ends its (non-empty) object with `}`: reopen it.
+    anyhow::ensure!(json.ends_with('}'), "the invoice view is not a JSON object");
+    json.pop();
+    // `items_json` holds the first ITEMS_PAGE concepts (`first_items`).
+    let truncated = count > ITEMS_PAGE as i64;
+    json.push_str(&format!(
+        r#","items":{},"items_truncated":{truncated}"#,
+        items.as_deref().unwrap_or("[]")
+    ));
+    if let Some(payments) = payments {
+        json.push_str(&format!(r#","payments":{payments}"#));
+    }
+    json.push('}');
+    Ok(Some(json))
 }
 
 /// The concepts `invoices.items_json` holds: the first page.
