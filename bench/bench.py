@@ -382,11 +382,12 @@ def scenario_disk(data_dir):
     size = sum(os.path.getsize(f) for f in (db, db + "-wal") if os.path.exists(f))
     out = subprocess.run(["cargo", "bench", "--quiet", "--bench", "codec"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
-    figures = dict(re.findall(r"^(samples_\w+) ([\d.]+)$", out, re.M))
+    figures = dict(re.findall(r"^(samples\w*) ([\d.]+)$", out, re.M))
     log("disk by table and index (bytes per invoice): "
         + ", ".join(f"{name} {pages / invoices:,.0f}" for name, pages in tables[:8]))
     return {"invoices": invoices, "bytes": size, "samples": int(figures["samples"]),
-            "raw": int(figures["samples_raw"]), "stored": int(figures["samples_stored"])}
+            "raw": int(figures["samples_raw"]), "stored": int(figures["samples_stored"]),
+            "plain": int(figures["samples_stored_plain"])}
 
 
 def disk_rows(disk):
@@ -394,8 +395,9 @@ def disk_rows(disk):
     return [
         (12, f"disk: database + WAL after a checkpoint, {disk['invoices']:,} invoices", "<= 6,000 B per invoice",
          f"{per:,.0f} B per invoice ({disk['bytes'] / 2**30:.2f} GiB)", per <= 6000),
-        (12, f"disk: the {disk['samples']} real CFDI samples' XML as stored", "reported",
-         f"{disk['stored']:,} of {disk['raw']:,} B = {disk['stored'] / disk['raw']:.0%}", True),
+        (12, f"disk: the {disk['samples']} real CFDI samples' XML as stored (the dictionary was trained on them)",
+         "reported", f"{disk['stored']:,} of {disk['raw']:,} B = {disk['stored'] / disk['raw']:.0%} "
+         f"({disk['plain'] / disk['raw']:.0%} without the dictionary)", True),
     ]
 
 
