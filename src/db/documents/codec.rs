@@ -20,9 +20,9 @@ pub const LEVEL: i32 = 3;
 /// a better dictionary is a new file with a codec name of its own.
 const CFDI1: &[u8] = include_bytes!("cfdi1.dict");
 
-/// Documents larger than this are refused when decoding: no stored document is bigger
-/// (XML is limited to 20 MiB when parsed, a PDF beside it by the same order), so a
-/// corrupted frame header cannot make a read allocate without bound.
+/// Frames claiming more than this are refused when decoding, so a corrupted header
+/// cannot make a read allocate without bound; larger documents (XML is limited to
+/// 20 MiB when parsed) are stored as they are.
 const MAX_DECODED: usize = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,12 @@ fn compress(raw: &[u8], codec: Codec) -> io::Result<Vec<u8>> {
 /// `raw` as `codec` stores it, or as it is when that is not smaller (e.g. a PDF whose
 /// streams are already compressed).
 fn encode_as(raw: &[u8], codec: Codec) -> Encoded {
-    match compress(raw, codec) {
+    let compressed = if raw.len() <= MAX_DECODED {
+        compress(raw, codec)
+    } else {
+        Err(io::Error::other("too large to compress"))
+    };
+    match compressed {
         Ok(bytes) if bytes.len() < raw.len() => Encoded { codec, bytes },
         _ => Encoded {
             codec: Codec::Identity,
@@ -215,6 +220,21 @@ mod tests {
         );
         // A frame that needs the dictionary is not read without it.
         assert!(decode(Codec::Zstd, encoded.bytes).is_err());
+    }
+
+    #[test]
+    fn the_cfdi1_dictionary_never_changes() {
+        // `zstd-cfdi1` rows decode only with these exact bytes: a changed dictionary
+        // needs a new file and a new codec name, never an edit of this one.
+        use sha2::{Digest, Sha256};
+        let hex: String = Sha256::digest(CFDI1)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            hex,
+            "4181ca217a64abd129d81940fef79c264d1fddb093786f46b33d8ecbfb288e1d"
+        );
     }
 
     #[test]
