@@ -1,4 +1,4 @@
--- cfdi-extract schema, version 6 (src/db/migrate.rs steps older databases forward).
+-- cfdi-extract schema, version 8 (src/db/migrate.rs steps older databases forward).
 -- Applied idempotently at every start (CREATE ... IF NOT EXISTS); later versions add
 -- numbered steps in src/db/migrate.rs and bump PRAGMA user_version.
 -- Timestamps set by the service are fixed-width UTC text ("2026-11-21T10:15:30.123456Z"),
@@ -153,12 +153,20 @@ CREATE TABLE IF NOT EXISTS invoice_changes (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS invoice_changes_invoice ON invoice_changes (invoice_id);
 
+-- The original XML and PDF. `codec` says how `content` is encoded (db/documents/codec.rs):
+-- 'zstd-cfdi1' (XML) and 'zstd' (PDF) since version 8, 'identity' (as received) for rows
+-- written before it and for documents compression does not shrink. A rowid table, not
+-- WITHOUT ROWID: its rows stay whole in a 16 KiB page up to 16 KiB and fill whole
+-- overflow pages past that, where an index b-tree spills anything over 4 KiB into
+-- mostly empty overflow pages (3x the size of 5 KiB documents). Databases from before
+-- version 8 keep their WITHOUT ROWID table, with `codec` added last, and 4 KiB pages.
 CREATE TABLE IF NOT EXISTS documents (
     invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
     kind        TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
+    codec       TEXT NOT NULL DEFAULT 'identity',
     content     BLOB NOT NULL,
     PRIMARY KEY (invoice_id, kind)
-) WITHOUT ROWID;
+);
 
 -- Related-document entries of payment complements (DoctoRelacionado), one row per
 -- distinct entry of a complement. Linked to the paid invoice by (entity_id, related_uuid),

@@ -105,13 +105,13 @@ fn import_file(
 ) -> anyhow::Result<Result<String, String>> {
     let xml = read_bounded(file).with_context(|| format!("cannot read {}", file.display()))?;
     let pdf = std::fs::read(file.with_extension("pdf")).ok();
-    // Parsed before the write transaction: a large or hostile document costs its CPU
-    // without holding the database lock the server's writes wait for.
-    let cfdi = match Cfdi::parse_stamped(&xml) {
-        Ok(cfdi) => cfdi,
+    // Parsed and compressed before the write transaction: a large or hostile document
+    // costs its CPU without holding the database lock the server's writes wait for.
+    let doc = match ingest::prepare(&xml, pdf.as_deref()) {
+        Ok(doc) => doc,
         Err(e) => return Ok(Err(IngestError::from(e).to_string())),
     };
-    if let Some(reason) = wrong_party(&cfdi, entity, direction) {
+    if let Some(reason) = wrong_party(&doc.cfdi, entity, direction) {
         return Ok(Err(reason));
     }
     // Each file is a batch of its own: its invoice events commit with it.
@@ -123,15 +123,15 @@ fn import_file(
     };
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
-    db.tx(|tx| {
-        match ingest::store_document(tx, owner, direction, None, &cfdi, &xml, pdf.as_deref()) {
+    db.tx(
+        |tx| match ingest::store_document(tx, owner, direction, None, &doc) {
             Err(IngestError::Storage(e)) => Err(e),
             other => {
                 events::invoices::flush(tx, &batch, i64::MAX, &crate::time::now())?;
                 Ok(other.map_err(|e| e.to_string()))
             }
-        }
-    })
+        },
+    )
 }
 
 /// The file's bytes, reading at most one byte past the document size limit (the

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -19,6 +19,7 @@ const STEPS: &[(i64, &str)] = &[
     (5, STEP_5),
     (6, STEP_6),
     (7, STEP_7),
+    (8, STEP_8),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -115,6 +116,10 @@ ALTER TABLE events_v6 RENAME TO events;
 /// Version 7: a job remembers the API request that caused it, so that its log lines
 /// carry that request's id (`crate::origin`). Self-contained: it needs no other step.
 const STEP_7: &str = "ALTER TABLE jobs ADD COLUMN request_id TEXT;";
+
+/// Version 8: documents are stored compressed and name their codec. Existing rows are
+/// not rewritten: they read as `identity`, byte for byte as before.
+const STEP_8: &str = "ALTER TABLE documents ADD COLUMN codec TEXT NOT NULL DEFAULT 'identity';";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
@@ -339,6 +344,24 @@ mod tests {
         assert_eq!(last, format!("[{}]", items[2000..].join(",")));
         let (count, small) = row("SELECT items_count, items_json FROM invoices WHERE id = 'small'");
         assert_eq!((count, small.as_str()), (1, r#"[{"amount":2.0}]"#));
+    }
+
+    #[test]
+    fn version_8_keeps_stored_documents_readable_as_they_were() {
+        let mut conn = version_5_database();
+        conn.execute_batch(
+            "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, created_at, updated_at)
+                 VALUES ('i', 'o1', 'n1', 'U', 'issued', 1, 't', 't');
+             INSERT INTO documents VALUES ('i', 'xml', x'3C436F6D70726F62616E74652F3E');",
+        )
+        .expect("a document stored before version 8");
+        apply(&mut conn).expect("migrate");
+        let codec: String = conn
+            .query_row("SELECT codec FROM documents", [], |r| r.get(0))
+            .expect("codec");
+        assert_eq!(codec, "identity");
+        let xml = crate::db::documents::get(&conn, "i", "xml").expect("read");
+        assert_eq!(xml.as_deref(), Some(&b"<Comprobante/>"[..]));
     }
 
     #[test]

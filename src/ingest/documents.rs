@@ -1,13 +1,34 @@
-//! Stage 2: a document's XML (and PDF) stored byte for byte, its row filled from the
-//! parsed CFDI, and the payment aggregates it affects recomputed.
+//! Stage 2: a document's XML (and PDF) stored byte for byte (compressed), its row
+//! filled from the parsed CFDI, and the payment aggregates it affects recomputed.
 
 use super::{payments, IngestError, Owner};
-use crate::cfdi::Cfdi;
+use crate::cfdi::{Cfdi, CfdiError};
+use crate::db::documents::codec::{self, Encoded};
 use crate::db::{self, invoices::write};
 use crate::domain::extraction::Direction;
 use crate::sat::Metadata;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
+
+/// A document parsed and encoded for storing: the CPU-bound part of ingesting, done
+/// before the write transaction so the database's single writer lock never waits on it.
+#[derive(Debug)]
+pub struct Prepared {
+    pub cfdi: Cfdi,
+    xml: Encoded,
+    pdf: Option<Encoded>,
+}
+
+/// Parses `xml` and compresses it and `pdf` (a document that does not parse is not
+/// compressed: it is not stored).
+pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
+    let cfdi = Cfdi::parse_stamped(xml)?;
+    Ok(Prepared {
+        cfdi,
+        xml: codec::encode_xml(xml),
+        pdf: pdf.map(codec::encode),
+    })
+}
 
 /// Parses and stores one document. `listed` is the listing entry it answers, when there
 /// is one (it carries the authority's cancellation status). Returns the invoice id.
@@ -19,21 +40,20 @@ pub fn ingest_document(
     xml: &[u8],
     pdf: Option<&[u8]>,
 ) -> Result<String, IngestError> {
-    let cfdi = Cfdi::parse_stamped(xml)?;
-    store_document(tx, owner, direction, listed, &cfdi, xml, pdf)
+    let prepared = prepare(xml, pdf)?;
+    store_document(tx, owner, direction, listed, &prepared)
 }
 
-/// `ingest_document` for a document parsed beforehand (extractions and imports parse
-/// outside the write transaction).
+/// `ingest_document` for a document prepared beforehand (extractions, packages and
+/// imports prepare outside the write transaction).
 pub fn store_document(
     tx: &Connection,
     owner: Owner,
     direction: Direction,
     listed: Option<&Metadata>,
-    cfdi: &Cfdi,
-    xml: &[u8],
-    pdf: Option<&[u8]>,
+    doc: &Prepared,
 ) -> Result<String, IngestError> {
+    let cfdi = &doc.cfdi;
     let uuid = cfdi.uuid()?.to_string();
     if let Some(m) = listed {
         if !m.uuid.trim().eq_ignore_ascii_case(&uuid) {
@@ -75,14 +95,14 @@ pub fn store_document(
         cfdi,
         status,
         cancelled_at.as_deref(),
-        pdf.is_some(),
+        doc.pdf.is_some(),
         &own,
     )?;
     if new {
         db::invoice_changes::mark_new(tx, owner.batch, &id)?;
     }
-    db::documents::put(tx, &id, "xml", xml)?;
-    if let Some(pdf) = pdf {
+    db::documents::put(tx, &id, "xml", &doc.xml)?;
+    if let Some(pdf) = &doc.pdf {
         db::documents::put(tx, &id, "pdf", pdf)?;
     }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);

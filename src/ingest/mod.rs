@@ -16,7 +16,7 @@ mod payments;
 mod tests;
 
 pub use crate::db::invoices::write::Owner;
-pub use documents::{ingest_document, store_document};
+pub use documents::{ingest_document, prepare, store_document, Prepared};
 pub use listing::record_listing;
 
 use crate::cfdi::CfdiError;

@@ -3,8 +3,8 @@
 //! and the extraction's counts) commit in one transaction, and a package read again
 //! after a crash skips what was already stored, so nothing is counted twice.
 
-use super::{IngestError, Owner};
-use crate::cfdi::{Cfdi, CfdiError};
+use super::{IngestError, Owner, Prepared};
+use crate::cfdi::CfdiError;
 use crate::db::Db;
 use crate::domain::extraction::Direction;
 use crate::sat::webservice::package::{CfdiFile, Package};
@@ -72,8 +72,8 @@ pub fn store_listing(
     flush(&batch, handled, true)
 }
 
-/// Stores a CFDI package's documents (stage 2). Each XML is parsed before its batch's
-/// transaction, so the write lock is held only for storing.
+/// Stores a CFDI package's documents (stage 2). Each XML is parsed and compressed before
+/// its batch's transaction, so the write lock is held only for storing.
 pub fn store_cfdis(
     db: &Db,
     owner: Owner,
@@ -83,8 +83,8 @@ pub fn store_cfdis(
     progress: &mut OnBatch,
 ) -> anyhow::Result<()> {
     let mut handled = skip;
-    let mut batch: Vec<(CfdiFile, Result<Cfdi, CfdiError>)> = Vec::with_capacity(BATCH);
-    let mut flush = |docs: &[(CfdiFile, Result<Cfdi, CfdiError>)], handled: u64, done: bool| {
+    let mut batch: Vec<(CfdiFile, Result<Prepared, CfdiError>)> = Vec::with_capacity(BATCH);
+    let mut flush = |docs: &[(CfdiFile, Result<Prepared, CfdiError>)], handled: u64, done: bool| {
         db.tx(|tx| {
             let stored = store_batch(tx, owner, direction, docs)?;
             let batch = docs.len() as u64;
@@ -102,8 +102,8 @@ pub fn store_cfdis(
     let skip = usize::try_from(skip).unwrap_or(usize::MAX);
     for file in package.cfdis().skip(skip) {
         let file = file?;
-        let parsed = Cfdi::parse_stamped(&file.xml);
-        batch.push((file, parsed));
+        let prepared = super::prepare(&file.xml, None);
+        batch.push((file, prepared));
         if batch.len() == BATCH {
             handled += BATCH as u64;
             flush(&std::mem::take(&mut batch), handled, false)?;
@@ -118,12 +118,12 @@ fn store_batch(
     tx: &Connection,
     owner: Owner,
     direction: Direction,
-    docs: &[(CfdiFile, Result<Cfdi, CfdiError>)],
+    docs: &[(CfdiFile, Result<Prepared, CfdiError>)],
 ) -> anyhow::Result<u64> {
     let mut stored = 0;
     for (file, parsed) in docs {
         let result = match parsed {
-            Ok(cfdi) => super::store_document(tx, owner, direction, None, cfdi, &file.xml, None),
+            Ok(doc) => super::store_document(tx, owner, direction, None, doc),
             Err(e) => Err(IngestError::Cfdi(e.clone())),
         };
         match result {

@@ -5,7 +5,7 @@
 
 use super::bulk::End;
 use super::{Context, Outcome};
-use crate::cfdi::{Cfdi, CfdiError};
+use crate::cfdi::CfdiError;
 use crate::db::{self, extractions::Extraction, jobs::Job};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
@@ -202,8 +202,9 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A downloaded document and the result of parsing its XML (when it has one).
-type Fetched = (Document, Option<Result<Cfdi, CfdiError>>);
+/// A downloaded document and, when it has an XML, the result of preparing it (parsed,
+/// and compressed with its PDF) for storing.
+type Fetched = (Document, Option<Result<ingest::Prepared, CfdiError>>);
 
 /// Downloads `todo` in batches and stores each batch in one transaction. The next
 /// batch is downloaded and parsed on a thread of its own while the current one is
@@ -226,8 +227,11 @@ fn store_window(
                 let docs = session.download(direction, batch).map(|docs| {
                     docs.into_iter()
                         .map(|doc| {
-                            let parsed = doc.xml.as_deref().map(Cfdi::parse_stamped);
-                            (doc, parsed)
+                            let prepared = doc
+                                .xml
+                                .as_deref()
+                                .map(|xml| ingest::prepare(xml, doc.pdf.as_deref()));
+                            (doc, prepared)
                         })
                         .collect::<Vec<Fetched>>()
                 });
@@ -264,21 +268,13 @@ fn store_batch(
 ) -> anyhow::Result<()> {
     ctx.db.tx(|tx| {
         let mut processed = 0;
-        for (meta, (doc, parsed)) in batch.iter().zip(docs) {
-            let (Some(xml), Some(parsed)) = (&doc.xml, parsed) else {
+        for (meta, (doc, prepared)) in batch.iter().zip(docs) {
+            let (Some(_), Some(prepared)) = (&doc.xml, prepared) else {
                 continue;
             };
             // A bad document is logged and left metadata-only; it never stops the others.
-            let stored = match parsed {
-                Ok(cfdi) => ingest::store_document(
-                    tx,
-                    owner,
-                    direction,
-                    Some(meta),
-                    cfdi,
-                    xml,
-                    doc.pdf.as_deref(),
-                ),
+            let stored = match prepared {
+                Ok(doc) => ingest::store_document(tx, owner, direction, Some(meta), doc),
                 Err(e) => Err(ingest::IngestError::Cfdi(e.clone())),
             };
             match stored {

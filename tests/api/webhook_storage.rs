@@ -83,6 +83,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
          DROP TABLE invoice_item_pages;
+         ALTER TABLE documents DROP COLUMN codec;
          PRAGMA user_version = 1;",
     )
     .expect("back to schema 1");

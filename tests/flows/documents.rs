@@ -100,6 +100,14 @@ fn cfdi_serves_the_original_xml_byte_for_byte_for_every_imported_sample() {
             &original,
             &format!("{file} ?format=xml"),
         );
+        // Stored compressed: what is served above was decoded.
+        let (codec, len) = stored_document(app.data_dir(), id, "xml").expect("stored");
+        assert_eq!(codec, "zstd-cfdi1", "{file}");
+        assert!(
+            len < original.len(),
+            "{file}: {len} of {} bytes",
+            original.len()
+        );
     }
 }
 
@@ -297,6 +305,11 @@ fn sandbox_invoices_serve_their_real_pdf_or_a_rendered_one() {
     assert!(resp.body.starts_with(b"%PDF-"), "a real PDF");
     let rendered = sandbox_docs::render_pdf(tax_id, dir, with_pdf).expect("the sandbox PDF");
     assert_pdf(&resp, &rendered, "the sandbox's PDF");
+    let stored = stored_document(app.data_dir(), &id, "pdf").expect("stored");
+    assert!(
+        stored.0 == "zstd" && stored.1 < rendered.len(),
+        "{stored:?}"
+    );
     let xml = sandbox_docs::render_xml(tax_id, dir, with_pdf).expect("the sandbox XML");
     assert_xml(
         &cfdi(&client, &id, "", Some("text/xml")),

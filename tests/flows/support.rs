@@ -330,3 +330,16 @@ pub fn strings(v: &Value) -> Vec<String> {
         .map(|s| s.as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// How an invoice's stored `kind` document is kept: its codec and stored size, read
+/// from the data directory's database (a reader beside the server, WAL mode).
+pub fn stored_document(data_dir: &Path, invoice_id: &str, kind: &str) -> Option<(String, usize)> {
+    let conn = rusqlite::Connection::open(data_dir.join("cfdi-extract.db")).expect("db");
+    conn.query_row(
+        "SELECT codec, length(content) FROM documents WHERE invoice_id = ?1 AND kind = ?2",
+        [invoice_id, kind],
+        |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)),
+    )
+    .ok()
+    .map(|(codec, len)| (codec, usize::try_from(len).expect("a length")))
+}

@@ -1,11 +1,11 @@
 //! Upgrades through the binary: a database made by release 1's schema (the frozen
 //! `src/db/schema_v1.sql`) migrates forward at `serve` and serves its data with its
-//! sealed credentials; a database newer than the binary is refused, by `serve` and by
-//! `check`.
+//! sealed credentials and its documents stored before compression; a database newer than
+//! the binary is refused, by `serve` and by `check`.
 
 use crate::helpers::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
 use crate::receiver::Receiver;
-use crate::support::{extract, month};
+use crate::support::{extract, import_samples, month, sample_bytes, stored_document};
 use base64::Engine;
 use cfdi_extract::crypto::Cipher;
 use std::process::Stdio;
@@ -130,4 +130,59 @@ fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
     assert!(!check.status.success(), "{check:?}");
     assert!(check.stdout.contains("newer than this binary"), "{check:?}");
     assert_eq!(user_version(app.data_dir()), 99, "left as it was");
+}
+
+/// Documents release 1 stored as they came (before the `codec` column) are served byte
+/// for byte after the migration and left as they were; new documents are compressed.
+#[test]
+fn documents_stored_before_compression_are_served_byte_for_byte_after_the_upgrade() {
+    let rx = Receiver::start();
+    let (dir, creds, [entity, _, _]) = release_1_dir(&rx.url());
+    let xml = sample_bytes("cfdi40-ingreso-pue-real-tfd.xml");
+    let pdf = b"%PDF-1.4\n% stored by release 1, uncompressed\n%%EOF\n".repeat(20);
+    let old = uuid::Uuid::now_v7().to_string();
+    let conn = rusqlite::Connection::open(dir.path().join("cfdi-extract.db")).expect("db");
+    conn.execute(
+        "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type,
+             issued_at, has_pdf, created_at, updated_at)
+         VALUES (?1, ?2, ?3, 'F0000000-0000-4000-8000-000000000001', 'issued', 1, 'I', ?4, 1, ?4, ?4)",
+        [&old, &creds.org_id, &entity, AT],
+    )
+    .expect("invoice");
+    conn.execute(
+        "INSERT INTO documents VALUES (?1, 'xml', ?2), (?1, 'pdf', ?3)",
+        rusqlite::params![old, xml, pdf],
+    )
+    .expect("documents");
+    drop(conn);
+
+    let app = TestApp::start_in(dir, creds.clone(), &[]);
+    add_user(app.data_dir(), &creds);
+    let client = app.client();
+    let get = |id: &str, format: &str| {
+        let resp = client.get(&format!("/v1/invoices/{id}/cfdi?format={format}"));
+        assert_eq!(resp.status, 200, "{id} {format}: {}", resp.text());
+        resp.body
+    };
+    assert!(get(&old, "xml") == xml, "the old XML byte for byte");
+    assert!(get(&old, "pdf") == pdf, "the old PDF byte for byte");
+    for (kind, len) in [("xml", xml.len()), ("pdf", pdf.len())] {
+        assert_eq!(
+            stored_document(app.data_dir(), &old, kind),
+            Some(("identity".to_string(), len)),
+            "the old {kind} is left as it was"
+        );
+    }
+
+    // A document stored now is compressed, and served the same.
+    let file = "cfdi40-ingreso-pue-descuento-tfd.xml";
+    let new = import_samples(&app, &entity, "issued", &[file])
+        .remove(file)
+        .expect("imported");
+    let original = sample_bytes(file);
+    assert!(get(&new, "xml") == original, "the new XML byte for byte");
+    let (codec, len) = stored_document(app.data_dir(), &new, "xml").expect("stored");
+    assert_eq!(codec, "zstd-cfdi1");
+    assert!(len < original.len(), "{len} of {} bytes", original.len());
+    cli_on(app.data_dir(), &["check"], None).expect_success("check after the migration");
 }

@@ -1,0 +1,97 @@
+//! What compressing stored documents saves and costs (`db::documents::codec`).
+//! - The real CFDI in `../shared/cfdi-samples` (XML only) through the codec the service
+//!   stores XML with: `samples_raw`, `samples_stored` (bytes) and `samples_ratio`; its
+//!   dictionary was trained on these files, so `samples_ratio_plain` (no dictionary) is
+//!   printed beside it.
+//! - A sandbox `BIG` entity's month (XML and PDF), through the codec
+//!   (`sandbox_xml_ratio`, `sandbox_pdf_ratio`, `encode_us` per document; `_plain`:
+//!   without the dictionary), and through
+//!   other zstd levels for comparison (`level <n> ratio <r> us <t>`), which is how
+//!   `codec::LEVEL` was chosen.
+
+use cfdi_extract::db::documents::codec;
+use cfdi_extract::sat::sandbox_docs::{self, Direction};
+use chrono::NaiveDate;
+use std::path::Path;
+use std::time::Instant;
+
+fn samples(dir: &Path) -> Vec<Vec<u8>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read(p).expect("read"))
+        .collect()
+}
+
+/// Stored bytes over raw bytes, and microseconds per document (median of 3 passes).
+fn measure(docs: &[Vec<u8>], encode: impl Fn(&[u8]) -> usize) -> (f64, f64) {
+    let raw: usize = docs.iter().map(Vec::len).sum();
+    let mut stored = 0;
+    let mut times = vec![];
+    for _ in 0..3 {
+        let start = Instant::now();
+        stored = docs.iter().map(|d| encode(d)).sum();
+        times.push(start.elapsed().as_secs_f64() * 1e6 / docs.len().max(1) as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    (stored as f64 / raw.max(1) as f64, times[1])
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let real = samples(&root.join("../shared/cfdi-samples"));
+    let raw: usize = real.iter().map(Vec::len).sum();
+    let stored: usize = real.iter().map(|d| codec::encode_xml(d).bytes.len()).sum();
+    let plain: usize = real.iter().map(|d| codec::encode(d).bytes.len()).sum();
+    for doc in &real {
+        let e = codec::encode_xml(doc);
+        assert_eq!(&codec::decode(e.codec, e.bytes).expect("decodes"), doc);
+    }
+    println!("samples {}", real.len());
+    println!("samples_raw {raw}");
+    // With the dictionary, which was trained on these very files: an in-sample figure.
+    println!("samples_stored {stored}");
+    println!("samples_ratio {:.3}", stored as f64 / raw as f64);
+    // Without it: what the codec's zstd alone does to them.
+    println!("samples_stored_plain {plain}");
+    println!("samples_ratio_plain {:.3}", plain as f64 / raw as f64);
+
+    let tax_id = "BIGA010101AAA";
+    let from = NaiveDate::from_ymd_opt(2026, 3, 1).expect("date");
+    let to = NaiveDate::from_ymd_opt(2026, 3, 31).expect("date");
+    let invoices = sandbox_docs::invoices_for_period(tax_id, Direction::Issued, from, to);
+    let xml: Vec<Vec<u8>> = invoices
+        .iter()
+        .filter_map(|i| sandbox_docs::render_xml(tax_id, Direction::Issued, i).ok())
+        .collect();
+    let pdf: Vec<Vec<u8>> = invoices
+        .iter()
+        .filter_map(|i| sandbox_docs::render_pdf(tax_id, Direction::Issued, i))
+        .collect();
+    let size = |docs: &[Vec<u8>]| docs.iter().map(Vec::len).sum::<usize>() / docs.len().max(1);
+    println!("sandbox_xml {} avg {} B", xml.len(), size(&xml));
+    println!("sandbox_pdf {} avg {} B", pdf.len(), size(&pdf));
+    let (ratio, us) = measure(&xml, |d| codec::encode_xml(d).bytes.len());
+    println!("sandbox_xml_ratio {ratio:.3}");
+    println!("encode_us {us:.1}");
+    let (ratio, us) = measure(&xml, |d| codec::encode(d).bytes.len());
+    println!("sandbox_xml_ratio_plain {ratio:.3}");
+    println!("encode_plain_us {us:.1}");
+    let (ratio, us) = measure(&pdf, |d| codec::encode(d).bytes.len());
+    println!("sandbox_pdf_ratio {ratio:.3}");
+    println!("encode_pdf_us {us:.1}");
+    // Other levels on the first 2,000 of each (level 19 takes milliseconds a document).
+    let (xml, pdf) = (&xml[..xml.len().min(2000)], &pdf[..pdf.len().min(2000)]);
+    for level in [1, 3, 6, 9, 15, 19] {
+        let at = |d: &[u8]| zstd::bulk::compress(d, level).expect("compress").len();
+        let (x, xus) = measure(xml, at);
+        let (p, pus) = measure(pdf, at);
+        let (r, _) = measure(&real, at);
+        println!("level {level} xml_ratio {x:.3} xml_us {xus:.1} pdf_ratio {p:.3} pdf_us {pus:.1} samples_ratio {r:.3}");
+    }
+}
