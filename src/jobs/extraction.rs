@@ -204,12 +204,20 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
 
 /// A downloaded document and, when it has an XML, the result of preparing it (parsed,
 /// and compressed with its PDF) for storing.
-type Fetched = (Document, Option<Result<ingest::Prepared, CfdiError>>);
+type Fetched<'a> = (
+    &'a Metadata,
+    Document,
+    Option<Result<ingest::Prepared, CfdiError>>,
+);
 
-/// Downloads `todo` in batches and stores each batch in one transaction. The next
-/// batch is downloaded and parsed on a thread of its own while the current one is
-/// stored (a sync channel of one keeps it a single batch ahead), so the authority's
-/// latency (or the sandbox's rendering) and XML parsing overlap with SQLite's writes.
+/// The most documents one storing transaction takes. Batches already downloaded are
+/// stored together: each commit writes the index pages its documents share once, so
+/// fewer, larger commits write less, while the write lock is held some tens of ms.
+const STORE_BATCH: usize = 4 * DOWNLOAD_BATCH;
+
+/// Downloads `todo` in batches on a thread of its own (up to four batches ahead), so the
+/// authority's latency (or the sandbox's rendering), XML parsing and compression overlap
+/// with SQLite's writes; the batches waiting when a transaction starts are stored in it.
 /// Returns a retry when the service is stopping: what is stored stays, the rest is
 /// fetched on restart.
 fn store_window(
@@ -221,17 +229,19 @@ fn store_window(
     todo: &[Metadata],
 ) -> Result<Option<Outcome>, SatError> {
     std::thread::scope(|scope| {
-        let (sender, downloads) = std::sync::mpsc::sync_channel(1);
+        let (sender, downloads) = std::sync::mpsc::sync_channel(STORE_BATCH / DOWNLOAD_BATCH);
         scope.spawn(move || {
             for batch in todo.chunks(DOWNLOAD_BATCH) {
                 let docs = session.download(direction, batch).map(|docs| {
-                    docs.into_iter()
-                        .map(|doc| {
+                    batch
+                        .iter()
+                        .zip(docs)
+                        .map(|(meta, doc)| {
                             let prepared = doc
                                 .xml
                                 .as_deref()
                                 .map(|xml| ingest::prepare(xml, doc.pdf.as_deref()));
-                            (doc, prepared)
+                            (meta, doc, prepared)
                         })
                         .collect::<Vec<Fetched>>()
                 });
@@ -242,17 +252,37 @@ fn store_window(
                 }
             }
         });
-        for batch in todo.chunks(DOWNLOAD_BATCH) {
+        let (batches, mut received) = (todo.len().div_ceil(DOWNLOAD_BATCH), 0);
+        while received < batches {
             if ctx.stopping() {
                 return Ok(Some(Outcome::Retry {
                     after: Duration::ZERO,
                     error: "service stopping".into(),
                 }));
             }
-            let docs = downloads
+            let mut docs = downloads
                 .recv()
                 .map_err(|_| anyhow::anyhow!("the download thread ended early"))??;
-            store_batch(ctx, extraction_id, owner, direction, batch, &docs)?;
+            received += 1;
+            let mut failed = None;
+            while docs.len() < STORE_BATCH {
+                match downloads.try_recv() {
+                    Ok(Ok(more)) => {
+                        received += 1;
+                        docs.extend(more);
+                    }
+                    Ok(Err(e)) => {
+                        failed = Some(e);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            // What arrived before a failed download is stored first.
+            store_batch(ctx, extraction_id, owner, direction, &docs)?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
         Ok(None)
     })
@@ -263,12 +293,11 @@ fn store_batch(
     extraction_id: &str,
     owner: Owner,
     direction: Direction,
-    batch: &[Metadata],
     docs: &[Fetched],
 ) -> anyhow::Result<()> {
     ctx.db.tx(|tx| {
         let mut processed = 0;
-        for (meta, (doc, prepared)) in batch.iter().zip(docs) {
+        for (meta, doc, prepared) in docs {
             let (Some(_), Some(prepared)) = (&doc.xml, prepared) else {
                 continue;
             };
