@@ -156,8 +156,8 @@ CREATE INDEX IF NOT EXISTS invoice_changes_invoice ON invoice_changes (invoice_i
 -- The original XML and PDF. `codec` says how `content` is encoded (db/documents/codec.rs):
 -- 'zstd-cfdi1' (XML) and 'zstd' (PDF) since version 8, 'identity' (as received) for rows
 -- written before it and for documents compression does not shrink. A rowid table, not
--- WITHOUT ROWID: its rows stay whole in a 16 KiB page up to 16 KiB and fill whole
--- overflow pages past that, where an index b-tree spills anything over 4 KiB into
+-- WITHOUT ROWID: its rows stay whole in an 8 KiB page up to 8 KiB and fill whole
+-- overflow pages past that, where an index b-tree spills anything over 2 KiB into
 -- mostly empty overflow pages (3x the size of 5 KiB documents). Databases from before
 -- version 8 keep their WITHOUT ROWID table, with `codec` added last, and 4 KiB pages.
 CREATE TABLE IF NOT EXISTS documents (

@@ -19,12 +19,12 @@ use crate::periodic::Periodic;
 use std::time::Duration;
 
 const INTERVAL: Duration = Duration::from_millis(250);
-/// 4,096 pages of 16 KiB (a database's page size since schema 8): a 64 MiB WAL; an
-/// older database's 4 KiB pages make it 16 MiB.
-pub const TRUNCATE_AFTER_FRAMES: i64 = 4_096;
-/// Frames a TRUNCATE may still have to copy under the write lock: 512 pages, 8 MiB
-/// (2 MiB with 4 KiB pages).
-const TRUNCATE_BACKLOG_FRAMES: i64 = 512;
+/// 8,192 pages of 8 KiB (a new database's page size since schema 8): a 64 MiB WAL; an
+/// older database's 4 KiB pages make it 32 MiB.
+pub const TRUNCATE_AFTER_FRAMES: i64 = 8_192;
+/// Frames a TRUNCATE may still have to copy under the write lock: 1,024 pages, 8 MiB
+/// (4 MiB with 4 KiB pages).
+const TRUNCATE_BACKLOG_FRAMES: i64 = 1_024;
 const TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 /// The pool's usual busy timeout, restored after a truncation attempt.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);

@@ -70,12 +70,14 @@ fn configure(conn: &mut Connection, checkpoints: Checkpoints) -> rusqlite::Resul
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
     )?;
-    // A new database gets 16 KiB pages (an existing one keeps its own: SQLite changes
+    // A new database gets 8 KiB pages (an existing one keeps its own: SQLite changes
     // it only on a VACUUM outside WAL mode). Compressed documents are 1-4 KiB: with
-    // 4 KiB pages each overflowed or left most of a page empty, a third of the file
-    // (BENCHMARKS.md, "Disk"). The page cache stays 4 MiB (cache_size is in KiB).
+    // 4 KiB pages each overflowed or left most of a page empty (12.2 KB per invoice
+    // against 9.5 KB). 16 KiB pages saved 0.5 KB more but doubled the WAL bytes of every
+    // small write, and the webhook fan-out fell from 515 to 344 deliveries/s
+    // (BENCHMARKS.md, "Fifth run"). The page cache stays 4 MiB (cache_size is in KiB).
     conn.execute_batch(
-        "PRAGMA page_size = 16384;
+        "PRAGMA page_size = 8192;
          PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
          PRAGMA foreign_keys = ON;
