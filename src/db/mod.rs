@@ -127,7 +127,7 @@ impl Db {
 
     /// Runs `f` in an IMMEDIATE transaction (takes the write lock up front, so two
     /// writers never deadlock upgrading a read lock) and commits when it returns Ok.
-    /// The process's writers take turns in order first (`writer`); the turn is taken
+    /// The process's writers take turns first (`writer`, starvation-free); the turn is taken
     /// before the pooled connection so a queued writer holds no connection.
     pub fn tx<T>(&self, f: impl FnOnce(&Transaction) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let _turn = self.writers.turn()?;
