@@ -3,7 +3,11 @@ BENCH_INVOICES (5000000 for the documented run) through sandbox extractions, the
 prints the figures /docs/operations' capacity section rests on: seeding rate and peak
 RSS, disk per invoice after a checkpoint (scenario 12), and the listing at that scale
 (scenario 3: first page, filtered, changes since a point). Writes nothing: the rows
-go into BENCHMARKS.md's notes by hand, with the date."""
+go into BENCHMARKS.md's notes by hand, with the date.
+
+BENCH_SCALE_DIR=<dir> keeps the seeded data there instead of deleting it, and a later
+run with the same directory measures disk and listing again without seeding (at 5M,
+seeding is most of the run's half hour)."""
 
 import os
 import subprocess
@@ -33,28 +37,37 @@ def listing(server, creds, entity_id):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    keep = os.environ.get("BENCH_SCALE_DIR")
+    tmp = keep or tempfile.mkdtemp(prefix="cfdi-bench-")
     data_dir = os.path.join(tmp, "main")
+    seeded = os.path.exists(os.path.join(data_dir, "cfdi-extract.db"))
     server = bench.Server(data_dir)
-    big = bench.new_user(data_dir, "Big")
-    bench.log(f"seeding about {bench.MILLION} invoices")
-    n, seconds = bench.seed(server, big, "M", bench.MILLION)
-    seed_peak = server.peak()
-    bench.log(f"seeded {n} invoices in {seconds:.0f}s, peak RSS {seed_peak:.0f} MiB")
+    if seeded:
+        big = ("big@bench.mx", "bench-password")  # what new_user(..., "Big") made
+        bench.log(f"measuring the data seeded before in {data_dir}")
+    else:
+        big = bench.new_user(data_dir, "Big")
+        bench.log(f"seeding about {bench.MILLION} invoices")
+        n, seconds = bench.seed(server, big, "M", bench.MILLION)
+        seed_peak = server.peak()
+        bench.log(f"seeded {n} invoices in {seconds:.0f}s, peak RSS {seed_peak:.0f} MiB")
     server.stop()
     disk = bench.scenario_disk(data_dir)
+    n = disk["invoices"]
     server = bench.Server(data_dir)
     _, first = bench.call(server, "GET", "/v1/entities?limit=1", big)
     rows = listing(server, big, first["data"][0]["id"])
     peak = server.peak()
     server.stop()
-    print(f"| seeding | {n:,} invoices in {seconds:,.0f} s = {n / seconds:,.0f} invoices/s, peak RSS {seed_peak:.0f} MiB |")
+    if not seeded:
+        print(f"| seeding | {n:,} invoices in {seconds:,.0f} s = {n / seconds:,.0f} invoices/s, peak RSS {seed_peak:.0f} MiB |")
     for row in bench.disk_rows(disk)[:1]:
         print(f"| {row[1]} | {row[3]} |")
     for what, (p99, rps) in rows.items():
         print(f"| listing, {what}, {n:,} invoices | p99 {p99:.1f} ms, {rps:,.0f} req/s |")
     print(f"| peak RSS while listing | {peak:.0f} MiB |")
-    subprocess.run(["rm", "-rf", tmp])
+    if not keep:
+        subprocess.run(["rm", "-rf", tmp])
 
 
 if __name__ == "__main__":
