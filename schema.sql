@@ -160,11 +160,22 @@ CREATE INDEX IF NOT EXISTS invoice_changes_invoice ON invoice_changes (invoice_i
 -- overflow pages past that, where an index b-tree spills anything over 2 KiB into
 -- mostly empty overflow pages (3x the size of 5 KiB documents). Databases from before
 -- version 8 keep their WITHOUT ROWID table, with `codec` added last, and 4 KiB pages.
+--
+-- Since version 9 an XML's issuer certificate (its `Certificado` attribute's value) is
+-- taken out before compressing and kept once in `certificates`: `certificate_id` names
+-- it, and reading puts it back (db/documents/certificate.rs).
+CREATE TABLE IF NOT EXISTS certificates (
+    id       INTEGER PRIMARY KEY,
+    sha256   BLOB NOT NULL UNIQUE,
+    content  BLOB NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS documents (
-    invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
-    kind        TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
-    codec       TEXT NOT NULL DEFAULT 'identity',
-    content     BLOB NOT NULL,
+    invoice_id      TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
+    codec           TEXT NOT NULL DEFAULT 'identity',
+    content         BLOB NOT NULL,
+    certificate_id  INTEGER REFERENCES certificates(id),
     PRIMARY KEY (invoice_id, kind)
 );
 

@@ -1,6 +1,6 @@
-//! How a stored document's bytes are encoded. Every row names its codec, so rows written
-//! before compression (`identity`) read back unchanged forever, and a row's codec value
-//! never changes meaning: a new encoding (another level needs none; a dictionary would)
+//! How stored documents (and event payloads, `db::events`) are encoded. Every document
+//! row names its codec, so rows written before compression (`identity`) read back
+//! unchanged forever, and a row's codec value never changes meaning: a new encoding (another level needs none; a dictionary would)
 //! gets a new name.
 
 use anyhow::{bail, Context};
@@ -20,6 +20,11 @@ pub const LEVEL: i32 = 3;
 /// a better dictionary is a new file with a codec name of its own.
 const CFDI1: &[u8] = include_bytes!("cfdi1.dict");
 
+/// A zstd dictionary for event payloads (their keys and shape are the service's own),
+/// trained on the `invoice.created` payloads of the same real samples by
+/// `bench/events_dict.py` (dictionary ID 2). Never changes, like `CFDI1`.
+const EVENTS1: &[u8] = include_bytes!("events1.dict");
+
 /// Frames claiming more than this are refused when decoding, so a corrupted header
 /// cannot make a read allocate without bound; larger documents (XML is limited to
 /// 20 MiB when parsed) are stored as they are.
@@ -33,6 +38,11 @@ pub enum Codec {
     Zstd,
     /// One zstd frame compressed with the `CFDI1` dictionary.
     ZstdCfdi1,
+    /// One zstd frame compressed with the `EVENTS1` dictionary (event payloads).
+    ZstdEvents1,
+    /// One zstd frame compressed with another document (a PDF: its invoice's XML, as
+    /// read back) as a raw-content dictionary.
+    ZstdXml,
 }
 
 impl Codec {
@@ -42,6 +52,8 @@ impl Codec {
             Codec::Identity => "identity",
             Codec::Zstd => "zstd",
             Codec::ZstdCfdi1 => "zstd-cfdi1",
+            Codec::ZstdEvents1 => "zstd-events1",
+            Codec::ZstdXml => "zstd-xml",
         }
     }
 
@@ -50,7 +62,21 @@ impl Codec {
             "identity" => Ok(Codec::Identity),
             "zstd" => Ok(Codec::Zstd),
             "zstd-cfdi1" => Ok(Codec::ZstdCfdi1),
+            "zstd-events1" => Ok(Codec::ZstdEvents1),
+            "zstd-xml" => Ok(Codec::ZstdXml),
             other => bail!("unknown document codec {other:?} (written by a newer cfdi-extract?)"),
+        }
+    }
+
+    /// The zstd codecs' dictionaries (empty: none), and their slot in `Contexts`.
+    /// `ZstdXml`'s dictionary is each document's own, loaded by `encode_with` and
+    /// `decode_with` into the contexts of slot 3.
+    fn dictionary(self) -> (usize, &'static [u8]) {
+        match self {
+            Codec::Identity | Codec::Zstd => (0, &[]),
+            Codec::ZstdXml => (3, &[]),
+            Codec::ZstdCfdi1 => (1, CFDI1),
+            Codec::ZstdEvents1 => (2, EVENTS1),
         }
     }
 }
@@ -62,13 +88,12 @@ pub struct Encoded {
     pub bytes: Vec<u8>,
 }
 
-/// Compression contexts, one set per thread: making one (and loading a dictionary into
-/// it) costs more than compressing a small CFDI.
+/// Compression contexts, one per zstd codec and thread: making one (and loading a
+/// dictionary into it) costs more than compressing a small CFDI.
 #[derive(Default)]
 struct Contexts {
-    plain: Option<Compressor<'static>>,
-    cfdi1: Option<Compressor<'static>>,
-    cfdi1_reader: Option<Decompressor<'static>>,
+    writers: [Option<Compressor<'static>>; 4],
+    readers: [Option<Decompressor<'static>>; 4],
 }
 
 thread_local! {
@@ -91,21 +116,37 @@ fn compressor(dictionary: &[u8]) -> io::Result<Compressor<'static>> {
 }
 
 fn compress(raw: &[u8], codec: Codec) -> io::Result<Vec<u8>> {
+    let (slot, dictionary) = codec.dictionary();
     CONTEXTS.with(|cell| {
         let mut contexts = cell.borrow_mut();
-        let compressor = match codec {
-            Codec::ZstdCfdi1 => ready(&mut contexts.cfdi1, || compressor(CFDI1))?,
-            _ => ready(&mut contexts.plain, || compressor(&[]))?,
-        };
-        compressor.compress(raw)
+        ready(&mut contexts.writers[slot], || compressor(dictionary))?.compress(raw)
+    })
+}
+
+fn decompress(stored: &[u8], codec: Codec, size: usize) -> io::Result<Vec<u8>> {
+    let (slot, dictionary) = codec.dictionary();
+    CONTEXTS.with(|cell| {
+        let mut contexts = cell.borrow_mut();
+        ready(&mut contexts.readers[slot], || {
+            Decompressor::with_dictionary(dictionary)
+        })?
+        .decompress(stored, size)
     })
 }
 
 /// `raw` as `codec` stores it, or as it is when that is not smaller (e.g. a PDF whose
 /// streams are already compressed).
 fn encode_as(raw: &[u8], codec: Codec) -> Encoded {
+    kept_if_smaller(raw, codec, || compress(raw, codec))
+}
+
+fn kept_if_smaller(
+    raw: &[u8],
+    codec: Codec,
+    compress: impl FnOnce() -> io::Result<Vec<u8>>,
+) -> Encoded {
     let compressed = if raw.len() <= MAX_DECODED {
-        compress(raw, codec)
+        compress()
     } else {
         Err(io::Error::other("too large to compress"))
     };
@@ -128,9 +169,40 @@ pub fn encode_xml(raw: &[u8]) -> Encoded {
     encode_as(raw, Codec::ZstdCfdi1)
 }
 
+/// Compresses a document with `related` (a PDF: its invoice's XML) as its dictionary: a
+/// printed CFDI repeats the XML's seals, UUID, names and amounts, which then cost next
+/// to nothing. Read back with `decode_with` and the same `related` bytes.
+pub fn encode_with(raw: &[u8], related: &[u8]) -> Encoded {
+    kept_if_smaller(raw, Codec::ZstdXml, || {
+        CONTEXTS.with(|cell| {
+            let mut contexts = cell.borrow_mut();
+            let writer = ready(&mut contexts.writers[3], || compressor(&[]))?;
+            writer.set_dictionary(LEVEL, related)?;
+            writer.compress(raw)
+        })
+    })
+}
+
+/// Compresses an event's JSON payload for storing, with the events dictionary.
+pub fn encode_event(raw: &[u8]) -> Encoded {
+    encode_as(raw, Codec::ZstdEvents1)
+}
+
 /// The original bytes of a stored document; an error (never a panic) for content its
 /// codec cannot read.
 pub fn decode(codec: Codec, stored: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+    if codec == Codec::ZstdXml {
+        bail!("a zstd-xml document is read with its related document (decode_with)");
+    }
+    decode_frame(codec, stored, None)
+}
+
+/// The original bytes of a document `encode_with` stored against `related`.
+pub fn decode_with(stored: Vec<u8>, related: &[u8]) -> anyhow::Result<Vec<u8>> {
+    decode_frame(Codec::ZstdXml, stored, Some(related))
+}
+
+fn decode_frame(codec: Codec, stored: Vec<u8>, related: Option<&[u8]>) -> anyhow::Result<Vec<u8>> {
     if codec == Codec::Identity {
         return Ok(stored);
     }
@@ -142,15 +214,14 @@ pub fn decode(codec: Codec, stored: Vec<u8>) -> anyhow::Result<Vec<u8>> {
         .ok()
         .filter(|s| *s <= MAX_DECODED)
         .context("a stored document's zstd frame claims an impossible size")?;
-    let raw = match codec {
-        Codec::ZstdCfdi1 => CONTEXTS.with(|cell| {
+    let raw = match related {
+        Some(dictionary) => CONTEXTS.with(|cell| {
             let mut contexts = cell.borrow_mut();
-            let reader = ready(&mut contexts.cfdi1_reader, || {
-                Decompressor::with_dictionary(CFDI1)
-            })?;
+            let reader = ready(&mut contexts.readers[3], Decompressor::new)?;
+            reader.set_dictionary(dictionary)?;
             reader.decompress(&stored, size)
         }),
-        _ => zstd::bulk::decompress(&stored, size),
+        None => decompress(&stored, codec, size),
     }
     .context("a stored document's zstd content is corrupted")?;
     if raw.len() != size {
@@ -223,18 +294,37 @@ mod tests {
     }
 
     #[test]
-    fn the_cfdi1_dictionary_never_changes() {
-        // `zstd-cfdi1` rows decode only with these exact bytes: a changed dictionary
-        // needs a new file and a new codec name, never an edit of this one.
+    fn the_dictionaries_never_change() {
+        // Rows and payloads compressed with a dictionary decode only with its exact
+        // bytes: a changed dictionary needs a new file and a new codec, never an edit.
         use sha2::{Digest, Sha256};
-        let hex: String = Sha256::digest(CFDI1)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = |dictionary: &[u8]| -> String {
+            Sha256::digest(dictionary)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
         assert_eq!(
-            hex,
+            hex(CFDI1),
             "4181ca217a64abd129d81940fef79c264d1fddb093786f46b33d8ecbfb288e1d"
         );
+        assert_eq!(
+            hex(EVENTS1),
+            "ff5d00a376acfd8ba5c78753ef09872e8b12712c401fc891af9ce7dc35a22218"
+        );
+    }
+
+    #[test]
+    fn event_payloads_round_trip_through_their_dictionary_and_only_through_it() {
+        let payload = br#"{"id":"e","event":"invoice.created","source":"invoices/i","resource":{"type":"Invoice","id":"i","path":"invoices/i"},"object":{"id":"i","uuid":"U","status":"active","total":"116.00","currency":"MXN"},"created_at":"t"}"#;
+        let encoded = encode_event(payload);
+        assert_eq!(encoded.codec, Codec::ZstdEvents1);
+        assert!(encoded.bytes.len() < encode(payload).bytes.len());
+        assert_eq!(
+            decode(Codec::ZstdEvents1, encoded.bytes.clone()).expect("decodes"),
+            payload
+        );
+        assert!(decode(Codec::ZstdCfdi1, encoded.bytes).is_err());
     }
 
     #[test]

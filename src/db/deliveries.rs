@@ -110,7 +110,7 @@ pub fn outgoing(
                 r.get::<_, String>(11)?,
                 r.get::<_, String>(12)?,
                 r.get::<_, Option<Vec<u8>>>(13)?,
-                r.get::<_, String>(14)?,
+                super::events::payload_from(r, 14)?,
             ))
         })
         .optional()?;

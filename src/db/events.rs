@@ -1,6 +1,13 @@
 //! SQL for `events`: the outbox's rows, the events feed, and their retention.
+//!
+//! A payload is stored compressed with the events dictionary (`db::codec`, a zstd frame
+//! in a BLOB) when that is smaller, else as its JSON text: SQLite's type of the value
+//! says which, so rows written before compression read unchanged. Every read goes
+//! through `payload_from`.
 
+use super::codec::{self, Codec};
 use crate::domain::event::FeedFilter;
+use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
 
 pub struct NewEvent<'a> {
@@ -13,11 +20,29 @@ pub struct NewEvent<'a> {
 }
 
 pub fn insert(conn: &Connection, e: &NewEvent) -> anyhow::Result<()> {
+    let encoded = codec::encode_event(e.payload.as_bytes());
+    let payload: &dyn ToSql = match encoded.codec {
+        Codec::Identity => &e.payload,
+        _ => &encoded.bytes,
+    };
     conn.prepare_cached(
         "INSERT INTO events (id, org_id, event, source, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![e.id, e.org_id, e.event, e.source, e.payload, e.created_at])?;
+    .execute(params![e.id, e.org_id, e.event, e.source, payload, e.created_at])?;
     Ok(())
+}
+
+/// A stored payload's JSON text, from the `payload` column of a row.
+pub fn payload_from(row: &rusqlite::Row, index: usize) -> rusqlite::Result<String> {
+    let invalid = |e: anyhow::Error| {
+        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Blob, e.into())
+    };
+    match row.get_ref(index)? {
+        ValueRef::Blob(zstd) => codec::decode(Codec::ZstdEvents1, zstd.to_vec())
+            .and_then(|json| Ok(String::from_utf8(json)?))
+            .map_err(invalid),
+        _ => row.get(index),
+    }
 }
 
 /// One event of the feed: its id (the sort key) and its payload, as delivered.
@@ -84,7 +109,7 @@ pub fn feed(
         let found = stmt.query_map(args.as_slice(), |r| {
             Ok(FeedRow {
                 id: r.get(0)?,
-                payload: r.get(1)?,
+                payload: payload_from(r, 1)?,
             })
         })?;
         for row in found {
@@ -103,7 +128,7 @@ pub fn feed(
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     Ok(conn
         .prepare_cached("SELECT payload FROM events WHERE id = ?1 AND org_id = ?2")?
-        .query_row(params![id, org_id], |r| r.get(0))
+        .query_row(params![id, org_id], |r| payload_from(r, 0))
         .optional()?)
 }
 
@@ -119,4 +144,84 @@ pub fn purge_before(conn: &Connection, cutoff: &str, batch: i64) -> anyhow::Resu
                 LIMIT ?2)",
         )?
         .execute(params![cutoff, batch])?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> Connection {
+        let mut conn = Connection::open_in_memory().expect("memory db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        conn.execute("INSERT INTO orgs VALUES ('o', 'Org', 't')", [])
+            .expect("org");
+        conn
+    }
+
+    fn event<'a>(id: &'a str, payload: &'a str) -> NewEvent<'a> {
+        NewEvent {
+            id,
+            org_id: "o",
+            event: "invoice.created",
+            source: "invoices/x",
+            payload,
+            created_at: "t",
+        }
+    }
+
+    #[test]
+    fn payloads_are_stored_compressed_and_read_back_as_they_were() {
+        let conn = db();
+        let object = r#"{"id":"x","uuid":"U","total":"116.00","issuer":{"tax_id":"AAA010101AAA"}}"#;
+        let payload = format!(
+            r#"{{"id":"e1","event":"invoice.created","object":{object},"n":"{}"}}"#,
+            "ñ".repeat(200)
+        );
+        insert(&conn, &event("e1", &payload)).expect("insert");
+        let (kind, stored): (String, i64) = conn
+            .query_row(
+                "SELECT typeof(payload), length(payload) FROM events",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("row");
+        assert_eq!(kind, "blob");
+        assert!(
+            stored < payload.len() as i64 / 2,
+            "{stored} of {}",
+            payload.len()
+        );
+        assert_eq!(get(&conn, "o", "e1").expect("get"), Some(payload.clone()));
+        let page = feed(&conn, "o", &FeedFilter::default(), None, 10).expect("feed");
+        assert_eq!(page[0].payload, payload);
+        // Another organization's event is not found.
+        assert_eq!(get(&conn, "other", "e1").expect("get"), None);
+    }
+
+    #[test]
+    fn plain_text_payloads_of_older_rows_and_tiny_ones_read_unchanged() {
+        let conn = db();
+        conn.execute(
+            "INSERT INTO events VALUES ('old', 'o', 'entity.created', 'entities/x', '{\"id\":\"old\"}', 't')",
+            [],
+        )
+        .expect("old row");
+        insert(&conn, &event("tiny", "{}")).expect("insert");
+        assert_eq!(
+            get(&conn, "o", "old").expect("get").as_deref(),
+            Some("{\"id\":\"old\"}")
+        );
+        assert_eq!(get(&conn, "o", "tiny").expect("get").as_deref(), Some("{}"));
+    }
+
+    #[test]
+    fn a_damaged_payload_is_an_error_not_a_panic() {
+        let conn = db();
+        conn.execute(
+            "INSERT INTO events VALUES ('bad', 'o', 'entity.created', 'entities/x', x'28B52FFD0058', 't')",
+            [],
+        )
+        .expect("damaged row");
+        assert!(get(&conn, "o", "bad").is_err());
+    }
 }

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 8;
+pub const VERSION: i64 = 9;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -20,6 +20,7 @@ const STEPS: &[(i64, &str)] = &[
     (6, STEP_6),
     (7, STEP_7),
     (8, STEP_8),
+    (9, STEP_9),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -120,6 +121,11 @@ const STEP_7: &str = "ALTER TABLE jobs ADD COLUMN request_id TEXT;";
 /// Version 8: documents are stored compressed and name their codec. Existing rows are
 /// not rewritten: they read as `identity`, byte for byte as before.
 const STEP_8: &str = "ALTER TABLE documents ADD COLUMN codec TEXT NOT NULL DEFAULT 'identity';";
+
+/// Version 9: issuers' certificates are stored once (`schema.sql` adds `certificates`).
+/// Existing rows keep theirs inside their XML (`certificate_id` NULL).
+const STEP_9: &str =
+    "ALTER TABLE documents ADD COLUMN certificate_id INTEGER REFERENCES certificates(id);";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

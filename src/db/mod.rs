@@ -4,6 +4,7 @@
 //! waits on SQLite; worker threads and the CLI use the synchronous `conn` / `tx`.
 
 pub mod checkpoint;
+pub mod codec;
 pub mod deliveries;
 pub mod documents;
 pub mod efirmas;

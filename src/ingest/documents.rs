@@ -3,8 +3,7 @@
 
 use super::{payments, IngestError, Owner};
 use crate::cfdi::{Cfdi, CfdiError};
-use crate::db::documents::codec::{self, Encoded};
-use crate::db::{self, invoices::write};
+use crate::db::{self, documents::ToStore, invoices::write};
 use crate::domain::extraction::Direction;
 use crate::sat::Metadata;
 use rusqlite::Connection;
@@ -15,8 +14,8 @@ use std::collections::BTreeSet;
 #[derive(Debug)]
 pub struct Prepared {
     pub cfdi: Cfdi,
-    xml: Encoded,
-    pdf: Option<Encoded>,
+    xml: ToStore,
+    pdf: Option<ToStore>,
 }
 
 /// Parses `xml` and compresses it and `pdf` (a document that does not parse is not
@@ -25,8 +24,8 @@ pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
     let cfdi = Cfdi::parse_stamped(xml)?;
     Ok(Prepared {
         cfdi,
-        xml: codec::encode_xml(xml),
-        pdf: pdf.map(codec::encode),
+        xml: db::documents::xml(xml),
+        pdf: pdf.map(|pdf| db::documents::pdf(pdf, xml)),
     })
 }
 
@@ -101,10 +100,7 @@ pub fn store_document(
     if new {
         db::invoice_changes::mark_new(tx, owner.batch, &id)?;
     }
-    db::documents::put(tx, &id, "xml", &doc.xml)?;
-    if let Some(pdf) = &doc.pdf {
-        db::documents::put(tx, &id, "pdf", pdf)?;
-    }
+    db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
     // A complement naming itself changes nothing: only type I invoices are paid.
     affected.remove(&uuid);

@@ -304,7 +304,7 @@ fn flush_events(conn: &Connection, batch: &str) -> Vec<(String, String, serde_js
     crate::events::invoices::flush(conn, batch, i64::MAX, "now").expect("flush");
     conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
         .expect("prepare")
-        .query_map([before], |r| r.get::<_, String>(0))
+        .query_map([before], |r| crate::db::events::payload_from(r, 0))
         .expect("query")
         .map(|p| {
             let p: serde_json::Value = serde_json::from_str(&p.expect("row")).expect("json");

@@ -73,7 +73,8 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
     app.sigterm();
     app.wait_exit(DEADLINE).expect("graceful stop");
 
-    // Put the database back to schema 1: no sealed column, the token in plain text.
+    // Put the database back to schema 1: no sealed column, the token in plain text
+    // (`documents` as schema 1 made it: a column with a foreign key cannot be dropped).
     let legacy = "whsec_bGVnYWN5LXBsYWluLXRva2VuLWZyb20tc2NoZW1hLTE=";
     let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
     conn.execute_batch(
@@ -83,7 +84,14 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
          DROP TABLE invoice_item_pages;
-         ALTER TABLE documents DROP COLUMN codec;
+         DROP TABLE documents;
+         DROP TABLE certificates;
+         CREATE TABLE documents (
+             invoice_id  TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+             kind        TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
+             content     BLOB NOT NULL,
+             PRIMARY KEY (invoice_id, kind)
+         ) WITHOUT ROWID;
          PRAGMA user_version = 1;",
     )
     .expect("back to schema 1");

@@ -5,6 +5,7 @@ use crate::helpers::{Client, Resp, TestApp};
 use crate::support::*;
 use cfdi_extract::sat::sandbox_docs;
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 
 const PDF: &[u8] =
     b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n";
@@ -109,6 +110,37 @@ fn cfdi_serves_the_original_xml_byte_for_byte_for_every_imported_sample() {
             original.len()
         );
     }
+    // Each issuer's certificate is kept once, however many samples carry it: documents
+    // with the same `Certificado` share a row, and each is still served whole (above).
+    let mut by_certificate: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    for (file, id) in &ids {
+        let xml = String::from_utf8_lossy(&sample_bytes(file)).into_owned();
+        // The attribute's value, if it has one (`certificado` in 3.2; `NoCertificado` is
+        // another attribute).
+        let lower = xml.to_ascii_lowercase();
+        let value = lower
+            .match_indices("certificado=\"")
+            .find(|(at, _)| xml[..*at].ends_with(char::is_whitespace))
+            .and_then(|(at, name)| xml[at + name.len()..].split_once('"'))
+            .map(|(value, _)| value.to_string())
+            .unwrap_or_default();
+        let row = stored_certificate(app.data_dir(), id);
+        if value.is_empty() {
+            assert_eq!(row, None, "{file}: nothing to keep apart");
+            continue;
+        }
+        let row = row.unwrap_or_else(|| panic!("{file}: its certificate kept apart"));
+        by_certificate.entry(value).or_default().insert(row);
+    }
+    assert!(
+        by_certificate.len() < ids.len(),
+        "some samples share an issuer"
+    );
+    let rows: BTreeSet<i64> = by_certificate.values().flatten().copied().collect();
+    assert!(
+        by_certificate.values().all(|rows| rows.len() == 1) && rows.len() == by_certificate.len(),
+        "one row per distinct certificate: {by_certificate:?}"
+    );
 }
 
 #[test]
@@ -181,6 +213,44 @@ fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
     cfdi(&client, &id, "?format=docx", None).expect_field_error("format");
     cfdi(&client, "not-a-uuid", "?format=docx", None).expect_field_error("format");
     cfdi(&client, "not-a-uuid", "?format=xml", None).expect_not_found();
+}
+
+/// A PDF is stored compressed against its XML. When the XML is stored again with other
+/// bytes (the same invoice, written out again) and no PDF, the PDF stays readable.
+#[test]
+fn a_pdf_outlives_its_xml_being_replaced_with_other_bytes() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("EKU9003173C9", "sandbox1"));
+    let file = "cfdi40-ingreso-pue-descuento-tfd.xml";
+    let original = sample_bytes(file);
+    // A printed CFDI repeats its XML's text, which is what compresses against it.
+    let printed = [PDF, &original[..]].concat();
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let xml_path = dir.path().join(file);
+    std::fs::write(&xml_path, &original).expect("xml");
+    std::fs::write(xml_path.with_extension("pdf"), &printed).expect("pdf");
+    let id = import(&app, &entity, "issued", std::slice::from_ref(&xml_path))
+        .remove(0)
+        .1;
+    let stored = stored_document(app.data_dir(), &id, "pdf").expect("stored");
+    assert_eq!(stored.0, "zstd-xml");
+    assert!(stored.1 < PDF.len() + 200, "{stored:?}");
+
+    std::fs::remove_file(xml_path.with_extension("pdf")).expect("no pdf this time");
+    let again = [&original[..], b"\n"].concat();
+    std::fs::write(&xml_path, &again).expect("xml again");
+    assert_eq!(import(&app, &entity, "issued", &[xml_path]).remove(0).1, id);
+    assert_xml(
+        &cfdi(&client, &id, "?format=xml", None),
+        &again,
+        "the new XML",
+    );
+    assert_pdf(
+        &cfdi(&client, &id, "?format=pdf", None),
+        &printed,
+        "the PDF",
+    );
 }
 
 #[test]
@@ -305,10 +375,13 @@ fn sandbox_invoices_serve_their_real_pdf_or_a_rendered_one() {
     assert!(resp.body.starts_with(b"%PDF-"), "a real PDF");
     let rendered = sandbox_docs::render_pdf(tax_id, dir, with_pdf).expect("the sandbox PDF");
     assert_pdf(&resp, &rendered, "the sandbox's PDF");
+    // Stored compressed against its XML: the seals, UUID and amounts it prints repeat
+    // the XML's, so it takes well under half its size.
     let stored = stored_document(app.data_dir(), &id, "pdf").expect("stored");
     assert!(
-        stored.0 == "zstd" && stored.1 < rendered.len(),
-        "{stored:?}"
+        stored.0 == "zstd-xml" && stored.1 < rendered.len() * 2 / 5,
+        "{stored:?} of {}",
+        rendered.len()
     );
     let xml = sandbox_docs::render_xml(tax_id, dir, with_pdf).expect("the sandbox XML");
     assert_xml(

@@ -333,6 +333,19 @@ pub fn strings(v: &Value) -> Vec<String> {
 
 /// How an invoice's stored `kind` document is kept: its codec and stored size, read
 /// from the data directory's database (a reader beside the server, WAL mode).
+/// Which `certificates` row a stored document's issuer certificate was kept in (`None`
+/// when the document keeps its own, or there is no such document).
+pub fn stored_certificate(data_dir: &Path, invoice_id: &str) -> Option<i64> {
+    let conn = rusqlite::Connection::open(data_dir.join("cfdi-extract.db")).expect("db");
+    conn.query_row(
+        "SELECT certificate_id FROM documents WHERE invoice_id = ?1 AND kind = 'xml'",
+        [invoice_id],
+        |r| r.get(0),
+    )
+    .ok()
+    .flatten()
+}
+
 pub fn stored_document(data_dir: &Path, invoice_id: &str, kind: &str) -> Option<(String, usize)> {
     let conn = rusqlite::Connection::open(data_dir.join("cfdi-extract.db")).expect("db");
     conn.query_row(

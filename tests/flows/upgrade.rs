@@ -5,7 +5,9 @@
 
 use crate::helpers::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
 use crate::receiver::Receiver;
-use crate::support::{extract, import_samples, month, sample_bytes, stored_document};
+use crate::support::{
+    extract, import_samples, month, sample_bytes, stored_certificate, stored_document,
+};
 use base64::Engine;
 use cfdi_extract::crypto::Cipher;
 use std::process::Stdio;
@@ -184,5 +186,8 @@ fn documents_stored_before_compression_are_served_byte_for_byte_after_the_upgrad
     let (codec, len) = stored_document(app.data_dir(), &new, "xml").expect("stored");
     assert_eq!(codec, "zstd-cfdi1");
     assert!(len < original.len(), "{len} of {} bytes", original.len());
+    // Its issuer certificate is kept apart (schema 9); the old document keeps its own.
+    assert!(stored_certificate(app.data_dir(), &new).is_some());
+    assert_eq!(stored_certificate(app.data_dir(), &old), None);
     cli_on(app.data_dir(), &["check"], None).expect_success("check after the migration");
 }

@@ -1,32 +1,160 @@
 //! SQL for `documents`: each invoice's original XML and PDF, stored compressed
-//! (`codec`) and returned byte for byte. Every read of a document goes through `get`.
+//! (`db::codec`) with the issuer's certificate kept apart (`certificate`), and returned
+//! byte for byte. Every read of a document goes through `get`.
 
-pub mod codec;
+pub mod certificate;
 
-use codec::{Codec, Encoded};
+use super::codec::{self, Codec, Encoded};
+use anyhow::Context;
+use certificate::Certificate;
 use rusqlite::{params, Connection, OptionalExtension};
 
-/// Stores (or replaces) an invoice's `xml` or `pdf`, encoded beforehand (`codec::encode`,
-/// outside the write transaction: compressing is CPU the writer lock need not wait on).
-pub fn put(conn: &Connection, invoice_id: &str, kind: &str, doc: &Encoded) -> anyhow::Result<()> {
+/// A document as it will be stored: compressed, its certificate (if any) taken out.
+/// Made by `xml` or `pdf` outside the write transaction: compressing is CPU the writer
+/// lock need not wait on.
+#[derive(Debug)]
+pub struct ToStore {
+    content: Encoded,
+    certificate: Option<Certificate>,
+}
+
+impl ToStore {
+    /// The bytes of its own row (`benches/codec.rs` adds each distinct certificate once).
+    pub fn content(&self) -> &Encoded {
+        &self.content
+    }
+
+    /// The certificate kept apart from it, if any.
+    pub fn certificate(&self) -> Option<&[u8]> {
+        self.certificate.as_ref().map(Certificate::content)
+    }
+}
+
+/// A CFDI's XML, ready to store: without its certificate, compressed with the CFDI
+/// dictionary.
+pub fn xml(raw: &[u8]) -> ToStore {
+    match certificate::split(raw) {
+        Some((rest, certificate)) => ToStore {
+            content: codec::encode_xml(&rest),
+            certificate: Some(certificate),
+        },
+        None => ToStore {
+            content: codec::encode_xml(raw),
+            certificate: None,
+        },
+    }
+}
+
+/// A PDF, ready to store: compressed with its invoice's `xml` as the dictionary (a
+/// printed CFDI repeats the XML's seals, UUID, names and amounts), or as it is when it
+/// does not shrink (the SAT's PDFs are usually compressed already).
+pub fn pdf(raw: &[u8], xml: &[u8]) -> ToStore {
+    ToStore {
+        content: codec::encode_with(raw, xml),
+        certificate: None,
+    }
+}
+
+/// Stores (or replaces) an invoice's XML and, when it came with one, its PDF. A PDF
+/// stored before and compressed against a different XML is compressed again against
+/// the new one, so it stays readable.
+pub fn put_invoice(
+    conn: &Connection,
+    invoice_id: &str,
+    xml: &ToStore,
+    pdf: Option<&ToStore>,
+) -> anyhow::Result<()> {
+    let stale_pdf = match pdf {
+        Some(_) => None,
+        None => pdf_bound_to_another_xml(conn, invoice_id, xml)?,
+    };
+    put(conn, invoice_id, "xml", xml)?;
+    if let Some(pdf) = pdf {
+        put(conn, invoice_id, "pdf", pdf)?;
+    }
+    if let Some(raw) = stale_pdf {
+        let new_xml = get(conn, invoice_id, "xml")?.context("the XML just stored")?;
+        put(conn, invoice_id, "pdf", &self::pdf(&raw, &new_xml))?;
+    }
+    Ok(())
+}
+
+/// The stored PDF, when it was compressed against the stored XML and `xml` replaces
+/// that XML with other bytes.
+fn pdf_bound_to_another_xml(
+    conn: &Connection,
+    invoice_id: &str,
+    xml: &ToStore,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let stored: Option<(String, Vec<u8>)> = conn
+        .prepare_cached(
+            "SELECT x.codec, x.content FROM documents p JOIN documents x
+               ON x.invoice_id = p.invoice_id AND x.kind = 'xml'
+             WHERE p.invoice_id = ?1 AND p.kind = 'pdf' AND p.codec = 'zstd-xml'",
+        )?
+        .query_row([invoice_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    match stored {
+        // Compression is deterministic: the same content means the same XML.
+        Some((codec, content))
+            if codec == xml.content.codec.name() && content == xml.content.bytes =>
+        {
+            Ok(None)
+        }
+        Some(_) => get(conn, invoice_id, "pdf"),
+        None => Ok(None),
+    }
+}
+
+/// Stores (or replaces) one document.
+fn put(conn: &Connection, invoice_id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
+    let certificate_id = match &doc.certificate {
+        Some(c) => Some(certificate::store(conn, c)?),
+        None => None,
+    };
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO documents (invoice_id, kind, codec, content) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR REPLACE INTO documents (invoice_id, kind, codec, content, certificate_id)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![invoice_id, kind, doc.codec.name(), doc.bytes])?;
+    .execute(params![
+        invoice_id,
+        kind,
+        doc.content.codec.name(),
+        doc.content.bytes,
+        certificate_id
+    ])?;
     Ok(())
 }
 
 /// An invoice's stored `xml` or `pdf`, as it was received.
 pub fn get(conn: &Connection, invoice_id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
-    let stored: Option<(String, Vec<u8>)> = conn
-        .prepare_cached("SELECT codec, content FROM documents WHERE invoice_id = ?1 AND kind = ?2")?
-        .query_row(params![invoice_id, kind], |r| Ok((r.get(0)?, r.get(1)?)))
+    type Row = (String, Vec<u8>, Option<i64>, Option<Vec<u8>>);
+    let stored: Option<Row> = conn
+        .prepare_cached(
+            "SELECT d.codec, d.content, d.certificate_id, c.content
+             FROM documents d LEFT JOIN certificates c ON c.id = d.certificate_id
+             WHERE d.invoice_id = ?1 AND d.kind = ?2",
+        )?
+        .query_row(params![invoice_id, kind], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?;
-    let Some((codec, content)) = stored else {
+    let Some((codec, content, certificate_id, certificate)) = stored else {
         return Ok(None);
     };
     let raw = Codec::from_name(&codec)
-        .and_then(|codec| codec::decode(codec, content))
+        .and_then(|codec| match codec {
+            Codec::ZstdXml => {
+                let xml = get(conn, invoice_id, "xml")?.context("its XML is missing")?;
+                codec::decode_with(content, &xml)
+            }
+            _ => codec::decode(codec, content),
+        })
+        .and_then(|rest| match (certificate_id, certificate) {
+            (None, _) => Ok(rest),
+            (Some(_), Some(c)) => certificate::join(&rest, &c),
+            (Some(id), None) => anyhow::bail!("its certificate {id} is missing"),
+        })
         .map_err(|e| e.context(format!("invoice {invoice_id}'s {kind}")))?;
     Ok(Some(raw))
 }
@@ -47,23 +175,90 @@ mod tests {
     #[test]
     fn documents_come_back_as_they_were_put_whatever_their_codec() {
         let conn = db();
-        let xml = b"<cfdi:Comprobante Total=\"1.00\"/>".repeat(50);
-        let encoded = codec::encode_xml(&xml);
-        assert_eq!(encoded.codec, Codec::ZstdCfdi1);
-        put(&conn, "i1", "xml", &encoded).expect("put");
-        let plain = codec::encode(&xml);
-        assert_eq!(plain.codec, Codec::Zstd);
-        put(&conn, "i3", "xml", &plain).expect("put");
-        assert_eq!(get(&conn, "i3", "xml").expect("get").as_ref(), Some(&xml));
-        let tiny = codec::encode(b"%PDF");
-        assert_eq!(tiny.codec, Codec::Identity);
-        put(&conn, "i1", "pdf", &tiny).expect("put");
-        assert_eq!(get(&conn, "i1", "xml").expect("get"), Some(xml));
+        let raw = b"<cfdi:Comprobante Total=\"1.00\"/>".repeat(50);
+        let encoded = xml(&raw);
+        assert_eq!(encoded.content.codec, Codec::ZstdCfdi1);
+        let printed = [&b"%PDF-1.4 BT (Total 1.00) Tj ET"[..], &raw].concat();
+        let with_xml = pdf(&printed, &raw);
+        assert_eq!(with_xml.content.codec, Codec::ZstdXml);
+        assert!(
+            with_xml.content.bytes.len() < 60,
+            "{}",
+            with_xml.content.bytes.len()
+        );
+        put_invoice(&conn, "i1", &encoded, Some(&with_xml)).expect("put");
+        let tiny = pdf(b"%PDF", &raw);
+        assert_eq!(tiny.content.codec, Codec::Identity);
+        put_invoice(&conn, "i2", &encoded, Some(&tiny)).expect("put");
+        assert_eq!(get(&conn, "i1", "xml").expect("get"), Some(raw.clone()));
+        assert_eq!(get(&conn, "i1", "pdf").expect("get"), Some(printed));
         assert_eq!(
-            get(&conn, "i1", "pdf").expect("get"),
+            get(&conn, "i2", "pdf").expect("get"),
             Some(b"%PDF".to_vec())
         );
-        assert_eq!(get(&conn, "i2", "xml").expect("get"), None);
+        assert_eq!(get(&conn, "i3", "xml").expect("get"), None);
+        // A PDF whose XML is gone cannot be read: an error, not other bytes.
+        conn.execute(
+            "DELETE FROM documents WHERE invoice_id = 'i1' AND kind = 'xml'",
+            [],
+        )
+        .expect("lose the xml");
+        let err = get(&conn, "i1", "pdf").expect_err("refused");
+        assert!(format!("{err:#}").contains("invoice i1's pdf"), "{err:#}");
+    }
+
+    #[test]
+    fn a_pdf_stays_readable_when_its_xml_is_replaced_without_it() {
+        let conn = db();
+        let first = b"<cfdi:Comprobante Total=\"1.00\" Sello=\"AAAA\"/>".repeat(20);
+        let printed = [&b"%PDF-1.4 "[..], &first].concat();
+        put_invoice(&conn, "i", &xml(&first), Some(&pdf(&printed, &first))).expect("put");
+        let pdf_bytes = || -> Vec<u8> {
+            conn.query_row(
+                "SELECT content FROM documents WHERE invoice_id = 'i' AND kind = 'pdf'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("pdf row")
+        };
+        let before = pdf_bytes();
+        // The same XML again leaves the PDF's row alone.
+        put_invoice(&conn, "i", &xml(&first), None).expect("same xml");
+        assert_eq!(pdf_bytes(), before);
+        // Other bytes (the same invoice written out again, say) re-encode it.
+        let second = [&first[..], b"\n"].concat();
+        put_invoice(&conn, "i", &xml(&second), None).expect("new xml");
+        assert_ne!(pdf_bytes(), before);
+        assert_eq!(get(&conn, "i", "xml").expect("get"), Some(second));
+        assert_eq!(get(&conn, "i", "pdf").expect("get"), Some(printed));
+    }
+
+    #[test]
+    fn issuers_certificates_are_stored_once_and_put_back_on_read() {
+        let conn = db();
+        let cfdi = |issuer: &str, total: u32| {
+            let certificate = issuer.repeat(1600 / issuer.len());
+            format!("<cfdi:Comprobante NoCertificado=\"1\" Certificado=\"{certificate}\" Total=\"{total}\"/>")
+                .into_bytes()
+        };
+        let docs = [cfdi("MIIA", 1), cfdi("MIIA", 2), cfdi("MIIB", 3)];
+        for (i, raw) in docs.iter().enumerate() {
+            put_invoice(&conn, &format!("i{i}"), &xml(raw), None).expect("put");
+        }
+        let certificates: i64 = conn
+            .query_row("SELECT count(*) FROM certificates", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(certificates, 2);
+        for (i, raw) in docs.iter().enumerate() {
+            assert_eq!(
+                get(&conn, &format!("i{i}"), "xml").expect("get").as_ref(),
+                Some(raw)
+            );
+        }
+        conn.execute("DELETE FROM certificates WHERE content LIKE 'MIIB%'", [])
+            .expect("lose one");
+        let err = get(&conn, "i2", "xml").expect_err("refused");
+        assert!(format!("{err:#}").contains("invoice i2's xml"), "{err:#}");
     }
 
     #[test]
