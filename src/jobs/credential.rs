@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         }
         super::settle(tx, job, &outcome)
     })?;
-    Ok(Outcome::Settled)
+    Ok(Outcome::Settled(None))
 }
 
 fn check_ciec(ctx: &Context, entity: &Entity) -> anyhow::Result<Check<CredentialStatus>> {

@@ -1,7 +1,8 @@
 //! Webhook delivery: one signed POST per attempt, an attempt log, then the next attempt
-//! on the retry schedule or a final `succeeded` / `failed`.
+//! on the retry schedule or a final `succeeded` / `failed`. The transaction that logs
+//! the attempt also claims the worker's next delivery (`settle_and_claim`).
 
-use super::{Context, Outcome};
+use super::{ClaimNext, Context, Lane, Outcome};
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ pub fn agent(timeout: Duration, block_private: bool) -> ureq::Agent {
     )
 }
 
-pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
+pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcome> {
     let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &ctx.cipher, &job.target_id)? else {
         return Ok(Outcome::Done); // webhook deleted
     };
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     };
     ctx.metrics
         .observe_delivery(status, duration_ms as f64 / 1000.0);
-    ctx.db.tx(|tx| {
+    let next = ctx.db.tx(|tx| {
         db::deliveries::record_attempt(
             tx,
             &out.delivery.id,
@@ -76,9 +77,9 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
                 status,
             },
         )?;
-        super::settle(tx, job, &outcome)
+        super::settle_and_claim(tx, job, &outcome, ClaimNext::new(ctx, lane))
     })?;
-    Ok(Outcome::Settled)
+    Ok(Outcome::Settled(next))
 }
 
 /// One attempt: the status code, or a transport error's text.

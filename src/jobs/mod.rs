@@ -2,15 +2,19 @@
 //!
 //! Each job goes: claim (a short write transaction) -> run (no transaction held, so the
 //! provider's latency or a webhook call never holds SQLite's write lock) -> record the
-//! outcome (a second short transaction). Workers sleep on a condition variable that
-//! writers signal after they commit, so new work starts at once; the sleep is bounded by
-//! the next scheduled job. At start, jobs left `running` by a crash go back to the queue.
+//! outcome (a second short transaction). A delivery worker claims its next delivery in
+//! that second transaction (`lanes::settle_and_claim`), so a busy one commits once per
+//! delivery. Workers sleep on a condition variable that writers signal after they
+//! commit, so new work starts at once; the sleep is bounded by the next scheduled job.
+//! At start, jobs left `running` by a crash (claimed next deliveries included) go back
+//! to the queue.
 
 pub mod bulk;
 pub mod credential;
 pub mod delivery;
 pub mod delivery_target;
 pub mod extraction;
+mod lanes;
 pub mod scheduler;
 
 use crate::config::Config;
@@ -18,6 +22,7 @@ use crate::crypto::Cipher;
 use crate::db::{self, jobs::Job, jobs::Kind, Db};
 use crate::sat::bulk::BulkService;
 use crate::sat::TaxAuthority;
+use lanes::{settle_and_claim, ClaimNext, DeliveryShare, Lane, Lanes};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -39,9 +44,10 @@ pub enum Outcome {
     Wait {
         after: Duration,
     },
-    /// The handler already recorded its outcome with `settle`, in the transaction of
-    /// its final writes: one commit instead of two, and no window between them.
-    Settled,
+    /// The handler already recorded its outcome with `settle` (or `settle_and_claim`,
+    /// whose claimed job it carries), in the transaction of its final writes: one commit
+    /// instead of two, and no window between them.
+    Settled(Option<Job>),
 }
 
 /// Records a job's outcome in `tx`: a finished job is deleted, a retry rescheduled.
@@ -52,7 +58,7 @@ pub fn settle(tx: &rusqlite::Connection, job: &Job, outcome: &Outcome) -> anyhow
             db::jobs::reschedule(tx, job.id, &crate::time::after(*after), error)
         }
         Outcome::Wait { after } => db::jobs::wait(tx, job.id, &crate::time::after(*after)),
-        Outcome::Settled => Ok(()),
+        Outcome::Settled(_) => Ok(()),
     }
 }
 
@@ -154,77 +160,17 @@ impl Workers {
     }
 }
 
-/// Which jobs a worker thread takes. Deliveries have threads of their own, so receivers
-/// that never answer cannot hold up validations and extractions, and those never wait
-/// behind deliveries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lane {
-    Provider(Lanes),
-    Deliveries(DeliveryShare),
-}
-
-/// How the provider workers are split: from two workers on, extractions leave one free
-/// for credential validations, so those never wait behind long extractions. A single
-/// worker does both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Lanes {
-    provider: usize,
-    extractions: usize,
-}
-
-impl Lanes {
-    fn for_workers(workers: usize) -> Lanes {
-        let provider = workers.max(1);
-        Lanes {
-            provider,
-            extractions: provider.saturating_sub(1).max(1),
-        }
-    }
-
-    fn allowed(self, (validations, extractions): (usize, usize)) -> db::jobs::Allowed {
-        let provider_free = validations + extractions < self.provider;
-        db::jobs::Allowed {
-            validations: provider_free,
-            extractions: provider_free && extractions < self.extractions,
-        }
-    }
-}
-
-/// How the delivery workers are shared between organizations: one organization runs at
-/// most half of them at once (`per_org`), and the last `per_org` free workers go only
-/// to organizations with no delivery running. So a few tenants whose receivers
-/// never answer hold at most the other workers, and anyone else's next delivery still
-/// goes out at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct DeliveryShare {
-    workers: usize,
-    per_org: usize,
-}
-
-impl DeliveryShare {
-    fn for_workers(workers: usize) -> DeliveryShare {
-        DeliveryShare {
-            workers: workers.max(1),
-            per_org: (workers / 2).max(1),
-        }
-    }
-
-    /// How many running deliveries an organization may have for it to get the next one,
-    /// given how many run in all.
-    fn org_limit(self, running: usize) -> usize {
-        if running + self.per_org >= self.workers {
-            1
-        } else {
-            self.per_org
-        }
-    }
-}
-
 fn worker_loop(ctx: &Context, lane: Lane) {
+    // A delivery worker's next job, claimed when its last one was recorded.
+    let mut next = None;
     while !ctx.stopping() {
         let seen = ctx.waker.current();
-        match claim(ctx, lane) {
-            Ok(Some(job)) => run(ctx, job),
+        let claimed = match next.take() {
+            Some(job) => Ok(Some(job)),
+            None => claim(ctx, lane),
+        };
+        match claimed {
+            Ok(Some(job)) => next = run(ctx, job, lane),
             Ok(None) => ctx.waker.wait(seen, sleep_budget(ctx, lane)),
             Err(e) => {
                 log::error!("job claim failed: {e:#}");
@@ -236,16 +182,7 @@ fn worker_loop(ctx: &Context, lane: Lane) {
 
 fn claim(ctx: &Context, lane: Lane) -> anyhow::Result<Option<Job>> {
     let now = crate::time::now();
-    ctx.db.tx(|tx| match lane {
-        Lane::Provider(lanes) => {
-            let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
-            db::jobs::claim(tx, &now, allowed)
-        }
-        Lane::Deliveries(share) => {
-            let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
-            db::jobs::claim_delivery(tx, &now, limit)
-        }
-    })
+    ctx.db.tx(|tx| lanes::claim(tx, lane, &now))
 }
 
 /// How long to sleep: until the lane's next scheduled job, at most `IDLE_POLL`. A job
@@ -269,14 +206,16 @@ fn sleep_budget(ctx: &Context, lane: Lane) -> Duration {
     }
 }
 
-fn run(ctx: &Context, job: Job) {
+/// Runs `job` and records its outcome; returns the worker's next job when the record
+/// claimed one (`settle_and_claim`).
+fn run(ctx: &Context, job: Job, lane: Lane) -> Option<Job> {
     // The job's log lines, and the jobs it queues, carry the request that caused it.
     let _origin = crate::origin::enter(job.request_id.clone());
     let started = std::time::Instant::now();
     let result = match job.kind {
         Kind::ValidateCredential => credential::run(ctx, &job),
         Kind::RunExtraction => extraction::run(ctx, &job),
-        Kind::DeliverWebhook => delivery::run(ctx, &job),
+        Kind::DeliverWebhook => delivery::run(ctx, &job, lane),
     };
     // A database that stayed locked past the busy timeout is load, not a fault: the job
     // runs again soon without spending one of its attempts. Anything else is a handler
@@ -289,42 +228,47 @@ fn run(ctx: &Context, job: Job) {
         }
     }
     let record = || match &result {
-        Ok(Outcome::Settled) => Ok(()),
-        Ok(outcome) => ctx.db.tx(|tx| settle(tx, &job, outcome)),
+        Ok(Outcome::Settled(next)) => Ok(next.clone()),
+        Ok(outcome) => ctx
+            .db
+            .tx(|tx| settle_and_claim(tx, &job, outcome, ClaimNext::new(ctx, lane))),
         Err(e) if db::is_busy(e) => ctx.db.tx(|tx| {
             let run_at = crate::time::after(BUSY_RETRY);
-            db::jobs::reschedule_uncounted(tx, job.id, &run_at, &format!("{e:#}"))
+            db::jobs::reschedule_uncounted(tx, job.id, &run_at, &format!("{e:#}"))?;
+            Ok(None)
         }),
         Err(e) => ctx.db.tx(|tx| {
             let run_at = crate::time::after(backoff(job.attempts));
-            db::jobs::reschedule(tx, job.id, &run_at, &format!("{e:#}"))
+            db::jobs::reschedule(tx, job.id, &run_at, &format!("{e:#}"))?;
+            Ok(None)
         }),
     };
     // An unrecorded outcome would leave the job `running` until the next start: a
     // database that is only busy is waited out (the work itself is done or durable).
-    loop {
+    let next = loop {
         match record() {
-            Ok(()) => break,
+            Ok(next) => break next,
             Err(e) if db::is_busy(&e) && !ctx.stopping() => {
                 log::warn!("recording the outcome of job {} waits: {e:#}", job.id);
                 std::thread::sleep(BUSY_RETRY);
             }
             Err(e) => {
                 log::error!("cannot record the outcome of job {}: {e:#}", job.id);
-                break;
+                break None;
             }
         }
-    }
+    };
     log_end(&job, &result, started.elapsed());
     // Finishing a job may unblock the next one of its serial key.
     ctx.waker.wake();
+    next
 }
 
 /// One line per job run: at `info` for validations and extractions; at `debug` for
 /// deliveries, which can run thousands a second and have their own log in the API.
 fn log_end(job: &Job, result: &anyhow::Result<Outcome>, took: Duration) {
     let outcome = match result {
-        Ok(Outcome::Done | Outcome::Settled) => "done",
+        Ok(Outcome::Done | Outcome::Settled(_)) => "done",
         Ok(Outcome::Retry { .. }) | Err(_) => "retry",
         Ok(Outcome::Wait { .. }) => "wait",
     };
@@ -359,46 +303,6 @@ pub fn backoff(attempts: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lanes_keep_a_worker_for_validations_from_two_workers() {
-        let four = Lanes::for_workers(4);
-        assert_eq!(
-            four,
-            Lanes {
-                provider: 4,
-                extractions: 3
-            }
-        );
-        let busy = four.allowed((0, 3));
-        assert!(busy.validations && !busy.extractions);
-        assert!(!four.allowed((1, 3)).validations);
-        let one = Lanes::for_workers(1);
-        assert!(one.allowed((0, 0)).extractions);
-        assert!(!one.allowed((0, 1)).validations);
-        assert_eq!(
-            Lanes::for_workers(2),
-            Lanes {
-                provider: 2,
-                extractions: 1
-            }
-        );
-    }
-
-    #[test]
-    fn deliveries_are_shared_half_per_org_with_the_rest_kept_for_idle_orgs() {
-        let share = DeliveryShare::for_workers(16);
-        assert_eq!(share.per_org, 8);
-        assert_eq!(share.org_limit(0), 8);
-        assert_eq!(share.org_limit(7), 8);
-        // The last eight free workers: only organizations with nothing running.
-        assert_eq!(share.org_limit(8), 1);
-        assert_eq!(share.org_limit(15), 1);
-        let one = DeliveryShare::for_workers(1);
-        assert_eq!((one.per_org, one.org_limit(0)), (1, 1));
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(3), 4);
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(4), 1);
-    }
 
     #[test]
     fn backoff_doubles_and_caps() {

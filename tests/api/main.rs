@@ -21,6 +21,7 @@ mod logs;
 mod restart;
 mod schedules;
 mod webhook_block_private;
+mod webhook_burst;
 mod webhook_fairness;
 mod webhook_storage;
 mod webhooks;
