@@ -275,6 +275,10 @@ CREATE INDEX IF NOT EXISTS jobs_target ON jobs (target_id);
 -- Each worker pool claims through its own index, never scanning the other's backlog.
 CREATE INDEX IF NOT EXISTS jobs_deliveries_due ON jobs (run_at, id, org_id)
     WHERE kind = 'deliver_webhook' AND status = 'queued';
+-- Deliveries by organization, for claiming past an organization at its share
+-- (db/jobs.rs `claim_delivery`).
+CREATE INDEX IF NOT EXISTS jobs_deliveries_org ON jobs (COALESCE(org_id, ''), run_at, id)
+    WHERE kind = 'deliver_webhook' AND status = 'queued';
 CREATE INDEX IF NOT EXISTS jobs_provider_due ON jobs (run_at, id)
     WHERE kind <> 'deliver_webhook' AND status = 'queued';
 

@@ -79,6 +79,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
     let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
     conn.execute_batch(
         "DROP INDEX jobs_deliveries_due;
+         DROP INDEX jobs_deliveries_org;
          ALTER TABLE jobs DROP COLUMN org_id;
          ALTER TABLE jobs DROP COLUMN request_id;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
