@@ -86,18 +86,22 @@ fn pdf_bound_to_another_xml(
     invoice_id: &str,
     xml: &ToStore,
 ) -> anyhow::Result<Option<Vec<u8>>> {
-    let stored: Option<(String, Vec<u8>)> = conn
+    type Stored = (String, Vec<u8>, Option<Vec<u8>>);
+    let stored: Option<Stored> = conn
         .prepare_cached(
-            "SELECT x.codec, x.content FROM documents p JOIN documents x
+            "SELECT x.codec, x.content, c.content FROM documents p JOIN documents x
                ON x.invoice_id = p.invoice_id AND x.kind = 'xml'
+             LEFT JOIN certificates c ON c.id = x.certificate_id
              WHERE p.invoice_id = ?1 AND p.kind = 'pdf' AND p.codec = 'zstd-xml'",
         )?
-        .query_row([invoice_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([invoice_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     match stored {
-        // Compression is deterministic: the same content means the same XML.
-        Some((codec, content))
-            if codec == xml.content.codec.name() && content == xml.content.bytes =>
+        // Compression is deterministic: the same content and certificate are the same XML.
+        Some((codec, content, certificate))
+            if codec == xml.content.codec.name()
+                && content == xml.content.bytes
+                && certificate.as_deref() == xml.certificate() =>
         {
             Ok(None)
         }
@@ -231,6 +235,19 @@ mod tests {
         assert_ne!(pdf_bytes(), before);
         assert_eq!(get(&conn, "i", "xml").expect("get"), Some(second));
         assert_eq!(get(&conn, "i", "pdf").expect("get"), Some(printed));
+
+        // The same bytes around another certificate are another XML too.
+        let signed = |c: &str| format!("<a Certificado=\"{}\"/>", c.repeat(400)).into_bytes();
+        let printed = [&b"%PDF-1.4 "[..], &signed("MIIA")].concat();
+        put_invoice(
+            &conn,
+            "j",
+            &xml(&signed("MIIA")),
+            Some(&pdf(&printed, &signed("MIIA"))),
+        )
+        .expect("put");
+        put_invoice(&conn, "j", &xml(&signed("MIIB")), None).expect("other certificate");
+        assert_eq!(get(&conn, "j", "pdf").expect("get"), Some(printed));
     }
 
     #[test]
