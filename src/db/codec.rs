@@ -115,29 +115,42 @@ fn compressor(dictionary: &[u8]) -> io::Result<Compressor<'static>> {
     Ok(c)
 }
 
-fn compress(raw: &[u8], codec: Codec) -> io::Result<Vec<u8>> {
+/// `raw` compressed as `codec`; `related` replaces the codec's dictionary (`ZstdXml`).
+fn compress(raw: &[u8], codec: Codec, related: Option<&[u8]>) -> io::Result<Vec<u8>> {
     let (slot, dictionary) = codec.dictionary();
     CONTEXTS.with(|cell| {
         let mut contexts = cell.borrow_mut();
-        ready(&mut contexts.writers[slot], || compressor(dictionary))?.compress(raw)
+        let writer = ready(&mut contexts.writers[slot], || compressor(dictionary))?;
+        if let Some(related) = related {
+            writer.set_dictionary(LEVEL, related)?;
+        }
+        writer.compress(raw)
     })
 }
 
-fn decompress(stored: &[u8], codec: Codec, size: usize) -> io::Result<Vec<u8>> {
+fn decompress(
+    stored: &[u8],
+    codec: Codec,
+    related: Option<&[u8]>,
+    size: usize,
+) -> io::Result<Vec<u8>> {
     let (slot, dictionary) = codec.dictionary();
     CONTEXTS.with(|cell| {
         let mut contexts = cell.borrow_mut();
-        ready(&mut contexts.readers[slot], || {
+        let reader = ready(&mut contexts.readers[slot], || {
             Decompressor::with_dictionary(dictionary)
-        })?
-        .decompress(stored, size)
+        })?;
+        if let Some(related) = related {
+            reader.set_dictionary(related)?;
+        }
+        reader.decompress(stored, size)
     })
 }
 
 /// `raw` as `codec` stores it, or as it is when that is not smaller (e.g. a PDF whose
 /// streams are already compressed).
 fn encode_as(raw: &[u8], codec: Codec) -> Encoded {
-    kept_if_smaller(raw, codec, || compress(raw, codec))
+    kept_if_smaller(raw, codec, || compress(raw, codec, None))
 }
 
 fn kept_if_smaller(
@@ -174,12 +187,7 @@ pub fn encode_xml(raw: &[u8]) -> Encoded {
 /// to nothing. Read back with `decode_with` and the same `related` bytes.
 pub fn encode_with(raw: &[u8], related: &[u8]) -> Encoded {
     kept_if_smaller(raw, Codec::ZstdXml, || {
-        CONTEXTS.with(|cell| {
-            let mut contexts = cell.borrow_mut();
-            let writer = ready(&mut contexts.writers[3], || compressor(&[]))?;
-            writer.set_dictionary(LEVEL, related)?;
-            writer.compress(raw)
-        })
+        compress(raw, Codec::ZstdXml, Some(related))
     })
 }
 
@@ -214,16 +222,8 @@ fn decode_frame(codec: Codec, stored: Vec<u8>, related: Option<&[u8]>) -> anyhow
         .ok()
         .filter(|s| *s <= MAX_DECODED)
         .context("a stored document's zstd frame claims an impossible size")?;
-    let raw = match related {
-        Some(dictionary) => CONTEXTS.with(|cell| {
-            let mut contexts = cell.borrow_mut();
-            let reader = ready(&mut contexts.readers[3], Decompressor::new)?;
-            reader.set_dictionary(dictionary)?;
-            reader.decompress(&stored, size)
-        }),
-        None => decompress(&stored, codec, size),
-    }
-    .context("a stored document's zstd content is corrupted")?;
+    let raw = decompress(&stored, codec, related, size)
+        .context("a stored document's zstd content is corrupted")?;
     if raw.len() != size {
         bail!("a stored document's zstd content is shorter than its frame says");
     }

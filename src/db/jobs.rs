@@ -135,7 +135,7 @@ pub fn claim_delivery(
                           WHERE status = 'queued' AND kind = 'deliver_webhook'
                             AND COALESCE(org_id, '') > orgs.org)
                    FROM orgs WHERE orgs.org IS NOT NULL),
-               full(org) AS (
+               at_share(org) AS (
                  SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
                     AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(*) >= ?2)
              SELECT id, kind, target_id, attempts, request_id FROM jobs
@@ -145,7 +145,7 @@ pub fn claim_delivery(
                            AND COALESCE(j.org_id, '') = orgs.org AND run_at <= ?1
                            AND {HEADS_ITS_SERIAL_KEY}
                          ORDER BY run_at, id LIMIT 1)
-                  FROM orgs WHERE orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM full))
+                  FROM orgs WHERE orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share))
               ORDER BY run_at, id LIMIT 1"
         ))?
         .query_row(params![now, org_limit as i64], job_from_row)
