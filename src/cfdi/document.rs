@@ -126,7 +126,7 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let cfd = identify(root)?;
     let r = cfd.reader(root);
     let invoice_type = parse_invoice_type(r.required(TYPE)?)?;
-    let issued_at = r.required(DATE)?.to_owned();
+    let issued_at = r.required_datetime(DATE)?.to_owned();
     let issuer = parse_issuer(cfd, root)?;
     let receiver = parse_receiver(cfd, root)?;
     let subtotal = r.required_decimal(SUBTOTAL)?;

@@ -36,7 +36,7 @@ pub(super) fn date(
     let v = query.get(name)?;
     let d = crate::time::parse_date(v);
     if d.is_none() {
-        errors.add(name, "must be a date (YYYY-MM-DD)");
+        errors.add(name, crate::time::DATE_RULE);
     }
     d
 }
@@ -121,9 +121,7 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         uuid: upper("uuid"),
         currency: upper("currency"),
         issued_from: from.map(|d| d.format("%Y-%m-%d").to_string()),
-        issued_before: to
-            .and_then(|d| d.succ_opt())
-            .map(|d| d.format("%Y-%m-%d").to_string()),
+        issued_before: to.map(crate::time::day_after),
         outstanding,
         updated_since: timestamp(query, "updated_since", errors),
         order: order(query, errors),

@@ -78,7 +78,7 @@ async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> Ap
             if db::entities::get(c, &user.org_id, &id)?.is_none() {
                 return Ok(None);
             }
-            let (from_text, before) = (day(from), day(to.succ_opt().unwrap_or(to)));
+            let (from_text, before) = (day(from), crate::time::day_after(to));
             let period = Period {
                 org_id: &user.org_id,
                 entity_id: &id,

@@ -19,6 +19,7 @@ mod fake_sat_ws;
 mod support;
 
 mod backup;
+mod bounds;
 mod documents;
 mod efirma;
 mod efirma_ws;
