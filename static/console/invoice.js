@@ -29,16 +29,20 @@ export function render(main, id) {
       ]);
       main.querySelector('h1').textContent = `${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`;
       const cur = inv.currency;
-      const dl = async (format) => {
+      // Without the SAT's PDF the API answers 404, as its contract says; `render=true`
+      // asks for one printed from the XML.
+      const dl = async (format, render) => {
         try {
-          await download(`/v1/invoices/${inv.id}/cfdi?format=${format}`, `${inv.uuid}.${format}`);
+          await download(`/v1/invoices/${inv.id}/cfdi?format=${format}${render ? '&render=true' : ''}`, `${inv.uuid}.${format}`);
           flash(`${t('downloaded')}: ${inv.uuid}.${format}`);
         } catch (e) { flash(e.message, 'error'); }
       };
       body.replaceChildren(...[
         h('div', { class: 'actions' },
           h('button', { type: 'button', id: 'download-xml', onclick: () => dl('xml') }, t('download_xml')),
-          inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf')) : h('span', { class: 'muted' }, t('no_pdf'))),
+          inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf'))
+            : [h('button', { type: 'button', id: 'download-rendered-pdf', class: 'secondary', onclick: () => dl('pdf', true) }, t('download_rendered_pdf')),
+              h('span', { class: 'muted' }, t('no_pdf'))]),
         props([
           [t('uuid'), h('code', null, inv.uuid)], [t('status'), badge(inv.status)], [t('type'), `${inv.type} (CFDI ${inv.version})`],
           [t('direction'), t(inv.direction)], [t('issued_at'), satDate(inv.issued_at)], [t('certified_at'), satDate(inv.certified_at)],

@@ -837,7 +837,11 @@ fn real_responses_match_the_documented_schemas() {
         c.problems.push("no invoice with a PDF to check".into());
     }
     if let Some(id) = without_pdf.as_ref().and_then(Value::as_str) {
+        // The spec's 404, in the documented shape.
         let url = format!("/v1/invoices/{id}/cfdi?format=pdf");
+        let res = c.check("get", cfdi, &url, api.get(&url));
+        assert_eq!(res.status, 404, "no PDF: {}", res.text());
+        let url = format!("/v1/invoices/{id}/cfdi?format=pdf&render=true");
         let res = c.check("get", cfdi, &url, api.get(&url));
         assert_eq!(res.status, 200, "a rendered PDF: {}", res.text());
         assert!(res.body.starts_with(b"%PDF"), "a PDF");
