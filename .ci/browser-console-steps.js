@@ -138,4 +138,35 @@ async function complementSteps(page, { ok, fail }) {
   else ok(`a payment complement shows its payment and ${related} related document(s)`);
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps };
+/**
+ * Names are text from users: a 255-character word wraps inside its cell (the page never
+ * scrolls sideways, the RFC beside it stays on one line) and a U+202E shows as its code
+ * point instead of turning the name around. The taxpayer's name is put back after.
+ */
+async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
+  const rename = async (name) => {
+    await row.getByRole('button', { name: `Editar ${rfc}` }).click();
+    await page.getByLabel('Nombre', { exact: true }).nth(1).fill(name);
+    await page.getByRole('button', { name: 'Guardar' }).click();
+  };
+  const before = (await row.locator('td.user').textContent()).trim();
+  for (const [what, name, shown] of [
+    ['a 255-character name', 'A'.repeat(255), 'A'.repeat(255)],
+    ['a name with U+202E', 'Comercializadora \u202eSA de CV', 'Comercializadora <U+202E>SA de CV'],
+  ]) {
+    await rename(name);
+    const seen = await row.locator('td.user', { hasText: shown }).waitFor().then(() => true, () => false);
+    const layout = await row.evaluate((tr) => {
+      const lines = (cell) => { const r = document.createRange(); r.selectNodeContents(cell); return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; };
+      return { wide: document.documentElement.scrollWidth > window.innerWidth, rfcLines: lines(tr.cells[0]), text: tr.querySelector('td.user').textContent };
+    });
+    if (!seen || layout.wide || layout.rfcLines !== 1 || layout.text !== shown) {
+      fail(`${what}: shown ${JSON.stringify(layout.text.slice(0, 80))}, page wider than the window ${layout.wide}, RFC on ${layout.rfcLines} line(s)`);
+    } else ok(`${what}: wraps in its cell, the RFC on one line, read in stored order`);
+    await shot(`entities-${what.includes('U+') ? 'bidi' : 'long'}-name`);
+  }
+  await rename(before);
+  await row.locator('td.user', { hasText: before }).waitFor();
+}
+
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable };

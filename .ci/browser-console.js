@@ -13,7 +13,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable } = require('./browser-console-steps');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -94,6 +94,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await page.getByRole('button', { name: 'Guardar' }).click();
   const renamed = await page.locator('tr', { hasText: 'Comercializadora Demo SA' }).waitFor().then(() => true, () => false);
   if (!renamed) fail('renaming the taxpayer did not show the new name'); else ok('taxpayer renamed');
+  await namesStayReadable(page, row, rfc, { ok, fail, shot });
 
   // A second taxpayer with the test e.firma, uploaded from file pickers.
   const FIEL = path.join(__dirname, '..', 'tests', 'fixtures', 'efirma');

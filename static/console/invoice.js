@@ -2,7 +2,7 @@
 // XML and PDF downloads.
 import { t, lang } from './i18n.js';
 import { api, download } from './api.js';
-import { h, badge, table, errorBox, flash } from './dom.js';
+import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
 
 function props(pairs) {
@@ -27,7 +27,7 @@ export function render(main, id) {
         api('GET', `/v1/invoices/${encodeURIComponent(id)}`),
         api('GET', `/v1/invoices/${encodeURIComponent(id)}/payments?limit=500`),
       ]);
-      main.querySelector('h1').textContent = `${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`;
+      main.querySelector('h1').textContent = plain(`${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`);
       const cur = inv.currency;
       // Without the SAT's PDF the API answers 404, as its contract says; `render=true`
       // asks for one printed from the XML.
@@ -60,7 +60,7 @@ export function render(main, id) {
         h('h2', null, t('concepts')),
         inv.items_truncated ? h('p', { class: 'muted' }, t('items_truncated')) : null,
         table([[t('product_code')], [t('description')], [t('quantity'), 'num'], [t('unit')], [t('unit_price'), 'num'], [t('discount'), 'num'], [t('amount'), 'num']],
-          (inv.items || []).map((it) => h('tr', null, h('td', null, it.product_code), h('td', null, it.description), h('td', { class: 'num' }, it.quantity),
+          (inv.items || []).map((it) => h('tr', null, h('td', null, it.product_code), h('td', { class: 'user' }, it.description), h('td', { class: 'num' }, it.quantity),
             h('td', null, it.unit || '—'), h('td', { class: 'num' }, money(it.unit_price, cur)), h('td', { class: 'num' }, money(it.discount, cur)),
             h('td', { class: 'num' }, money(it.amount, cur))))),
         (inv.payments || []).length ? [h('h2', null, t('payments_in')), ...inv.payments.map((p) => h('section', { class: 'panel' },
