@@ -136,6 +136,45 @@ async function complementSteps(page, { ok, fail }) {
   const related = await page.locator('section.panel').first().locator('tbody tr').count();
   if (!related) fail('the payment complement shows no related document');
   else ok(`a payment complement shows its payment and ${related} related document(s)`);
+  // The SAT gives complements no PDF: the API's 404 stands, and the console asks for
+  // one printed from the XML (render=true).
+  const [printed] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'PDF impreso del XML' }).click()]);
+  const head = require('fs').readFileSync(await printed.path()).subarray(0, 5).toString('latin1');
+  if (head !== '%PDF-') fail(`the printed PDF download starts with ${JSON.stringify(head)}`);
+  else ok(`downloaded ${printed.suggestedFilename()} printed from the XML (render=true)`);
+}
+
+/**
+ * The tax summary page: the taxpayer's month shows the figures of the API's JSON, written
+ * as the API wrote them, and downloads as XLSX.
+ */
+async function summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD }) {
+  await page.getByRole('link', { name: 'Resumen fiscal' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Resumen fiscal' }).waitFor();
+  const option = await page.locator('select[name=entity_id] option', { hasText: rfc }).first();
+  const entity = await option.getAttribute('value');
+  await page.getByLabel('Contribuyente').selectOption(entity);
+  await page.getByLabel('Dirección').selectOption('issued');
+  await page.getByLabel('Desde').fill('2026-09-01');
+  await page.getByLabel('Hasta').fill('2026-09-30');
+  await page.getByRole('button', { name: 'Calcular' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Totales por tipo y moneda' }).waitFor();
+  const raw = await page.evaluate(async ([u, e, p]) => {
+    const r = await fetch(u, { headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}` }, credentials: 'omit' });
+    return r.text();
+  }, [`${BASE}/v1/entities/${entity}/summary?from=2026-09-01&to=2026-09-30&direction=issued`, EMAIL, PASSWORD]);
+  const shown = await page.locator('#summary').textContent();
+  const group = (n) => n.replace(/^(-?)(\d+)/, (m, sign, int) => sign + int.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+  const written = [...raw.matchAll(/"(?:total|amount|base)":(-?[0-9.]+)/g)].map((m) => group(m[1]));
+  const missing = written.filter((n) => !shown.includes(n));
+  if (!written.length || missing.length) fail(`the summary page lacks ${missing.join(', ') || 'any figure'} of ${raw.slice(0, 300)}`);
+  else ok(`the summary page shows the JSON's ${written.length} totals, bases and amounts as written`);
+  const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar XLSX' }).click()]);
+  const zip = require('fs').readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
+  if (xlsx.suggestedFilename() !== 'summary-2026-09-01-2026-09-30-issued.xlsx' || zip !== 'PK') fail(`the summary XLSX is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
+  else ok(`downloaded ${xlsx.suggestedFilename()}`);
+  await axe('summary');
+  await shot('summary');
 }
 
 /**
@@ -169,4 +208,4 @@ async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
   await row.locator('td.user', { hasText: before }).waitFor();
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable };
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps };

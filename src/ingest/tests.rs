@@ -294,7 +294,10 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
         let ingested = ingest_document(&conn, OWNER, Direction::Received, None, &bytes, None);
         if let Err(IngestError::UuidTaken { uuid }) = &ingested {
             taken.push((
-                path.file_name().unwrap().to_string_lossy().into_owned(),
+                path.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned(),
                 uuid.clone(),
             ));
             continue;

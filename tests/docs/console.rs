@@ -144,7 +144,10 @@ fn console_tables_keep_long_and_bidi_names_readable() {
     let server = TestApp::spawn();
     let anon = server.anonymous();
     let css = anon.get("/console/console.css").text();
-    let rules: Vec<&str> = css.lines().filter(|l| !l.trim_start().starts_with("/*")).collect();
+    let rules: Vec<&str> = css
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("/*"))
+        .collect();
     let rule = |selector: &str, declaration: &str| {
         rules.iter().any(|l| {
             let (selectors, body) = l.split_once('{').unwrap_or(("", ""));
@@ -156,8 +159,14 @@ fn console_tables_keep_long_and_bidi_names_readable() {
     assert!(rule("td", "unicode-bidi: plaintext"), "{css}");
     assert!(rule(".badge", "white-space: nowrap"), "{css}");
     let dom = anon.get("/console/dom.js").text();
-    assert!(dom.contains(r"\u202A-\u202E\u2066-\u2069"), "bidi controls shown");
-    assert!(dom.contains("document.createTextNode(plain(c))"), "in every text node");
+    assert!(
+        dom.contains(r"\u202A-\u202E\u2066-\u2069"),
+        "bidi controls shown"
+    );
+    assert!(
+        dom.contains("document.createTextNode(plain(c))"),
+        "in every text node"
+    );
     for (file, cells) in [
         ("entities.js", "h('td', { class: 'user' }, e.name)"),
         ("invoice.js", "h('td', { class: 'user' }, it.description)"),
