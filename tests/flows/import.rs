@@ -286,11 +286,18 @@ fn a_different_document_under_a_stored_uuid_is_skipped_and_the_first_kept() {
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["type"], "N");
 
-    // The same bytes again, and the same document written out again: imported, one row.
+    // The same bytes again (now with a PDF beside them), and the same document written
+    // out again: imported, one row, the PDF kept.
     let same = edited_sample(&dir, "same.xml", PAYROLL, &[]);
+    let pdf = b"%PDF-1.4\n% the payroll, printed\n%%EOF\n";
+    std::fs::write(same.with_extension("pdf"), pdf).expect("pdf");
     let rewritten = edited_sample(&dir, "rewritten.xml", PAYROLL, &[("\" ", "\"\n   ")]);
-    let imported = import(&app, &entity, "issued", &[same, rewritten]);
+    let imported = import(&app, &entity, "issued", &[same, rewritten.clone()]);
     assert_eq!(imported.len(), 2, "{imported:?}");
     assert!(imported.iter().all(|(_, i)| *i == id), "{imported:?}");
     assert_eq!(invoices(&client, &format!("entity_id={entity}")).len(), 1);
+    let stored = client.get(&format!("/v1/invoices/{id}/cfdi?format=pdf"));
+    assert_eq!((stored.status, &stored.body[..]), (200, &pdf[..]));
+    let xml = client.get(&format!("/v1/invoices/{id}/cfdi?format=xml"));
+    assert_eq!(xml.body, std::fs::read(&rewritten).expect("rewritten"));
 }
