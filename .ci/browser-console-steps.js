@@ -178,9 +178,10 @@ async function summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, P
 }
 
 /**
- * Names are text from users: a 255-character word wraps inside its cell (the page never
- * scrolls sideways, the RFC beside it stays on one line) and a U+202E shows as its code
- * point instead of turning the name around. The taxpayer's name is put back after.
+ * Names are text from users: a 255-character word wraps inside its cell (neither the
+ * page nor the table scrolls sideways, the RFC beside it stays on one line) and a
+ * U+202E shows as its code point instead of turning the name around. The taxpayer's
+ * name is put back after.
  */
 async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
   const rename = async (name) => {
@@ -197,10 +198,12 @@ async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
     const seen = await row.locator('td.user', { hasText: shown }).waitFor().then(() => true, () => false);
     const layout = await row.evaluate((tr) => {
       const lines = (cell) => { const r = document.createRange(); r.selectNodeContents(cell); return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; };
-      return { wide: document.documentElement.scrollWidth > window.innerWidth, rfcLines: lines(tr.cells[0]), text: tr.querySelector('td.user').textContent };
+      const wrap = tr.closest('.table-wrap');
+      const wide = document.documentElement.scrollWidth > window.innerWidth || wrap.scrollWidth > wrap.clientWidth;
+      return { wide, rfcLines: lines(tr.cells[0]), text: tr.querySelector('td.user').textContent };
     });
     if (!seen || layout.wide || layout.rfcLines !== 1 || layout.text !== shown) {
-      fail(`${what}: shown ${JSON.stringify(layout.text.slice(0, 80))}, page wider than the window ${layout.wide}, RFC on ${layout.rfcLines} line(s)`);
+      fail(`${what}: shown ${JSON.stringify(layout.text.slice(0, 80))}, page or table scrolls sideways ${layout.wide}, RFC on ${layout.rfcLines} line(s)`);
     } else ok(`${what}: wraps in its cell, the RFC on one line, read in stored order`);
     await shot(`entities-${what.includes('U+') ? 'bidi' : 'long'}-name`);
   }

@@ -24,9 +24,11 @@ pub struct Extraction {
     pub updated_at: String,
     /// The schedule that started the run, if one did.
     pub schedule_id: Option<String>,
-    /// Documents refused because their UUID names another stored document: how many,
-    /// and the first 100 (by UUID) as `[{uuid, reason}]`; `record_conflict` writes them.
-    pub conflicts: (i64, Value),
+    /// Documents refused because their UUID names another stored document
+    /// (`record_conflict` writes them): how many, and the first 100 by UUID as
+    /// `[{uuid, reason}]`.
+    pub invoices_conflicting: i64,
+    pub conflicts: Value,
 }
 
 impl Extraction {
@@ -51,9 +53,9 @@ impl Extraction {
             view["schedule_id"] = json!(schedule_id);
         }
         // And only runs that met another document under a stored UUID list them.
-        if self.conflicts.0 > 0 {
-            view["invoices_conflicting"] = json!(self.conflicts.0);
-            view["conflicts"] = self.conflicts.1.clone();
+        if self.invoices_conflicting > 0 {
+            view["invoices_conflicting"] = json!(self.invoices_conflicting);
+            view["conflicts"] = self.conflicts.clone();
         }
         view
     }
@@ -71,10 +73,9 @@ const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
     finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id";
 
-/// `COLUMNS` and the run's conflicts (a count, then a JSON array), for reading.
-const SELECT_COLUMNS: &str = "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
-    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id,
-    (SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
+/// Read after `COLUMNS`: the run's conflicts, a count, then a JSON array.
+const CONFLICTS: &str =
+    "(SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
     (SELECT json_group_array(json_object('uuid', uuid, 'reason', reason)) FROM
         (SELECT uuid, reason FROM extraction_conflicts c WHERE c.extraction_id = extractions.id
          ORDER BY uuid LIMIT 100))";
@@ -103,10 +104,8 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
             .get::<_, Option<String>>(14)?
             .and_then(|c| Channel::parse(&c)),
         schedule_id: r.get(15)?,
-        conflicts: (
-            r.get(16)?,
-            serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
-        ),
+        invoices_conflicting: r.get(16)?,
+        conflicts: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
     })
 }
 
@@ -149,7 +148,8 @@ pub fn insert(
         created_at: now.clone(),
         updated_at: now,
         schedule_id: schedule_id.map(str::to_string),
-        conflicts: (0, Value::Null),
+        invoices_conflicting: 0,
+        conflicts: Value::Null,
     };
     conn.execute(
         &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
@@ -165,7 +165,7 @@ pub fn insert(
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Extraction>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {SELECT_COLUMNS} FROM extractions WHERE id = ?1 AND org_id = ?2"
+            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1 AND org_id = ?2"
         ))?
         .query_row(params![id, org_id], from_row)
         .optional()?)
@@ -174,7 +174,7 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<E
 pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Extraction>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {SELECT_COLUMNS} FROM extractions WHERE id = ?1"
+            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1"
         ))?
         .query_row([id], from_row)
         .optional()?)
@@ -189,7 +189,7 @@ pub fn list(
     limit: i64,
 ) -> anyhow::Result<Vec<Extraction>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {SELECT_COLUMNS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
+        "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
            AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)
          ORDER BY id DESC LIMIT ?5"
     ))?;
