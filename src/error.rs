@@ -99,6 +99,9 @@ pub enum ApiError {
     NotFound,
     #[error("{0} not found")]
     FieldNotFound(&'static str),
+    /// A 404 whose message says what is missing and what to ask for instead.
+    #[error("not found: {0}")]
+    NotFoundSaying(&'static str),
     #[error("payload too large")]
     PayloadTooLarge,
     #[error("service unavailable")]
@@ -130,7 +133,9 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => Status::Unauthorized,
             ApiError::Validation(_) => Status::UnprocessableEntity,
-            ApiError::NotFound | ApiError::FieldNotFound(_) => Status::NotFound,
+            ApiError::NotFound | ApiError::FieldNotFound(_) | ApiError::NotFoundSaying(_) => {
+                Status::NotFound
+            }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
             ApiError::Unavailable | ApiError::Busy => Status::ServiceUnavailable,
             ApiError::Internal(_) => Status::InternalServerError,
@@ -143,6 +148,7 @@ impl ApiError {
             ApiError::Validation(errors) => errors.to_json(),
             ApiError::NotFound => json!({ "message": NOT_FOUND_MESSAGE }),
             ApiError::FieldNotFound(field) => json!({ "errors": { *field: ["not found"] } }),
+            ApiError::NotFoundSaying(message) => json!({ "message": message }),
             ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),

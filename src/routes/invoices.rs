@@ -89,14 +89,7 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
                 None
             }
         });
-    let outstanding = query.get("outstanding").and_then(|v| match v {
-        "true" | "1" => Some(true),
-        "false" | "0" => Some(false),
-        _ => {
-            errors.add("outstanding", "must be true or false");
-            None
-        }
-    });
+    let outstanding = query.flag("outstanding", errors);
     let upper = |name: &str| {
         query
             .get(name)
@@ -272,6 +265,11 @@ async fn get_invoice_cfdi(
     ctx: &Ctx,
 ) -> ApiResult<CfdiResponse> {
     let format = negotiate(&query, accept.0)?;
+    // The spec's PDF is the SAT's own (404 without it); printing one from the XML is
+    // ours, so it is asked for by name.
+    let mut errors = FieldErrors::new();
+    let render = query.flag("render", &mut errors).unwrap_or(false);
+    errors.into_result()?;
     let id = ids::parse(id)?;
     let org = user.org_id.clone();
     let found = ctx.db.read(move |c| {
@@ -281,10 +279,11 @@ async fn get_invoice_cfdi(
         let body = match format {
             Format::Json => None,
             Format::Xml => db::documents::get(c, &id, "xml")?.map(Body::Xml),
-            // The SAT's PDF wins; without one, the XML to render one from.
+            // The SAT's PDF wins; without one, the XML to render one from, when asked.
             Format::Pdf => match db::documents::get(c, &id, "pdf")? {
                 Some(pdf) => Some(Body::Pdf(pdf)),
-                None => db::documents::get(c, &id, "xml")?.map(Body::RenderFrom),
+                None if render => db::documents::get(c, &id, "xml")?.map(Body::RenderFrom),
+                None => None,
             },
         };
         let json = if format == Format::Json {
@@ -297,6 +296,9 @@ async fn get_invoice_cfdi(
     let (uuid, body, json) = found.await?.ok_or(ApiError::NotFound)?;
     if format == Format::Json {
         return Ok(CfdiResponse::Json(RawJson(json.ok_or(ApiError::NotFound)?)));
+    }
+    if body.is_none() && format == Format::Pdf {
+        return Err(ApiError::NotFoundSaying(NO_PDF_MESSAGE));
     }
     let document = |bytes, kind| {
         let ext = match kind {
@@ -320,6 +322,10 @@ async fn get_invoice_cfdi(
         }
     })
 }
+
+/// The spec's 404 when `has_pdf` is false, saying how to get one printed from the XML.
+pub const NO_PDF_MESSAGE: &str =
+    "The SAT gave no PDF for this invoice (has_pdf is false); add render=true for one printed from the XML";
 
 /// A stored document, or the XML a PDF is to be rendered from.
 enum Body {
