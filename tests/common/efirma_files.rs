@@ -61,11 +61,12 @@ pub fn key_with_rounds(rounds: u32) -> Vec<u8> {
     let key = own("EKU9003173C9.key");
     let password = fiel_password();
     let encrypted = EncryptedPrivateKeyInfo::try_from(key.as_slice()).expect("the .key parses");
-    let plain = encrypted.decrypt(password.as_bytes()).expect("the password opens it");
+    let plain = encrypted
+        .decrypt(password.as_bytes())
+        .expect("the password opens it");
     let info = PrivateKeyInfo::try_from(plain.as_bytes()).expect("PKCS#8");
-    let params =
-        pbes2::Parameters::pbkdf2_sha256_aes256cbc(rounds, b"salt-of-a-test", &[7; 16])
-            .expect("parameters");
+    let params = pbes2::Parameters::pbkdf2_sha256_aes256cbc(rounds, b"salt-of-a-test", &[7; 16])
+        .expect("parameters");
     info.encrypt_with_params(params, password.as_bytes())
         .expect("encrypts")
         .as_bytes()

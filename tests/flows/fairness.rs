@@ -110,7 +110,10 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
 
     // A's own share: some downloads started, the ones past its queue were refused at once.
     let heads: Vec<String> = unread.iter_mut().map(head).collect();
-    let started = heads.iter().filter(|h| h.starts_with("HTTP/1.1 200")).count();
+    let started = heads
+        .iter()
+        .filter(|h| h.starts_with("HTTP/1.1 200"))
+        .count();
     let refused: Vec<&String> = heads
         .iter()
         .filter(|h| h.starts_with("HTTP/1.1 429"))
@@ -120,7 +123,14 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
     for r in refused {
         let lower = r.to_ascii_lowercase();
         assert!(lower.contains("retry-after: 5"), "{r}");
-        assert!(r.contains(r#"{"message":"Too many"#), "{r}");
+        assert!(lower.contains("content-type: application/json"), "{r}");
+        // The documented shape: one `message` string, nothing else.
+        let body: serde_json::Value =
+            serde_json::from_str(r.split("\r\n\r\n").nth(1).unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{e}: {r}"));
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Too many exports"), "{r}");
+        assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{r}");
     }
     drop(unread);
     for h in heavy {
