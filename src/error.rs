@@ -110,6 +110,10 @@ pub enum ApiError {
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
     Busy,
+    /// The organization already has as many heavy requests (exports, summaries, PDFs,
+    /// e.firma checks) running and waiting as it may (`http::heavy`).
+    #[error("too many heavy requests")]
+    TooManyRequests,
     #[error(transparent)]
     Internal(anyhow::Error),
 }
@@ -122,6 +126,9 @@ pub const INTERNAL_MESSAGE: &str = "Internal server error";
 pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
 /// Seconds a client should wait before retrying a `Busy` answer.
 pub const BUSY_RETRY_AFTER: &str = "1";
+pub const TOO_MANY_MESSAGE: &str = "Too many exports, summaries, PDFs or e.firma checks of this organization at once; retry in a moment";
+/// Seconds a client should wait before retrying a `TooManyRequests` answer.
+pub const TOO_MANY_RETRY_AFTER: &str = "5";
 pub const WWW_AUTHENTICATE: &str = "Basic realm=\"cfdi-extract\"";
 
 impl ApiError {
@@ -138,6 +145,7 @@ impl ApiError {
             }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
             ApiError::Unavailable | ApiError::Busy => Status::ServiceUnavailable,
+            ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
         }
     }
@@ -152,6 +160,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
+            ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
         }
     }
@@ -186,8 +195,13 @@ impl<'r> Responder<'r, 'static> for ApiError {
         if status == Status::Unauthorized {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
         }
-        if matches!(self, ApiError::Busy) {
-            res.set_header(Header::new("Retry-After", BUSY_RETRY_AFTER));
+        let retry_after = match self {
+            ApiError::Busy => Some(BUSY_RETRY_AFTER),
+            ApiError::TooManyRequests => Some(TOO_MANY_RETRY_AFTER),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
+            res.set_header(Header::new("Retry-After", seconds));
         }
         Ok(res)
     }

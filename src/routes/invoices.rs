@@ -8,6 +8,7 @@ use crate::db::{
 };
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::{
+    heavy::Heavy,
     ids,
     pagination::{Envelope, Page},
     query::Query,
@@ -15,7 +16,7 @@ use crate::http::{
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, content::RawJson, Responder};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route};
+use rocket::{get, routes, Request, Route, State};
 use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
@@ -263,6 +264,7 @@ async fn get_invoice_cfdi(
     query: Query,
     accept: AcceptHeader<'_>,
     ctx: &Ctx,
+    heavy: &State<Heavy>,
 ) -> ApiResult<CfdiResponse> {
     let format = negotiate(&query, accept.0)?;
     // The spec's PDF is the SAT's own (404 without it); printing one from the XML is
@@ -315,9 +317,7 @@ async fn get_invoice_cfdi(
         Body::Xml(xml) => document(xml, DocumentKind::Xml),
         Body::Pdf(pdf) => document(pdf, DocumentKind::Pdf("original")),
         Body::RenderFrom(xml) => {
-            let pdf = tokio::task::spawn_blocking(move || render_pdf(&xml))
-                .await
-                .map_err(|e| ApiError::Internal(e.into()))??;
+            let pdf = heavy.run(&user.org_id, move || render_pdf(&xml)).await?;
             document(pdf, DocumentKind::Pdf("rendered"))
         }
     })

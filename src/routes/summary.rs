@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route};
+use rocket::{get, routes, Request, Route, State};
 use serde_json::{json, Value};
 
 use super::invoices::date;
@@ -12,7 +12,7 @@ use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, summary::Period};
 use crate::error::{ApiError, ApiResult, FieldErrors};
-use crate::http::{ids, query::Query};
+use crate::http::{heavy::Heavy, ids, query::Query};
 use crate::summary::{self, Builder};
 
 /// The longest period a summary covers: a year, so one request stays bounded.
@@ -67,14 +67,22 @@ fn parse(query: &Query) -> Result<Params, ApiError> {
 }
 
 #[get("/v1/entities/<id>/summary")]
-async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> ApiResult<Summary> {
+async fn entity_summary(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Summary> {
     let params = parse(&query)?;
     let id = ids::parse(id)?;
     let (from, to) = (params.from, params.to);
     let direction = params.direction.clone();
-    let view = ctx
-        .db
-        .read(move |c| {
+    let (db, org) = (ctx.db.clone(), user.org_id.clone());
+    // A year of documents: heavy work, in the organization's turn on its own pool.
+    let view = heavy
+        .run(&org, move || -> anyhow::Result<Option<Value>> {
+            let c = &*db.conn()?;
             if db::entities::get(c, &user.org_id, &id)?.is_none() {
                 return Ok(None);
             }
@@ -111,7 +119,11 @@ async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> Ap
         day(to),
         params.direction
     );
-    let bytes = summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))?;
+    let bytes = heavy
+        .run(&org, move || {
+            summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))
+        })
+        .await?;
     Ok(Summary::Xlsx { bytes, filename })
 }
 

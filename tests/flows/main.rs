@@ -26,6 +26,7 @@ mod efirma_ws;
 mod events;
 mod exports;
 mod extractions;
+mod fairness;
 mod import;
 mod incremental;
 mod invoices;
