@@ -291,49 +291,6 @@ CREATE INDEX IF NOT EXISTS jobs_deliveries_org ON jobs (COALESCE(org_id, ''), ru
 CREATE INDEX IF NOT EXISTS jobs_provider_due ON jobs (run_at, id)
     WHERE kind <> 'deliver_webhook' AND status = 'queued';
 
--- State of the built-in sandbox tax authority: which extraction first listed an
--- invoice (withheld XML and late cancellations depend on it).
-CREATE TABLE IF NOT EXISTS sandbox_listings (
-    entity_id            TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-    direction            TEXT NOT NULL,
-    uuid                 TEXT NOT NULL,
-    first_extraction_id  TEXT NOT NULL,
-    PRIMARY KEY (entity_id, direction, uuid)
-) WITHOUT ROWID;
-
--- The sandbox's simulation of the SAT's bulk-download web service (e.firma channel):
--- its requests, answered like the SAT's across restarts. `outcome` is decided when the
--- request is made (`ready`, `rejected`, `expired`, `over_maximum`); `verifications`
--- counts the checks, which move a ready request from accepted to finished.
-CREATE TABLE IF NOT EXISTS sandbox_bulk_requests (
-    id             TEXT PRIMARY KEY,
-    rfc            TEXT NOT NULL,
-    entity_id      TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-    extraction_id  TEXT NOT NULL,
-    direction      TEXT NOT NULL,
-    request_type   TEXT NOT NULL,
-    window_start   TEXT NOT NULL,
-    window_end     TEXT NOT NULL,
-    status_filter  TEXT NOT NULL,
-    counterpart    TEXT,
-    document_type  TEXT,
-    complement     TEXT,
-    on_behalf_of   TEXT,
-    outcome        TEXT NOT NULL,
-    documents      INTEGER NOT NULL,
-    verifications  INTEGER NOT NULL DEFAULT 0,
-    created_at     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sandbox_bulk_requests_params
-    ON sandbox_bulk_requests (rfc, direction, request_type, window_start, window_end);
-
--- How many times each simulated package was downloaded (the SAT allows two).
-CREATE TABLE IF NOT EXISTS sandbox_bulk_downloads (
-    package_id  TEXT PRIMARY KEY,
-    request_id  TEXT NOT NULL REFERENCES sandbox_bulk_requests(id) ON DELETE CASCADE,
-    downloads   INTEGER NOT NULL
-) WITHOUT ROWID;
-
 -- Service-wide values, e.g. `key_check`: a fingerprint of the encryption key the stored
 -- credentials are sealed with, so a missing or different key is refused at start.
 CREATE TABLE IF NOT EXISTS settings (

@@ -13,9 +13,9 @@
 use cfdi_extract::db::{self, Db};
 use cfdi_extract::domain::extraction::Direction;
 use cfdi_extract::ingest::{package, Owner};
-use cfdi_extract::sat::sandbox_bulk::packages::cfdi_package;
-use cfdi_extract::sat::sandbox_docs::{self, Direction as DocsDirection};
-use cfdi_extract::sat::webservice::package::Package;
+use cfdi_extract::sandbox::docs::{self, Direction as DocsDirection};
+use cfdi_extract::sandbox::efirma::packages::cfdi_package;
+use cfdi_extract::sat::efirma::package::Package;
 use chrono::NaiveDate;
 use std::io::{Cursor, Write};
 use std::path::Path;

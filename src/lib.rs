@@ -35,6 +35,7 @@ pub mod pdf;
 pub mod periodic;
 
 pub mod routes;
+pub mod sandbox;
 pub mod sat;
 pub mod server;
 pub mod summary;

@@ -5,12 +5,11 @@ use crate::config::{self, Config, Secret};
 use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
 use crate::jobs::{self, scheduler::Scheduler, Context, Waker, Workers};
-use crate::sat::bulk::{BulkService, Soap};
-use crate::sat::portal::{CaptchaConfig, Portal, PortalConfig};
-use crate::sat::sandbox::Sandbox;
-use crate::sat::sandbox_bulk::SandboxBulk;
-use crate::sat::webservice::endpoints::Endpoints;
-use crate::sat::TaxAuthority;
+use crate::sandbox::Sandbox;
+use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
+use crate::sat::efirma::endpoints::Endpoints;
+use crate::sat::efirma::{EfirmaChannel, Soap};
+use crate::sat::{Channel, Channels};
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -42,8 +41,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         ensure_demo_user(&db)?;
     }
     let ctx = Arc::new(Context {
-        provider: provider(&config, &db)?,
-        bulk: bulk_service(&config, &db),
+        channels: channels(&config, &db)?,
         agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
@@ -144,10 +142,33 @@ fn blocking_threads(db_connections: u32) -> usize {
     (2 * cores).min(db_connections as usize).max(1)
 }
 
-/// `--sat`: the sandbox simulator, or the real SAT portal.
-fn provider(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn TaxAuthority>> {
+/// `--sat`: the sandbox's simulation of both channels, or the real SAT: its portal for
+/// the CIEC and its web service for the e.firma. `--sat-ws-url` points the e.firma
+/// channel at another web service (a fake) either way.
+fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
+    let web_service = |endpoints| -> Arc<dyn Channel> {
+        let soap = Soap::new(endpoints, config.sat_timeout);
+        Arc::new(EfirmaChannel::new(
+            Arc::new(soap),
+            db.clone(),
+            config.sat_ws_poll,
+        ))
+    };
+    let configured = config.sat_ws_url.as_ref().map(|base| {
+        let download = config.sat_ws_download_url.as_deref().unwrap_or(base);
+        web_service(Endpoints::new(base, download))
+    });
     if config.sat != "portal" {
-        return Ok(Arc::new(Sandbox::new(db.clone(), config.sim_latency)));
+        let sandbox: Arc<dyn Channel> = Arc::new(Sandbox::open(
+            &config.data_dir,
+            db.clone(),
+            config.sim_latency,
+            config.sat_ws_poll,
+        )?);
+        return Ok(Channels {
+            efirma: configured.unwrap_or_else(|| sandbox.clone()),
+            ciec: sandbox,
+        });
     }
     let portal = PortalConfig::from_settings(
         config.sat_login_url.as_deref(),
@@ -161,18 +182,10 @@ fn provider(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn TaxAuthority>> {
     if matches!(portal.captcha, CaptchaConfig::None) {
         log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
     }
-    Ok(Arc::new(Portal::new(portal)))
-}
-
-/// The e.firma channel: the web service at `--sat-ws-url`, else the SAT's own with
-/// `--sat portal`, else the sandbox's simulation.
-fn bulk_service(config: &Config, db: &Db) -> Arc<dyn BulkService> {
-    let endpoints = match (&config.sat_ws_url, &config.sat_ws_download_url) {
-        (Some(base), download) => Endpoints::new(base, download.as_deref().unwrap_or(base)),
-        (None, _) if config.sat == "portal" => Endpoints::sat(),
-        (None, _) => return Arc::new(SandboxBulk::new(db.clone(), config.sim_latency)),
-    };
-    Arc::new(Soap::new(endpoints, config.sat_timeout))
+    Ok(Channels {
+        ciec: Arc::new(CiecChannel::new(Arc::new(Portal::new(portal)))),
+        efirma: configured.unwrap_or_else(|| web_service(Endpoints::sat())),
+    })
 }
 
 /// `--dev`: a demo organization and user when the service has no user yet.

@@ -3,7 +3,7 @@
 //! entity's organization was checked.
 
 use crate::domain::efirma::EfirmaStatus;
-use crate::sat::webservice::FielSummary;
+use crate::sat::efirma::FielSummary;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 

@@ -109,6 +109,25 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
     })
 }
 
+/// Adds to a run's counts of invoices found (listed) and processed (stored).
+pub fn add_counts(conn: &Connection, id: &str, found: i64, processed: i64) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE extractions SET invoices_found = invoices_found + ?2,
+            invoices_processed = invoices_processed + ?3, updated_at = ?4 WHERE id = ?1",
+    )?
+    .execute(params![id, found, processed, crate::time::now()])?;
+    Ok(())
+}
+
+/// A run that lists its period again counts what it finds from zero.
+pub fn reset_found(conn: &Connection, id: &str) -> anyhow::Result<()> {
+    conn.execute(
+        "UPDATE extractions SET invoices_found = 0 WHERE id = ?1",
+        [id],
+    )?;
+    Ok(())
+}
+
 /// Records a document the run refused because its UUID names another stored document.
 pub fn record_conflict(
     conn: &Connection,

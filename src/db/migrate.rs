@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 9;
+pub const VERSION: i64 = 10;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -21,6 +21,7 @@ const STEPS: &[(i64, &str)] = &[
     (7, STEP_7),
     (8, STEP_8),
     (9, STEP_9),
+    (10, STEP_10),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -126,6 +127,15 @@ const STEP_8: &str = "ALTER TABLE documents ADD COLUMN codec TEXT NOT NULL DEFAU
 /// Existing rows keep theirs inside their XML (`certificate_id` NULL).
 const STEP_9: &str =
     "ALTER TABLE documents ADD COLUMN certificate_id INTEGER REFERENCES certificates(id);";
+
+/// Version 10: the sandbox keeps its state in a store of its own (`db::sandbox`,
+/// `sandbox.db`); the service's database drops its copy. A sandbox e.firma request in
+/// flight is forgotten: its run asks the sandbox again.
+const STEP_10: &str = "
+DROP TABLE IF EXISTS sandbox_bulk_downloads;
+DROP TABLE IF EXISTS sandbox_bulk_requests;
+DROP TABLE IF EXISTS sandbox_listings;
+";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
@@ -368,6 +378,43 @@ mod tests {
         assert_eq!(codec, "identity");
         let xml = crate::db::documents::get(&conn, "i", "xml").expect("read");
         assert_eq!(xml.as_deref(), Some(&b"<Comprobante/>"[..]));
+    }
+
+    #[test]
+    fn version_10_drops_the_sandbox_tables_and_keeps_the_rest() {
+        let mut conn = version_5_database();
+        let tables = |conn: &Connection| -> Vec<String> {
+            conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                .expect("prepare")
+                .query_map([], |r| r.get(0))
+                .expect("query")
+                .collect::<Result<_, _>>()
+                .expect("names")
+        };
+        conn.execute_batch(
+            "CREATE TABLE sandbox_bulk_requests (id TEXT PRIMARY KEY);
+             CREATE TABLE sandbox_bulk_downloads (package_id TEXT PRIMARY KEY,
+                 request_id TEXT REFERENCES sandbox_bulk_requests(id) ON DELETE CASCADE);
+             INSERT INTO sandbox_bulk_requests VALUES ('r');
+             INSERT INTO sandbox_bulk_downloads VALUES ('r_01', 'r');
+             INSERT INTO sandbox_listings VALUES ('n1', 'issued', 'U', 'x');",
+        )
+        .expect("a version 9 database's sandbox rows");
+        assert!(tables(&conn).contains(&"sandbox_listings".to_string()));
+        apply(&mut conn).expect("migrate");
+        let after = tables(&conn);
+        assert!(
+            after.iter().all(|t| !t.starts_with("sandbox_")),
+            "{after:?}"
+        );
+        let entities: i64 = conn
+            .query_row("SELECT COUNT(*) FROM entities", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(entities, 1, "the service's rows stay");
+        assert!(
+            !SCHEMA.contains("sandbox_"),
+            "schema.sql has no sandbox table"
+        );
     }
 
     #[test]

@@ -18,9 +18,7 @@ pub mod jobs;
 pub mod migrate;
 pub mod orgs;
 pub mod payment_entries;
-pub mod sandbox_bulk_downloads;
-pub mod sandbox_bulk_requests;
-pub mod sandbox_listings;
+pub mod sandbox;
 pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;
@@ -36,6 +34,8 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::path::Path;
 
+/// A connection or an open transaction, as the tables' functions take it.
+pub type Conn = Connection;
 pub type Pool = r2d2::Pool<SqliteConnectionManager>;
 pub type PooledConn = r2d2::PooledConnection<SqliteConnectionManager>;
 

@@ -1,5 +1,5 @@
 //! SQL for `sat_requests` and `sat_packages`: the e.firma channel's durable
-//! conversation with the SAT's bulk-download service (see `jobs::bulk`). Reached only
+//! conversation with the SAT's bulk-download service (see `sat::efirma::requests`). Reached only
 //! by the job that owns the extraction, and by views of extractions already scoped to
 //! their organization.
 

@@ -1,7 +1,7 @@
 //! An e.firma upload: the certificate (`.cer`), the encrypted private key (`.key`) and
 //! its password, as JSON with the files in base64. This checks the shape; what the
 //! files say (an e.firma of this RFC, in force, a key that opens and matches) is checked
-//! by `sat::webservice::credential` once the entity is known.
+//! by `sat::efirma::credential` once the entity is known.
 
 use super::required_string;
 use crate::error::FieldErrors;

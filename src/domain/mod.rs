@@ -5,6 +5,7 @@ pub mod efirma;
 pub mod entity;
 pub mod event;
 pub mod extraction;
+pub mod listing;
 pub mod schedule;
 pub mod webhook;
 

@@ -5,7 +5,7 @@ use super::{payments, IngestError, Owner};
 use crate::cfdi::{Cfdi, CfdiError};
 use crate::db::{self, documents::ToStore, invoices::write};
 use crate::domain::extraction::Direction;
-use crate::sat::Metadata;
+use crate::domain::listing::Metadata;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 use super::{payments, Owner};
 use crate::db::{self, invoices::write};
 use crate::domain::extraction::Direction;
-use crate::sat::Metadata;
+use crate::domain::listing::Metadata;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 

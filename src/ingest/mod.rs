@@ -9,7 +9,6 @@
 
 mod documents;
 mod listing;
-pub mod package;
 mod payments;
 
 #[cfg(test)]

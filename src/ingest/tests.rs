@@ -6,7 +6,7 @@ use crate::cfdi::{Cfdi, CfdiError};
 use crate::db;
 use crate::db::invoices::{list, Filter};
 use crate::domain::extraction::Direction;
-use crate::sat::Metadata;
+use crate::domain::listing::Metadata;
 use rusqlite::Connection;
 
 const ORG: &str = "org-1";

@@ -1,5 +1,5 @@
-//! Credential checks: the CIEC (one login at the portal) and the e.firma (one
-//! authentication with the bulk-download web service), whichever is `pending`, then
+//! Credential checks: the CIEC and the e.firma, each validated by its channel,
+//! whichever is `pending`, then
 //! `valid` or `invalid` and one `entity.update`. An unreachable authority leaves a
 //! check pending and retries. The same job, queued for the moment an e.firma's
 //! certificate lapses, records it `expired` and announces it.
@@ -8,9 +8,9 @@ use super::{backoff, Context, Outcome};
 use crate::db::{self, efirmas::SealedEfirma, entities::Entity, jobs::Job, jobs::Kind};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
+use crate::domain::extraction::Channel;
 use crate::events;
-use crate::sat::webservice::Fiel;
-use crate::sat::{Credential, SatError};
+use crate::sat::{Credential, EfirmaKey, SatError, Secret};
 
 /// The serial key of an entity's credential checks: one at a time, in order.
 fn serial_key(entity_id: &str) -> String {
@@ -109,26 +109,28 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
 }
 
 fn check_ciec(ctx: &Context, entity: &Entity) -> anyhow::Result<Check<CredentialStatus>> {
-    let credential = Credential {
+    let credential = Secret::Ciec(Credential {
         tax_id: entity.tax_id.clone(),
         password: ctx.cipher.open(&entity.ciec_ciphertext)?,
-    };
-    Ok(match ctx.provider.validate(&credential) {
-        Ok(()) => Check::Verdict(CredentialStatus::Valid),
-        Err(SatError::InvalidCredentials) => Check::Verdict(CredentialStatus::Invalid),
-        Err(SatError::Unavailable(detail)) => {
-            log::warn!(
-                "entity {}: tax authority unavailable for validation: {detail}",
-                entity.id
-            );
-            Check::Later(detail)
-        }
-        Err(SatError::Internal(e)) => return Err(e),
-    })
+    });
+    Ok(
+        match ctx.channels.get(Channel::Ciec).validate(&credential) {
+            Ok(()) => Check::Verdict(CredentialStatus::Valid),
+            Err(SatError::InvalidCredentials) => Check::Verdict(CredentialStatus::Invalid),
+            Err(SatError::Unavailable(detail)) => {
+                log::warn!(
+                    "entity {}: tax authority unavailable for validation: {detail}",
+                    entity.id
+                );
+                Check::Later(detail)
+            }
+            Err(SatError::Internal(e)) => return Err(e),
+        },
+    )
 }
 
-/// The e.firma's verdict, when it needs one: a `pending` one is authenticated with the
-/// web service; one whose certificate has lapsed is `expired`.
+/// The e.firma's verdict, when it needs one: a `pending` one is validated by its
+/// channel; one whose certificate has lapsed is `expired`.
 fn check_efirma(
     ctx: &Context,
     entity: &Entity,
@@ -146,8 +148,8 @@ fn check_efirma(
     if current == EfirmaStatus::Expired {
         return Ok(Some(Check::Verdict((sealed, EfirmaStatus::Expired))));
     }
-    let fiel = open(ctx, &sealed, &entity.tax_id)?;
-    let verdict = match ctx.bulk.connect(&fiel, None) {
+    let key = Secret::Efirma(efirma_key(ctx, &sealed, &entity.tax_id)?);
+    let verdict = match ctx.channels.get(Channel::Efirma).validate(&key) {
         Ok(_) => EfirmaStatus::Valid,
         Err(SatError::InvalidCredentials) => EfirmaStatus::Invalid,
         Err(SatError::Unavailable(detail)) => {
@@ -162,13 +164,14 @@ fn check_efirma(
     Ok(Some(Check::Verdict((sealed, verdict))))
 }
 
-/// The stored e.firma, unsealed and parsed (it passed every check when uploaded; the
-/// clock is not checked here: expiry is the caller's decision).
-pub fn open(ctx: &Context, sealed: &SealedEfirma, tax_id: &str) -> anyhow::Result<Fiel> {
-    let key = ctx.cipher.open_bytes(&sealed.key_ciphertext)?;
-    let password = ctx.cipher.open(&sealed.password_ciphertext)?;
-    Fiel::reopen(&sealed.certificate, &key, &password, tax_id)
-        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
+/// The stored e.firma, unsealed for its channel.
+pub fn efirma_key(ctx: &Context, sealed: &SealedEfirma, tax_id: &str) -> anyhow::Result<EfirmaKey> {
+    Ok(EfirmaKey {
+        tax_id: tax_id.to_string(),
+        certificate: sealed.certificate.clone(),
+        key: ctx.cipher.open_bytes(&sealed.key_ciphertext)?,
+        password: ctx.cipher.open(&sealed.password_ciphertext)?,
+    })
 }
 
 /// Changes `credential_status` and emits `entity.update` in the caller's transaction.

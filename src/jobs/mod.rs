@@ -9,7 +9,6 @@
 //! At start, jobs left `running` by a crash (claimed next deliveries included) go back
 //! to the queue.
 
-pub mod bulk;
 pub mod credential;
 pub mod delivery;
 pub mod delivery_target;
@@ -20,8 +19,7 @@ pub mod scheduler;
 use crate::config::Config;
 use crate::crypto::Cipher;
 use crate::db::{self, jobs::Job, jobs::Kind, Db};
-use crate::sat::bulk::BulkService;
-use crate::sat::TaxAuthority;
+use crate::sat::Channels;
 use lanes::{settle_and_claim, ClaimNext, DeliveryShare, Lane, Lanes};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -94,10 +92,8 @@ impl Waker {
 pub struct Context {
     pub db: Db,
     pub cipher: Cipher,
-    /// The CIEC channel.
-    pub provider: Arc<dyn TaxAuthority>,
-    /// The e.firma channel (the SAT's bulk-download web service).
-    pub bulk: Arc<dyn BulkService>,
+    /// The SAT's channels (CIEC and e.firma).
+    pub channels: Channels,
     pub config: Config,
     pub waker: Arc<Waker>,
     pub agent: ureq::Agent,

@@ -15,7 +15,7 @@ use crate::http::{
     json_body::{BodyError, JsonBody},
 };
 use crate::jobs::credential;
-use crate::sat::webservice::{Fiel, FielSummary};
+use crate::sat::efirma::{Fiel, FielSummary};
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, put, routes, Route, State};

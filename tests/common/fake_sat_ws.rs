@@ -22,11 +22,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cfdi_extract::sat::webservice::endpoints::Endpoints;
+use cfdi_extract::sat::efirma::endpoints::Endpoints;
 use chrono::{DateTime, NaiveDateTime, Utc};
 
 pub use cfdi_extract::domain::extraction::Direction;
-pub use cfdi_extract::sat::webservice::envelope::{DocumentStatus, RequestType};
+pub use cfdi_extract::sat::efirma::envelope::{DocumentStatus, RequestType};
 pub use params::QueryParams;
 
 #[path = "fake_sat_ws/answers.rs"]

@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cfdi_extract::sat::webservice::envelope::{DocumentStatus, RequestType};
-use cfdi_extract::sat::webservice::package::Package;
-use cfdi_extract::sat::webservice::responses::{RequestState, SatCode};
+use cfdi_extract::sat::efirma::envelope::{DocumentStatus, RequestType};
+use cfdi_extract::sat::efirma::package::Package;
+use cfdi_extract::sat::efirma::responses::{RequestState, SatCode};
 use cfdi_extract::sat::Metadata;
 
 use crate::fake_sat_ws::{Call, Direction, Op, Settings};
@@ -21,7 +21,7 @@ fn metadata_rows(s: &Session, package_ids: &[String]) -> BTreeMap<String, Metada
         let count = package
             .for_each_metadata(|m| {
                 rows.insert(m.uuid.clone(), m);
-                Ok::<_, cfdi_extract::sat::webservice::package::PackageError>(())
+                Ok::<_, cfdi_extract::sat::efirma::package::PackageError>(())
             })
             .expect("rows");
         assert_eq!(count.skipped, 0);
@@ -120,9 +120,9 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
         assert_eq!(fake.downloads(package_id), 1);
     }
     for invoice in &expected {
-        let rendered = cfdi_extract::sat::sandbox_docs::render_xml(
+        let rendered = cfdi_extract::sandbox::docs::render_xml(
             RFC,
-            cfdi_extract::sat::sandbox_docs::Direction::Issued,
+            cfdi_extract::sandbox::docs::Direction::Issued,
             invoice,
         )
         .expect("xml");
@@ -302,7 +302,7 @@ fn a_query_by_uuid_packages_that_one_cfdi_of_the_requester() {
     let loaded = load_sandbox(&fake, Direction::Received, 3, 3);
     let s = Session::open(&fake);
     let wanted = &loaded[0];
-    let query = cfdi_extract::sat::webservice::envelope::Query::Uuid(wanted.uuid.to_lowercase());
+    let query = cfdi_extract::sat::efirma::envelope::Query::Uuid(wanted.uuid.to_lowercase());
     let id = s.accepted(&query);
     let (_, finished) = s.finish(&id);
     assert_eq!(finished.cfdi_count, 1);
@@ -314,7 +314,7 @@ fn a_query_by_uuid_packages_that_one_cfdi_of_the_requester() {
     let names: Vec<_> = package.cfdis().map(|f| f.expect("cfdi").name).collect();
     assert_eq!(names, [format!("{}.xml", wanted.uuid)]);
     // A UUID the requester neither issued nor received selects nothing.
-    let id = s.accepted(&cfdi_extract::sat::webservice::envelope::Query::Uuid(
+    let id = s.accepted(&cfdi_extract::sat::efirma::envelope::Query::Uuid(
         "00000000-0000-4000-8000-000000000000".into(),
     ));
     assert_eq!(s.finish(&id).1.state_code, SatCode::NotFound);

@@ -1,9 +1,9 @@
 //! The SAT's behaviours a test can switch on, and the ones always on, each seen by the
 //! real client as the typed answer it will have to handle.
 
-use cfdi_extract::sat::webservice::client::ClientError;
-use cfdi_extract::sat::webservice::envelope::{DocumentStatus, RequestType};
-use cfdi_extract::sat::webservice::responses::{RequestState, SatCode};
+use cfdi_extract::sat::efirma::client::ClientError;
+use cfdi_extract::sat::efirma::envelope::{DocumentStatus, RequestType};
+use cfdi_extract::sat::efirma::responses::{RequestState, SatCode};
 
 use crate::fake_sat_ws::{Direction, FakeSatWs, Op, Settings};
 use crate::support::{load_sandbox, window, Session};

@@ -1,10 +1,10 @@
 //! The fake checks every request like the SAT: signatures with the certificate each one
 //! carries, current timestamps, its own unexpired tokens, and the requester's RFC.
 
-use cfdi_extract::sat::webservice::client::ClientError;
-use cfdi_extract::sat::webservice::endpoints::Operation;
-use cfdi_extract::sat::webservice::envelope::{self, DocumentStatus, RequestType};
-use cfdi_extract::sat::webservice::responses::{self, ResponseError, SatCode, Token};
+use cfdi_extract::sat::efirma::client::ClientError;
+use cfdi_extract::sat::efirma::endpoints::Operation;
+use cfdi_extract::sat::efirma::envelope::{self, DocumentStatus, RequestType};
+use cfdi_extract::sat::efirma::responses::{self, ResponseError, SatCode, Token};
 
 use crate::fake_sat_ws::xmldsig::{self, Refusal};
 use crate::fake_sat_ws::{Direction, Op, Settings};
@@ -258,7 +258,7 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
 
     let other = crate::support::start(Settings::default());
     other.refuse_all_authentication();
-    let client = cfdi_extract::sat::webservice::client::Client::new(
+    let client = cfdi_extract::sat::efirma::client::Client::new(
         other.endpoints(),
         std::time::Duration::from_secs(5),
     );

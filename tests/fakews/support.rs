@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use base64::Engine;
-use cfdi_extract::sat::sandbox_docs::{self, SandboxInvoice};
-use cfdi_extract::sat::webservice::client::Client;
-use cfdi_extract::sat::webservice::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
-use cfdi_extract::sat::webservice::responses::{RequestState, Token, VerifyAnswer};
-use cfdi_extract::sat::webservice::Fiel;
+use cfdi_extract::sandbox::docs::{self, SandboxInvoice};
+use cfdi_extract::sat::efirma::client::Client;
+use cfdi_extract::sat::efirma::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
+use cfdi_extract::sat::efirma::responses::{RequestState, Token, VerifyAnswer};
+use cfdi_extract::sat::efirma::Fiel;
 use chrono::{DateTime, NaiveDate, Utc};
 use rsa::pkcs8::DecodePrivateKey;
 use sha1::{Digest, Sha1};

@@ -130,8 +130,9 @@ fn a_waiting_efirma_extraction_survives_kill_9_without_asking_the_sat_again() {
     assert!(found(&done) > 0, "{done}");
 
     // The SAT was asked once for the metadata and once for the XML: the restart
-    // resumed the request it had (the sandbox keeps every request it was asked).
-    let db = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
+    // resumed the request it had (the sandbox keeps every request it was asked, in
+    // its own store).
+    let db = rusqlite::Connection::open(app.data_dir().join("sandbox.db")).expect("db");
     let ids: Vec<String> = db
         .prepare("SELECT id FROM sandbox_bulk_requests ORDER BY created_at")
         .expect("prepare")

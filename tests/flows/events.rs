@@ -6,7 +6,7 @@
 use crate::helpers::{Client, TestApp, DEADLINE};
 use crate::receiver::Receiver;
 use crate::support::*;
-use cfdi_extract::sat::sandbox_docs::SandboxInvoice;
+use cfdi_extract::sandbox::docs::SandboxInvoice;
 use chrono::NaiveDate;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

@@ -4,7 +4,7 @@
 use crate::helpers::{eventually, Client, TestApp, DEADLINE};
 use crate::receiver::{Receiver, Recorded};
 use crate::support::*;
-use cfdi_extract::sat::sandbox_docs::SandboxInvoice;
+use cfdi_extract::sandbox::docs::SandboxInvoice;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashSet};

@@ -4,10 +4,11 @@ use crate::fake_http::{Request, Response, Server};
 use crate::fake_portal::{FakePortal, Setup};
 use crate::support::*;
 use base64::Engine as _;
-use cfdi_extract::sat::portal::{
+use cfdi_extract::sat::ciec::Authority;
+use cfdi_extract::sat::ciec::{
     AntiCaptchaResolver, CaptchaConfig, CaptchaError, CaptchaResolver, Portal,
 };
-use cfdi_extract::sat::{SatError, TaxAuthority};
+use cfdi_extract::sat::SatError;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

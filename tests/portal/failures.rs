@@ -4,8 +4,9 @@ use crate::fake_portal::{FakePortal, Fault, Setup};
 use crate::listing::session;
 use crate::support::*;
 use cfdi_extract::domain::extraction::{Direction, Period};
-use cfdi_extract::sat::portal::{Portal, PortalConfig};
-use cfdi_extract::sat::{SatError, TaxAuthority};
+use cfdi_extract::sat::ciec::Authority;
+use cfdi_extract::sat::ciec::{Portal, PortalConfig};
+use cfdi_extract::sat::SatError;
 use std::time::{Duration, Instant};
 
 fn validate_with(fault: Fault, timeout: Duration) -> (SatError, Duration) {
@@ -66,8 +67,8 @@ fn an_unreachable_portal_is_unavailable() {
             .expect("url"),
         portal_url: format!("http://127.0.0.1:{port}/").parse().expect("url"),
         timeout: Duration::from_secs(2),
-        captcha: cfdi_extract::sat::portal::CaptchaConfig::Command(
-            cfdi_extract::sat::portal::CommandResolver::new("true", vec![]),
+        captcha: cfdi_extract::sat::ciec::CaptchaConfig::Command(
+            cfdi_extract::sat::ciec::CommandResolver::new("true", vec![]),
         ),
         ..PortalConfig::default()
     };

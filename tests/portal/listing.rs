@@ -5,8 +5,9 @@ use crate::fake_portal::{FakePortal, Setup};
 use crate::pages;
 use crate::support::*;
 use cfdi_extract::domain::extraction::{Direction, Period};
-use cfdi_extract::sat::portal::Portal;
-use cfdi_extract::sat::{Metadata, RunContext, Session, TaxAuthority};
+use cfdi_extract::sat::ciec::Portal;
+use cfdi_extract::sat::ciec::{Authority, Session};
+use cfdi_extract::sat::{Metadata, RunContext};
 use rust_decimal::Decimal;
 
 const KIJ_SAMPLES: [&str; 3] = [

@@ -2,8 +2,9 @@
 
 use crate::fake_portal::{FakePortal, Fault, Setup};
 use crate::support::*;
-use cfdi_extract::sat::portal::{CaptchaConfig, Portal, NO_RESOLVER};
-use cfdi_extract::sat::{RunContext, SatError, TaxAuthority};
+use cfdi_extract::sat::ciec::Authority;
+use cfdi_extract::sat::ciec::{CaptchaConfig, Portal, NO_RESOLVER};
+use cfdi_extract::sat::{RunContext, SatError};
 
 fn run() -> RunContext {
     RunContext {

@@ -1,4 +1,4 @@
-//! Integration tests of the SAT portal connector (`cfdi_extract::sat::portal`) against a
+//! Integration tests of the SAT portal connector (`cfdi_extract::sat::ciec`) against a
 //! fake portal served from this process on 127.0.0.1, built from the recorded SAT pages
 //! in `shared/sat-portal-pages/` and the CFDI samples in `shared/cfdi-samples/`.
 

@@ -3,7 +3,7 @@
 
 use crate::fake_portal::{FakeInvoice, FakePortal};
 use crate::pages::{self, RowSpec};
-use cfdi_extract::sat::portal::{CaptchaConfig, CommandResolver, PortalConfig};
+use cfdi_extract::sat::ciec::{CaptchaConfig, CommandResolver, PortalConfig};
 use cfdi_extract::sat::Credential;
 use chrono::{NaiveDate, NaiveDateTime};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Integration tests of the SAT web-service client (`cfdi_extract::sat::webservice`)
+//! Integration tests of the SAT web-service client (`cfdi_extract::sat::efirma`)
 //! against a local fake service that answers with the recorded messages in
 //! `shared/sat-ws-fixtures/` and checks what the client sends.
 
@@ -9,14 +9,12 @@ mod fake_http;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cfdi_extract::sat::webservice::client::{Client, ClientError};
-use cfdi_extract::sat::webservice::endpoints::{Endpoints, Operation};
-use cfdi_extract::sat::webservice::envelope::{
-    self, DocumentStatus, Query, RequestType, WindowQuery,
-};
-use cfdi_extract::sat::webservice::package::Package;
-use cfdi_extract::sat::webservice::responses::{RequestState, ResponseError, SatCode};
-use cfdi_extract::sat::webservice::Fiel;
+use cfdi_extract::sat::efirma::client::{Client, ClientError};
+use cfdi_extract::sat::efirma::endpoints::{Endpoints, Operation};
+use cfdi_extract::sat::efirma::envelope::{self, DocumentStatus, Query, RequestType, WindowQuery};
+use cfdi_extract::sat::efirma::package::Package;
+use cfdi_extract::sat::efirma::responses::{RequestState, ResponseError, SatCode};
+use cfdi_extract::sat::efirma::Fiel;
 use chrono::{DateTime, NaiveDate, Utc};
 use fake_http::{Request, Response, Server};
 
@@ -229,7 +227,7 @@ fn a_refused_query_code_reaches_the_caller() {
     );
     let server = Server::start(Arc::new(move |_: &Request| answer.clone()));
     let client = client(&server);
-    let token = cfdi_extract::sat::webservice::responses::authenticate(
+    let token = cfdi_extract::sat::efirma::responses::authenticate(
         &String::from_utf8(fixture("authenticate/response-with-token.xml")).expect("utf-8"),
     )
     .expect("token");

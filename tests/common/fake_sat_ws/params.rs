@@ -1,7 +1,7 @@
 //! A query's parameters as the fake SAT reads them from the signed request, and the
 //! checks that refuse impossible ones.
 
-use cfdi_extract::sat::webservice::endpoints::Operation;
+use cfdi_extract::sat::efirma::endpoints::Operation;
 use chrono::NaiveDateTime;
 
 use super::xmldsig::Element;

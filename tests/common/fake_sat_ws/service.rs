@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use cfdi_extract::sat::webservice::endpoints::{Endpoints, Operation};
+use cfdi_extract::sat::efirma::endpoints::{Endpoints, Operation};
 use chrono::{DateTime, Utc};
 
 use super::answers::{self, Verification};

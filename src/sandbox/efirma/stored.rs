@@ -5,9 +5,9 @@ use chrono::NaiveDateTime;
 
 use super::documents::Asker;
 use super::READY;
-use crate::db::sandbox_bulk_requests::BulkRequest;
+use crate::db::sandbox::requests::BulkRequest;
 use crate::domain::extraction::Direction;
-use crate::sat::webservice::envelope::{DocumentStatus, RequestType, WindowQuery};
+use crate::sat::efirma::envelope::{DocumentStatus, RequestType, WindowQuery};
 
 const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 

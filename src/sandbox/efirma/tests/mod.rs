@@ -1,11 +1,13 @@
 use super::*;
-use crate::db::{entities, orgs};
 use crate::domain::extraction::{Direction, Period};
-use crate::sat::sandbox_docs;
-use crate::sat::webservice::credential::tests::test_fiel;
-use crate::sat::webservice::envelope::DocumentStatus;
-use crate::sat::webservice::package::{Package, PackageError};
-use crate::sat::{sandbox::Sandbox, Credential, Metadata, TaxAuthority};
+use crate::sandbox::ciec::SandboxPortal;
+use crate::sandbox::docs::{self as sandbox_docs};
+use crate::sat::ciec::Authority;
+use crate::sat::efirma::credential::tests::test_fiel;
+use crate::sat::efirma::envelope::DocumentStatus;
+use crate::sat::efirma::package::{Package, PackageError};
+use crate::sat::efirma::Session as WsSession;
+use crate::sat::{Credential, Metadata};
 use chrono::{NaiveDate, NaiveDateTime};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -15,23 +17,17 @@ const BIG: &str = "BIG900101AAA";
 
 struct Fixture {
     dir: tempfile::TempDir,
-    bulk: SandboxBulk,
+    bulk: SandboxService,
     run: RunContext,
 }
 
-/// A sandbox on a temp database with one entity for `rfc` and a run of it.
+/// A sandbox on a temp store, and a run of an entity of `rfc`.
 fn fixture(rfc: &str) -> Fixture {
     let dir = tempfile::tempdir().expect("tmp");
-    let db = Db::open(dir.path(), 2).expect("db");
-    let entity_id = {
-        let conn = db.conn().expect("conn");
-        let org = orgs::insert(&conn, "Org").expect("org");
-        entities::insert(&conn, &org.id, rfc, "Entity", b"sealed")
-            .expect("entity")
-            .id
-    };
+    let store = SandboxStore::open(dir.path()).expect("store");
+    let entity_id = format!("entity-{rfc}");
     Fixture {
-        bulk: SandboxBulk::new(db, Duration::ZERO),
+        bulk: SandboxService::new(store, Duration::ZERO),
         dir,
         run: RunContext {
             entity_id,
@@ -47,8 +43,8 @@ impl Fixture {
 
     /// The same data directory opened again, as after a restart.
     fn reopen(&mut self) {
-        let db = Db::open(self.dir.path(), 2).expect("db");
-        self.bulk = SandboxBulk::new(db, Duration::ZERO);
+        let store = SandboxStore::open(self.dir.path()).expect("store");
+        self.bulk = SandboxService::new(store, Duration::ZERO);
     }
 }
 
@@ -79,7 +75,7 @@ fn request_id(answer: &QueryAnswer) -> String {
 }
 
 /// Verifies until finished (exactly three times), checking each state on the way.
-fn verify_until_finished(session: &mut dyn BulkSession, id: &str) -> VerifyAnswer {
+fn verify_until_finished(session: &mut dyn WsSession, id: &str) -> VerifyAnswer {
     let first = session.verify(id).expect("verify");
     assert_eq!(first.state, RequestState::Accepted, "{first:?}");
     assert!(first.package_ids.is_empty());
@@ -91,14 +87,14 @@ fn verify_until_finished(session: &mut dyn BulkSession, id: &str) -> VerifyAnswe
     third
 }
 
-fn download(session: &mut dyn BulkSession, package_id: &str) -> Vec<u8> {
+fn download(session: &mut dyn WsSession, package_id: &str) -> Vec<u8> {
     let answer = session.download(package_id).expect("download");
     assert_eq!(answer.status.code, SatCode::Accepted, "{answer:?}");
     answer.package.expect("package")
 }
 
 /// Every CFDI of the packages, by file name.
-fn cfdi_files(session: &mut dyn BulkSession, ids: &[String]) -> BTreeMap<String, Vec<u8>> {
+fn cfdi_files(session: &mut dyn WsSession, ids: &[String]) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     for id in ids {
         let mut package = Package::open(download(session, id)).expect("zip");
@@ -113,7 +109,7 @@ fn cfdi_files(session: &mut dyn BulkSession, ids: &[String]) -> BTreeMap<String,
     files
 }
 
-fn metadata_rows(session: &mut dyn BulkSession, ids: &[String]) -> Vec<Metadata> {
+fn metadata_rows(session: &mut dyn WsSession, ids: &[String]) -> Vec<Metadata> {
     let mut rows = Vec::new();
     for id in ids {
         let mut package = Package::open(download(session, id)).expect("zip");
@@ -188,7 +184,7 @@ fn packages_carry_what_the_ciec_sandbox_serves() {
     for direction in [Direction::Issued, Direction::Received] {
         let from = NaiveDate::from_ymd_opt(2025, 5, 1).expect("date");
         let to = NaiveDate::from_ymd_opt(2025, 5, 31).expect("date");
-        let ciec = Sandbox::new(f.bulk.db.clone(), Duration::ZERO);
+        let ciec = SandboxPortal::new(f.bulk.db.clone(), Duration::ZERO);
         let credential = Credential {
             tax_id: EKU.into(),
             password: "sandbox1".into(),

@@ -1,8 +1,7 @@
-//! Extractions through the e.firma channel: the SAT's bulk-download web service, which
-//! answers a request minutes to days after it is made. Every request is a row
-//! (`db::sat_requests`) written before and after each call, so the conversation survives
-//! restarts and `kill -9` without asking the SAT again, and waiting never holds a
-//! worker: the job stores when to check next and reschedules itself for then.
+//! The e.firma channel's run: the SAT's web service answers a request minutes to days
+//! after it is made. Every request is a row (`db::sat_requests`) written before and after
+//! each call, so the conversation survives restarts and `kill -9` without asking the SAT
+//! again, and waiting never holds a worker: the run answers when to check next.
 //!
 //! The run: one metadata request for the period (the SAT's listing with each document's
 //! status, which gives `invoices_found` and cancellations early), then one CFDI request
@@ -16,105 +15,58 @@
 //! - expired (state 6): ask again, once; a package is never downloaded a third time
 //!   (one that cannot be had any more makes the request be asked again, once).
 
-mod window;
-
-use super::{Context, Outcome};
+use super::package::Package;
+use super::responses::{RequestState, SatCode};
+use super::service::{refuses_certificate, Session};
+use super::store;
+use super::window::{fmt, local, poll_wait, whole_days, window_query};
+use super::EfirmaChannel;
 use crate::db::{
     self,
-    efirmas::SealedEfirma,
-    entities::Entity,
-    extractions::Extraction,
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
-use crate::domain::efirma::EfirmaStatus;
 use crate::domain::extraction::{FailedReason, Period};
-use crate::ingest::{package, Owner};
-use crate::sat::bulk::{refuses_certificate, BulkSession};
-use crate::sat::webservice::package::Package;
-use crate::sat::webservice::responses::{RequestState, SatCode};
-use crate::sat::{RunContext, SatError};
+use crate::sat::{Run, SatError, Sink, Step};
 use std::time::Duration;
-use window::{fmt, local, poll_wait, whole_days, window_query};
-
-/// Before a failed call to the service is tried again: the same doubling waits.
-fn wait(ctx: &Context, attempts: u32) -> Duration {
-    poll_wait(ctx.config.sat_ws_poll, attempts.saturating_sub(1))
-}
 
 /// Consecutive failed attempts to reach the service before the run fails
 /// `sat_unavailable` (with doubling waits from `--sat-ws-poll`, a few hours).
 const MAX_UNAVAILABLE: u32 = 12;
 
-/// How a run ends (for now): the caller turns it into the extraction's state.
-pub enum End {
-    Finished,
-    Failed(FailedReason),
-    /// The SAT refused the e.firma itself: the run fails `invalid_credentials` and the
-    /// e.firma turns `invalid` until replaced.
-    EfirmaRefused,
-    /// Come back later (a wait, a retry after an error, or a stop).
-    Later(Outcome),
-}
-
 /// Runs (or resumes) an extraction through the web service as far as it can go now.
-pub fn run(
-    ctx: &Context,
-    ext: &Extraction,
-    entity: &Entity,
-    sealed: &SealedEfirma,
-    attempts: u32,
-) -> anyhow::Result<End> {
-    let period = ext
-        .period()
-        .ok_or_else(|| anyhow::anyhow!("extraction {} has no valid period", ext.id))?;
-    if entity
-        .efirma
-        .as_ref()
-        .is_none_or(|e| e.current_status() == EfirmaStatus::Expired)
-    {
-        log::warn!(
-            "extraction {}: the e.firma expired or was removed during the run",
-            ext.id
-        );
-        return Ok(End::Failed(FailedReason::InvalidCredentials));
-    }
-    let fiel = super::credential::open(ctx, sealed, &entity.tax_id)?;
-    let run = RunContext {
-        entity_id: entity.id.clone(),
-        extraction_id: ext.id.clone(),
-    };
+pub fn advance<'a>(
+    channel: &'a EfirmaChannel,
+    run: &'a Run<'a>,
+    sink: &'a dyn Sink,
+    connect: Connect<'a>,
+) -> anyhow::Result<Step> {
+    let extraction_id = &run.context.extraction_id;
     let mut conversation = Conversation {
-        ctx,
-        ext,
-        owner: Owner {
-            org_id: &entity.org_id,
-            entity_id: &entity.id,
-            batch: &ext.id,
-        },
+        channel,
+        run,
+        sink,
         session: None,
-        connect: Box::new(|| ctx.bulk.connect(&fiel, Some(&run))),
+        connect,
     };
-    match conversation.advance(period) {
-        Ok(end) => Ok(end),
-        Err(Stop::Sat(SatError::InvalidCredentials)) => Ok(End::EfirmaRefused),
-        Err(Stop::Sat(SatError::Unavailable(detail))) if attempts >= MAX_UNAVAILABLE => {
-            log::warn!(
-                "extraction {}: web service unavailable, giving up: {detail}",
-                ext.id
-            );
-            Ok(End::Failed(FailedReason::SatUnavailable))
+    match conversation.advance(run.period) {
+        Ok(step) => Ok(step),
+        Err(Stop::Sat(SatError::InvalidCredentials)) => Ok(Step::CredentialRefused),
+        Err(Stop::Sat(SatError::Unavailable(detail))) if run.attempts >= MAX_UNAVAILABLE => {
+            log::warn!("extraction {extraction_id}: web service unavailable, giving up: {detail}");
+            Ok(Step::Failed(FailedReason::SatUnavailable))
         }
         Err(Stop::Sat(SatError::Unavailable(detail))) => {
-            log::warn!("extraction {}: web service unavailable: {detail}", ext.id);
-            Ok(End::Later(Outcome::Retry {
-                after: wait(ctx, attempts),
+            log::warn!("extraction {extraction_id}: web service unavailable: {detail}");
+            // Before a failed call to the service is tried again: the same doubling waits.
+            Ok(Step::Retry {
+                after: poll_wait(channel.poll, run.attempts.saturating_sub(1)),
                 error: detail,
-            }))
+            })
         }
         Err(Stop::Sat(SatError::Internal(e))) | Err(Stop::Internal(e)) => Err(e),
         Err(Stop::Fail(reason, why)) => {
-            log::warn!("extraction {}: {why}", ext.id);
-            Ok(End::Failed(reason))
+            log::warn!("extraction {extraction_id}: {why}");
+            Ok(Step::Failed(reason))
         }
     }
 }
@@ -138,20 +90,20 @@ impl From<anyhow::Error> for Stop {
     }
 }
 
-type Connect<'a> = Box<dyn Fn() -> Result<Box<dyn BulkSession + 'a>, SatError> + 'a>;
+pub type Connect<'a> = Box<dyn Fn() -> Result<Box<dyn Session + 'a>, SatError> + 'a>;
 
 struct Conversation<'a> {
-    ctx: &'a Context,
-    ext: &'a Extraction,
-    owner: Owner<'a>,
+    channel: &'a EfirmaChannel,
+    run: &'a Run<'a>,
+    sink: &'a dyn Sink,
     /// Authenticated on first use: a pass that only finds requests not yet due asks
     /// the SAT nothing.
-    session: Option<Box<dyn BulkSession + 'a>>,
+    session: Option<Box<dyn Session + 'a>>,
     connect: Connect<'a>,
 }
 
 impl<'a> Conversation<'a> {
-    fn session(&mut self) -> Result<&mut (dyn BulkSession + 'a), SatError> {
+    fn session(&mut self) -> Result<&mut (dyn Session + 'a), SatError> {
         if self.session.is_none() {
             self.session = Some((self.connect)()?);
         }
@@ -162,21 +114,22 @@ impl<'a> Conversation<'a> {
     }
 
     /// Moves every due request forward until all are done or none is due.
-    fn advance(&mut self, period: Period) -> Result<End, Stop> {
-        let db = &self.ctx.db;
-        if db::sat_requests::of_extraction(&*db.conn()?, &self.ext.id)?.is_empty() {
+    fn advance(&mut self, period: Period) -> Result<Step, Stop> {
+        let db = &self.channel.db;
+        let extraction_id = &self.run.context.extraction_id;
+        if db::sat_requests::of_extraction(&*db.conn()?, extraction_id)?.is_empty() {
             let window = whole_days(period);
             let first = self.request(Kind::Metadata, (&window.0, &window.1));
             db.tx(|tx| db::sat_requests::save(tx, &first))?;
         }
         loop {
-            if self.ctx.stopping() {
-                return Ok(End::Later(Outcome::Retry {
+            if self.sink.stopping() {
+                return Ok(Step::Retry {
                     after: Duration::ZERO,
                     error: "service stopping".into(),
-                }));
+                });
             }
-            let requests = db::sat_requests::of_extraction(&*db.conn()?, &self.ext.id)?;
+            let requests = db::sat_requests::of_extraction(&*db.conn()?, extraction_id)?;
             let now = crate::time::now();
             let due = requests.iter().find(|q| {
                 !q.state.is_final()
@@ -199,7 +152,7 @@ impl<'a> Conversation<'a> {
                 if self.ask_for_documents(&requests)? {
                     continue;
                 }
-                return Ok(End::Finished);
+                return Ok(Step::Done);
             }
             let next = requests
                 .iter()
@@ -209,16 +162,17 @@ impl<'a> Conversation<'a> {
             let after = next
                 .and_then(|at| (at - chrono::Utc::now()).to_std().ok())
                 .unwrap_or(Duration::ZERO);
-            return Ok(End::Later(Outcome::Wait { after }));
+            return Ok(Step::Wait(after));
         }
     }
 
     fn request(&self, kind: Kind, window: (&str, &str)) -> SatRequest {
+        let run = &self.run.context;
         SatRequest::new(
-            &self.ext.id,
-            self.owner.entity_id,
+            &run.extraction_id,
+            &run.entity_id,
             kind,
-            self.ext.direction,
+            self.run.direction,
             window,
         )
     }
@@ -238,7 +192,7 @@ impl<'a> Conversation<'a> {
         if asks.is_empty() {
             return Ok(false);
         }
-        self.ctx.db.tx(|tx| {
+        self.channel.db.tx(|tx| {
             for q in &asks {
                 db::sat_requests::save(tx, q)?;
             }
@@ -257,7 +211,7 @@ impl<'a> Conversation<'a> {
                 let adopted = match answer.request_id {
                     Some(id) => Some(id),
                     None if code == SatCode::Duplicate => {
-                        db::sat_requests::live_twin(&*self.ctx.db.conn()?, q)?
+                        db::sat_requests::live_twin(&*self.channel.db.conn()?, q)?
                     }
                     None => None,
                 };
@@ -350,7 +304,7 @@ impl<'a> Conversation<'a> {
                 q.state = State::Downloading;
                 q.next_check_at = None;
                 let packages = answer.package_ids;
-                self.ctx.db.tx(|tx| {
+                self.channel.db.tx(|tx| {
                     db::sat_requests::add_packages(tx, &q.id, &packages)?;
                     db::sat_requests::save(tx, q)
                 })?;
@@ -374,15 +328,15 @@ impl<'a> Conversation<'a> {
 
     /// Downloads and stores the packages not yet stored; the request is done after.
     fn download(&mut self, q: &mut SatRequest) -> Result<(), Stop> {
-        let packages = db::sat_requests::packages(&*self.ctx.db.conn()?, &q.id)?;
+        let packages = db::sat_requests::packages(&*self.channel.db.conn()?, &q.id)?;
         for p in packages.iter().filter(|p| !p.done) {
-            if self.ctx.stopping() {
+            if self.sink.stopping() {
                 return Ok(());
             }
             if p.downloads >= 2 {
                 return self.again(q, "a package was already downloaded twice");
             }
-            self.ctx
+            self.channel
                 .db
                 .tx(|tx| db::sat_requests::count_download(tx, &q.id, &p.package_id))?;
             let answer = self.session()?.download(&p.package_id)?;
@@ -402,44 +356,25 @@ impl<'a> Conversation<'a> {
             };
             self.store(q, p, bytes)?;
         }
-        if !self.ctx.stopping() {
+        if !self.sink.stopping() {
             q.state = State::Done;
             self.save(q)?;
         }
         Ok(())
     }
 
-    /// Stores a package; each batch commits with the request's resume point and the
-    /// extraction's counts.
+    /// Stores a package; each batch commits with the request's resume point.
     fn store(&self, q: &SatRequest, p: &SatPackage, bytes: Vec<u8>) -> Result<(), Stop> {
         let mut package = Package::open(bytes)
             .map_err(|e| Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id)))?;
-        let extraction_id = &self.ext.id;
-        let mut progress = |tx: &rusqlite::Connection, at: package::Progress| {
-            let (found, processed) = match q.kind {
-                Kind::Metadata => (at.batch as i64, 0),
-                Kind::Cfdi => (0, at.stored as i64),
-            };
-            super::extraction::add_counts(tx, extraction_id, found, processed)?;
-            for (uuid, reason) in &at.conflicts {
-                db::extractions::record_conflict(tx, extraction_id, uuid, reason)?;
-            }
-            db::sat_requests::package_progress(tx, &q.id, &p.package_id, at.handled, at.done)
+        let mut progress = |tx: &db::Conn, handled: u64, done: bool| {
+            db::sat_requests::package_progress(tx, &q.id, &p.package_id, handled, done)
         };
         let store = match q.kind {
-            Kind::Metadata => package::store_listing,
-            Kind::Cfdi => package::store_cfdis,
+            Kind::Metadata => store::store_listing,
+            Kind::Cfdi => store::store_cfdis,
         };
-        let (db, owner, direction) = (&self.ctx.db, self.owner, self.ext.direction);
-        store(
-            db,
-            owner,
-            direction,
-            &mut package,
-            p.items_done,
-            &mut progress,
-        )
-        .map_err(Stop::Internal)
+        store(self.sink, &mut package, p.items_done, &mut progress).map_err(Stop::Internal)
     }
 
     /// Over the SAT's maximum: two requests for the window's halves replace this one.
@@ -458,7 +393,7 @@ impl<'a> Conversation<'a> {
         let second = self.request(q.kind, (&second_start, &q.window_end));
         q.state = State::Split;
         q.next_check_at = None;
-        self.ctx.db.tx(|tx| {
+        self.channel.db.tx(|tx| {
             db::sat_requests::save(tx, q)?;
             db::sat_requests::save(tx, &first)?;
             db::sat_requests::save(tx, &second)
@@ -474,13 +409,16 @@ impl<'a> Conversation<'a> {
                 format!("{why}, and it was already asked again once"),
             ));
         }
-        log::info!("extraction {}: {why}: asking again", self.ext.id);
+        log::info!(
+            "extraction {}: {why}: asking again",
+            self.run.context.extraction_id
+        );
         q.remade += 1;
         q.state = State::New;
         q.sat_request_id = None;
         q.checks = 0;
         q.next_check_at = None;
-        self.ctx.db.tx(|tx| {
+        self.channel.db.tx(|tx| {
             db::sat_requests::drop_packages(tx, &q.id)?;
             db::sat_requests::save(tx, q)
         })?;
@@ -494,11 +432,11 @@ impl<'a> Conversation<'a> {
     }
 
     fn next_check(&self, checks: u32) -> String {
-        crate::time::after(poll_wait(self.ctx.config.sat_ws_poll, checks))
+        crate::time::after(poll_wait(self.channel.poll, checks))
     }
 
     fn save(&self, q: &SatRequest) -> Result<(), Stop> {
-        self.ctx.db.tx(|tx| db::sat_requests::save(tx, q))?;
+        self.channel.db.tx(|tx| db::sat_requests::save(tx, q))?;
         Ok(())
     }
 

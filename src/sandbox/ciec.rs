@@ -1,5 +1,5 @@
-//! The sandbox tax authority: a deterministic simulator so the service runs with zero
-//! setup and tests need no network. Its rules (documented in `/docs/sandbox`):
+//! The sandbox's CIEC portal (`ciec::Authority`). Its rules (documented in
+//! `/docs/sandbox`):
 //! - every call takes `--sim-latency`;
 //! - a password starting `bad` is refused; one starting `chg` passes validation and is
 //!   refused at every extraction login;
@@ -7,22 +7,23 @@
 //!   service is down; one starting `BIG` has about 500 invoices a day;
 //! - invoices come from `sandbox_docs`, the same for a (tax_id, direction, day) every time;
 //! - withheld XML and late cancellations depend on whether the extraction asking is the
-//!   one that first listed the invoice, recorded in `sandbox_listings`.
+//!   one that first listed the invoice, recorded in the sandbox's store.
 
-use super::sandbox_docs::{self, SandboxInvoice};
-use super::{Credential, Document, Metadata, RunContext, SatError, Session, TaxAuthority};
-use crate::db::{sandbox_listings, Db};
+use super::docs::{self as sandbox_docs, SandboxInvoice};
+use crate::db::sandbox::{listings as sandbox_listings, SandboxStore};
 use crate::domain::extraction::{Direction, Period};
+use crate::sat::ciec::{Authority, Session};
+use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub struct Sandbox {
-    db: Db,
+pub struct SandboxPortal {
+    db: SandboxStore,
     latency: Duration,
 }
 
-impl Sandbox {
-    pub fn new(db: Db, latency: Duration) -> Self {
+impl SandboxPortal {
+    pub fn new(db: SandboxStore, latency: Duration) -> Self {
         Self { db, latency }
     }
 
@@ -32,17 +33,17 @@ impl Sandbox {
 }
 
 /// Every sandbox call, in either channel, takes `--sim-latency`.
-pub(super) fn simulate_latency(latency: Duration) {
+pub(crate) fn simulate_latency(latency: Duration) {
     if !latency.is_zero() {
         std::thread::sleep(latency);
     }
 }
 
-pub(super) fn unreachable(tax_id: &str) -> bool {
+pub(crate) fn unreachable(tax_id: &str) -> bool {
     tax_id.starts_with("OFF")
 }
 
-impl TaxAuthority for Sandbox {
+impl Authority for SandboxPortal {
     fn validate(&self, credential: &Credential) -> Result<(), SatError> {
         self.call();
         if unreachable(&credential.tax_id) {
@@ -76,7 +77,7 @@ impl TaxAuthority for Sandbox {
 }
 
 struct SandboxSession {
-    db: Db,
+    db: SandboxStore,
     latency: Duration,
     tax_id: String,
     run: RunContext,
@@ -84,7 +85,7 @@ struct SandboxSession {
     listed: HashMap<String, (SandboxInvoice, bool)>,
 }
 
-pub(super) fn docs_direction(d: Direction) -> sandbox_docs::Direction {
+pub(crate) fn docs_direction(d: Direction) -> sandbox_docs::Direction {
     match d {
         Direction::Issued => sandbox_docs::Direction::Issued,
         Direction::Received => sandbox_docs::Direction::Received,
@@ -180,12 +181,12 @@ const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 
 /// Whether a listing shows the invoice cancelled: half of the cancelled invoices were
 /// cancelled after the first listing saw them.
-pub(super) fn listed_cancelled(inv: &SandboxInvoice, first_listing: bool) -> bool {
+pub(crate) fn listed_cancelled(inv: &SandboxInvoice, first_listing: bool) -> bool {
     inv.cancelled_at.is_some() && !(inv.cancellation_seen_late && first_listing)
 }
 
 /// The listing row of an invoice, as the run that sees it (first or not) gets it.
-pub(super) fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
+pub(crate) fn metadata(inv: &SandboxInvoice, first_listing: bool) -> Metadata {
     let cancelled = listed_cancelled(inv, first_listing);
     Metadata {
         uuid: inv.uuid.clone(),
@@ -246,7 +247,8 @@ mod tests {
     #[test]
     fn credentials_follow_the_sandbox_rules() {
         let dir = tempfile::tempdir().expect("tmp");
-        let sandbox = Sandbox::new(Db::open(dir.path(), 2).expect("db"), Duration::ZERO);
+        let store = SandboxStore::open(dir.path()).expect("store");
+        let sandbox = SandboxPortal::new(store, Duration::ZERO);
         let cred = |tax_id: &str, password: &str| Credential {
             tax_id: tax_id.into(),
             password: password.into(),

@@ -275,7 +275,7 @@ impl Columns {
         }
         let effect = get("efectocomprobante").to_ascii_uppercase();
         let cancelled = get("estatus") == "0";
-        let local_time = crate::sat::portal::local_time;
+        let local_time = crate::sat::ciec::local_time;
         Some(Metadata {
             uuid,
             issuer_tax_id: get("rfcemisor").to_ascii_uppercase(),

@@ -7,7 +7,7 @@ use std::io::{Cursor, Write};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::sat::sandbox_docs::{self, Direction, SandboxInvoice};
+use crate::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice};
 
 /// The most CFDI one package holds.
 pub const CFDI_PER_PACKAGE: usize = 200;

@@ -1,5 +1,5 @@
 //! `sandbox_bulk_requests`: the requests made to the sandbox's simulation of the SAT's
-//! bulk-download web service (`sat::sandbox_bulk`), kept so a request id asked again after
+//! bulk-download web service (`sandbox::efirma`), kept so a request id asked again after
 //! a restart answers as before.
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};

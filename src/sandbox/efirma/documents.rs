@@ -5,11 +5,11 @@
 use chrono::{Days, NaiveDate};
 
 use super::packages::Listed;
-use crate::db::{sandbox_listings, Db};
+use crate::db::sandbox::{listings as sandbox_listings, SandboxStore};
 use crate::domain::extraction::Direction;
-use crate::sat::sandbox::{docs_direction, listed_cancelled};
-use crate::sat::sandbox_docs::{self, SandboxInvoice};
-use crate::sat::webservice::envelope::{DocumentStatus, RequestType, WindowQuery};
+use crate::sandbox::ciec::{docs_direction, listed_cancelled};
+use crate::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
+use crate::sat::efirma::envelope::{DocumentStatus, RequestType, WindowQuery};
 
 /// The most CFDI one request may hold (5003 beyond).
 pub const MAX_CFDI: usize = 500;
@@ -41,7 +41,7 @@ pub enum Selection {
 }
 
 /// The documents `query` delivers to `asker`.
-pub fn select(db: &Db, asker: &Asker, query: &WindowQuery) -> anyhow::Result<Selection> {
+pub fn select(db: &SandboxStore, asker: &Asker, query: &WindowQuery) -> anyhow::Result<Selection> {
     let dir = docs_direction(query.direction);
     let max = maximum(query.request_type);
     let mut out = Vec::new();

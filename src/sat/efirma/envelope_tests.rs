@@ -1,5 +1,5 @@
 use super::*;
-use crate::sat::webservice::credential::tests::{fixture, test_fiel};
+use crate::sat::efirma::credential::tests::{fixture, test_fiel};
 use chrono::NaiveDate;
 
 /// The recorded files are pretty-printed: their wire form has no whitespace between

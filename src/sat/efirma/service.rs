@@ -1,22 +1,21 @@
-//! The e.firma channel: the SAT's bulk-download web service. Unlike the CIEC channel it
-//! is asynchronous: a query is accepted at once and answered minutes to days later, so
-//! the extraction job asks, stores the SAT's request id, and checks back later
-//! (`jobs::bulk`). Two implementations speak this interface: the real service's SOAP
+//! The SAT's side of the e.firma channel: the web service's calls. Unlike the CIEC
+//! portal it is asynchronous: a query is accepted at once and answered minutes to days
+//! later, so the channel asks, stores the SAT's request id, and checks back later
+//! (`requests`). Two implementations speak this interface: the real service's SOAP
 //! client (`Soap`, also pointed at local fakes by tests), and the sandbox's simulation
-//! (`sandbox_bulk`). Answers use the web service's own vocabulary (`responses`).
+//! (`crate::sandbox::efirma`). Answers use the web service's own vocabulary
+//! (`responses`).
 
-use super::webservice::client::{Client, ClientError};
-use super::webservice::endpoints::Endpoints;
-use super::webservice::envelope::{Query, WindowQuery};
-use super::webservice::responses::{
-    DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer,
-};
-use super::webservice::Fiel;
-use super::{RunContext, SatError};
+use super::client::{Client, ClientError};
+use super::endpoints::Endpoints;
+use super::envelope::{Query, WindowQuery};
+use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
+use super::Fiel;
+use crate::sat::{RunContext, SatError};
 use chrono::Utc;
 use std::time::Duration;
 
-pub trait BulkService: Send + Sync {
+pub trait Service: Send + Sync {
     /// Authenticates with the e.firma: `InvalidCredentials` when the SAT refuses it.
     /// `run` names the extraction (None for a credential check); only the sandbox,
     /// which keys its simulated state on it, looks at it.
@@ -24,11 +23,11 @@ pub trait BulkService: Send + Sync {
         &'a self,
         fiel: &'a Fiel,
         run: Option<&RunContext>,
-    ) -> Result<Box<dyn BulkSession + 'a>, SatError>;
+    ) -> Result<Box<dyn Session + 'a>, SatError>;
 }
 
 /// An authenticated conversation; it renews its token as needed.
-pub trait BulkSession {
+pub trait Session {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError>;
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError>;
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError>;
@@ -50,12 +49,12 @@ impl Soap {
 /// Tokens last five minutes; renew a little before.
 const TOKEN_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
-impl BulkService for Soap {
+impl Service for Soap {
     fn connect<'a>(
         &'a self,
         fiel: &'a Fiel,
         _run: Option<&RunContext>,
-    ) -> Result<Box<dyn BulkSession + 'a>, SatError> {
+    ) -> Result<Box<dyn Session + 'a>, SatError> {
         let token = authenticate(&self.client, fiel)?;
         Ok(Box::new(SoapSession {
             client: &self.client,
@@ -95,7 +94,7 @@ impl SoapSession<'_> {
     }
 }
 
-impl BulkSession for SoapSession<'_> {
+impl Session for SoapSession<'_> {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
         self.token()?;
         self.client

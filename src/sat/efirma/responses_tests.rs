@@ -1,5 +1,5 @@
 use super::*;
-use crate::sat::webservice::credential::tests::fixture;
+use crate::sat::efirma::credential::tests::fixture;
 
 fn recorded(path: &str) -> String {
     String::from_utf8(fixture(path)).expect("utf-8")

@@ -1,5 +1,4 @@
-//! The sandbox's simulation of the SAT's bulk-download web service (the e.firma
-//! channel): the same documents, cancellations and withheld XML as the CIEC sandbox,
+//! The sandbox's e.firma web service (`efirma::Service`): the same documents, cancellations and withheld XML as the CIEC sandbox,
 //! answered asynchronously and deterministically, with every code of the real service
 //! reachable on purpose. The rules (documented in `/docs/sandbox`, "The e.firma web
 //! service"):
@@ -16,8 +15,8 @@
 //! - packages of at most 200 CFDI or 1,000 rows, `<IdSolicitud>_01`, `_02`, ...; each
 //!   may be downloaded twice, a third time answers 5008; unknown ids answer 5004.
 //!
-//! State lives in `sandbox_bulk_requests` / `sandbox_bulk_downloads`, so it survives
-//! restarts like the SAT's.
+//! State lives in the sandbox's store (`sandbox_bulk_requests` /
+//! `sandbox_bulk_downloads`), so it survives restarts like the SAT's.
 
 mod documents;
 pub mod packages;
@@ -33,16 +32,15 @@ use chrono::Datelike;
 use self::documents::{Asker, Selection};
 use self::packages::{Listed, CFDI_PER_PACKAGE, METADATA_PER_PACKAGE};
 use self::stored::{new_request, window_query};
-use super::bulk::{BulkService, BulkSession};
-use super::sandbox::{docs_direction, simulate_latency, unreachable};
-use super::webservice::envelope::{RequestType, WindowQuery};
-use super::webservice::responses::{
+use super::ciec::{docs_direction, simulate_latency, unreachable};
+use crate::db::sandbox::requests::{self, BulkRequest};
+use crate::db::sandbox::{downloads as sandbox_bulk_downloads, SandboxStore};
+use crate::sat::efirma::envelope::{RequestType, WindowQuery};
+use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,
 };
-use super::webservice::Fiel;
-use super::{RunContext, SatError};
-use crate::db::sandbox_bulk_requests::{self as requests, BulkRequest};
-use crate::db::{sandbox_bulk_downloads, Db};
+use crate::sat::efirma::{Fiel, Service};
+use crate::sat::{RunContext, SatError};
 
 /// Downloads the SAT allows per package.
 const MAX_DOWNLOADS: i64 = 2;
@@ -53,28 +51,28 @@ const REJECTED: &str = "rejected";
 const EXPIRED: &str = "expired";
 const OVER_MAXIMUM: &str = "over_maximum";
 
-pub struct SandboxBulk {
-    db: Db,
+pub struct SandboxService {
+    db: SandboxStore,
     latency: Duration,
 }
 
-impl SandboxBulk {
-    pub fn new(db: Db, latency: Duration) -> Self {
+impl SandboxService {
+    pub fn new(db: SandboxStore, latency: Duration) -> Self {
         Self { db, latency }
     }
 }
 
-impl BulkService for SandboxBulk {
+impl Service for SandboxService {
     fn connect<'a>(
         &'a self,
         fiel: &'a Fiel,
         run: Option<&RunContext>,
-    ) -> Result<Box<dyn BulkSession + 'a>, SatError> {
+    ) -> Result<Box<dyn crate::sat::efirma::Session + 'a>, SatError> {
         Ok(Box::new(self.open(fiel.rfc(), run)?))
     }
 }
 
-impl SandboxBulk {
+impl SandboxService {
     /// Authentication: the e.firma's upload already proved it, only its RFC matters.
     fn open(&self, rfc: &str, run: Option<&RunContext>) -> Result<Session<'_>, SatError> {
         simulate_latency(self.latency);
@@ -93,7 +91,7 @@ impl SandboxBulk {
 }
 
 struct Session<'a> {
-    bulk: &'a SandboxBulk,
+    bulk: &'a SandboxService,
     rfc: String,
     /// None for a credential check, which makes no requests.
     run: Option<RunContext>,
@@ -114,7 +112,7 @@ fn not_found() -> Status {
     status(SatCode::NotFound, "No se encontró la información")
 }
 
-impl BulkSession for Session<'_> {
+impl crate::sat::efirma::Session for Session<'_> {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
         simulate_latency(self.bulk.latency);
         let run = self.run.as_ref().ok_or_else(|| {
@@ -218,7 +216,11 @@ impl BulkSession for Session<'_> {
         let Some((request_id, index)) = parse_package_id(package_id) else {
             return none(not_found());
         };
-        let Some(row) = requests::get(&*self.bulk.db.conn()?, &self.rfc, request_id)? else {
+        let Some(row) = self
+            .bulk
+            .db
+            .tx(|tx| requests::get(tx, &self.rfc, request_id))?
+        else {
             return none(not_found());
         };
         if index == 0 || index > package_count(&row) {

@@ -1,6 +1,9 @@
-//! The real SAT CFDI portal, logged into with the taxpayer's CIEC and a captcha
-//! (`shared/research/sat-portal-facts.md`, beside the repository, describes the flow).
+//! The CIEC channel: the SAT CFDI portal, logged into with the taxpayer's CIEC and a
+//! captcha (`shared/research/sat-portal-facts.md`, beside the repository, describes the
+//! flow).
 //!
+//! - `run`: the channel: a run lists the period's metadata window by window, then
+//!   downloads the XML in batches, downloading ahead of the storing.
 //! - `login`: login page, captcha, credential POST, WS-Federation hop into the portal.
 //! - `session`: per-day queries on `ConsultaEmisor.aspx` / `ConsultaReceptor.aspx`,
 //!   windows halved while the portal's 500-row cap is hit, then the row links' downloads.
@@ -20,6 +23,7 @@ mod http;
 mod login;
 mod query;
 mod results;
+mod run;
 mod session;
 
 // The web service's metadata dates share the portal's format.
@@ -27,9 +31,39 @@ pub use captcha::{AntiCaptchaResolver, CaptchaError, CaptchaResolver, CommandRes
 pub use config::{CaptchaConfig, PortalConfig, ANTICAPTCHA_URL, SAT_LOGIN_URL, SAT_PORTAL_URL};
 pub(in crate::sat) use results::local_time;
 
-use crate::sat::{Credential, RunContext, SatError, Session, TaxAuthority};
+pub use run::CiecChannel;
+
+use crate::domain::extraction::{Direction, Period};
+use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
 use http::Client;
 use session::PortalSession;
+
+/// The SAT's side of the CIEC channel: the real portal (`Portal`), or the sandbox's.
+pub trait Authority: Send + Sync {
+    /// Logs in once to check the credential.
+    fn validate(&self, credential: &Credential) -> Result<(), SatError>;
+    /// Logs in for an extraction.
+    fn login(
+        &self,
+        credential: &Credential,
+        run: &RunContext,
+    ) -> Result<Box<dyn Session>, SatError>;
+}
+
+/// A logged-in conversation with the portal.
+pub trait Session: Send {
+    /// Stage 1: the metadata of the period's invoices.
+    fn list(&mut self, direction: Direction, period: Period) -> Result<Vec<Metadata>, SatError>;
+    /// Stage 2: the XML (and PDF) of some listed invoices, in the same order.
+    fn download(
+        &mut self,
+        direction: Direction,
+        items: &[Metadata],
+    ) -> Result<Vec<Document>, SatError>;
+}
+
+/// How many documents one download call asks for.
+pub const DOWNLOAD_BATCH: usize = 50;
 
 /// What the API reports while no resolver is configured, so validations stay pending
 /// and extractions fail `sat_unavailable` with a reason an operator can act on.
@@ -57,7 +91,7 @@ impl Portal {
     }
 }
 
-impl TaxAuthority for Portal {
+impl Authority for Portal {
     fn validate(&self, credential: &Credential) -> Result<(), SatError> {
         self.logged_in(credential).map(|_| ())
     }

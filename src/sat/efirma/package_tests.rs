@@ -1,5 +1,5 @@
 use super::*;
-use crate::sat::webservice::credential::tests::fixture;
+use crate::sat::efirma::credential::tests::fixture;
 use std::io::Write;
 use zip::write::SimpleFileOptions;
 

@@ -1,9 +1,9 @@
 //! Time on the e.firma channel: request windows (Mexico City local time, as the SAT
 //! counts) and the waits between checks.
 
+use super::envelope::{DocumentStatus, RequestType, WindowQuery};
 use crate::db::sat_requests::{Kind, SatRequest};
 use crate::domain::extraction::{Direction, Period};
-use crate::sat::webservice::envelope::{DocumentStatus, RequestType, WindowQuery};
 use chrono::{NaiveDateTime, NaiveTime};
 use std::time::Duration;
 

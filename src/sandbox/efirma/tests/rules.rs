@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn verify_once(session: &mut dyn BulkSession, id: &str) -> VerifyAnswer {
+fn verify_once(session: &mut dyn WsSession, id: &str) -> VerifyAnswer {
     session.verify(id).expect("verify")
 }
 

@@ -1,0 +1,95 @@
+//! The e.firma channel: the SAT's bulk-download web service ("Descarga Masiva", version
+//! 1.5), reached with the taxpayer's e.firma instead of the CIEC: no captcha, up to
+//! 200,000 CFDI (or 1,000,000 metadata rows) per request, answers in minutes to days.
+//!
+//! The conversation (`shared/research/sat-webservice-facts.md` has the details):
+//! 1. **authenticate**: a WS-Security header whose timestamp is signed with the e.firma;
+//!    the answer is a token valid about five minutes, sent on every later call as
+//!    `Authorization: WRAP access_token="..."`.
+//! 2. **query**: ask for a window's issued or received CFDI or metadata (signed); the
+//!    answer is the SAT's request id (`IdSolicitud`) or a refusal code.
+//! 3. **verify** (repeatedly, over hours or days): the request's state and, once
+//!    finished, its package ids.
+//! 4. **download** each package (base64 of a ZIP) and read it.
+//!
+//! Files:
+//! - `credential`: parse and check an uploaded e.firma (`.cer`, encrypted `.key`,
+//!   password), with per-field errors; the key stays inside `Fiel`.
+//! - `names`: the certificate's distinguished names (RFC, branch, issuer text).
+//! - `signing`: XML-DSig (exclusive C14N of the fixed shapes, SHA-1, RSA-SHA1).
+//! - `envelope`: the four request bodies.
+//! - `endpoints`: URLs (configurable bases) and `SOAPAction`s.
+//! - `responses`: the answers as typed codes and states.
+//! - `package`: a downloaded ZIP as CFDI XML files or metadata rows, with size caps.
+//! - `client`: a blocking HTTP client for the four calls.
+//! - `service`: the calls as an interface (`Service`), spoken by the SOAP client and by
+//!   the sandbox.
+//! - `requests`: the run: the SAT's request state machine, its requests kept in
+//!   `db::sat_requests`; `window`: request windows and waits; `store`: packages handed
+//!   to the sink in batches with their resume point.
+//!
+//! Verified against recorded requests and answers only, not the live service.
+
+pub mod client;
+pub mod credential;
+pub mod endpoints;
+pub mod envelope;
+mod names;
+pub mod package;
+mod requests;
+pub mod responses;
+pub mod service;
+pub mod signing;
+mod store;
+mod window;
+
+pub use credential::{Fiel, FielErrors, FielField, FielSummary};
+pub use service::{Service, Session, Soap};
+
+use crate::db::Db;
+use crate::sat::channel::wrong_secret;
+use crate::sat::{Channel, EfirmaKey, Run, SatError, Secret, Sink, Step};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The e.firma channel over a `Service`: the SAT's web service, or the sandbox's.
+pub struct EfirmaChannel {
+    service: Arc<dyn Service>,
+    /// Where the SAT's request ids and the packages' progress are kept.
+    db: Db,
+    /// `--sat-ws-poll`: the first wait between two checks of a request.
+    poll: Duration,
+}
+
+impl EfirmaChannel {
+    pub fn new(service: Arc<dyn Service>, db: Db, poll: Duration) -> Self {
+        EfirmaChannel { service, db, poll }
+    }
+}
+
+/// The stored e.firma, parsed (it passed every check when uploaded; the clock is not
+/// checked here: expiry is the caller's decision).
+fn open(key: &EfirmaKey) -> anyhow::Result<Fiel> {
+    Fiel::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
+        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
+}
+
+impl Channel for EfirmaChannel {
+    /// One authentication with the web service.
+    fn validate(&self, secret: &Secret) -> Result<(), SatError> {
+        let Secret::Efirma(key) = secret else {
+            return Err(wrong_secret("e.firma"));
+        };
+        let fiel = open(key)?;
+        self.service.connect(&fiel, None).map(|_| ())
+    }
+
+    fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
+        let Secret::Efirma(key) = run.secret else {
+            return Err(wrong_secret("e.firma").into());
+        };
+        let fiel = open(key)?;
+        let connect = Box::new(|| self.service.connect(&fiel, Some(&run.context)));
+        requests::advance(self, run, sink, connect)
+    }
+}
