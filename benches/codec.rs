@@ -13,7 +13,7 @@
 
 use cfdi_extract::db::codec;
 use cfdi_extract::db::documents::{self, certificate};
-use cfdi_extract::sandbox::docs::{self, Direction};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction};
 use chrono::NaiveDate;
 use std::collections::HashSet;
 use std::path::Path;

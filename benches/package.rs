@@ -1,6 +1,7 @@
 //! The e.firma channel's package ingest: one ZIP of 20,000 CFDI (a sandbox `BIG`
 //! entity's issued invoices, as the SAT's bulk-download service packs them) stored
-//! through `ingest::package::store_cfdis`, the path extraction jobs use: read each XML
+//! through `sat::efirma::store::store_cfdis` into the extraction job's sink, the path
+//! extraction jobs use: read each XML
 //! from the ZIP, parse it, store it in batches of 500 per transaction.
 //! Prints `package_documents`, `package_bytes` and `package_rate <documents per
 //! second>` (median of 3 passes, each on a fresh database).
@@ -12,13 +13,16 @@
 
 use cfdi_extract::db::{self, Db};
 use cfdi_extract::domain::extraction::Direction;
-use cfdi_extract::ingest::{package, Owner};
-use cfdi_extract::sandbox::docs::{self, Direction as DocsDirection};
+use cfdi_extract::ingest::Owner;
+use cfdi_extract::jobs::extraction::RunSink;
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction as DocsDirection};
 use cfdi_extract::sandbox::efirma::packages::cfdi_package;
 use cfdi_extract::sat::efirma::package::Package;
+use cfdi_extract::sat::efirma::store::store_cfdis;
 use chrono::NaiveDate;
 use std::io::{Cursor, Write};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
@@ -71,14 +75,24 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
         entity_id: &entity,
         batch: "bench",
     };
+    let stopping = AtomicBool::new(false);
+    let sink = RunSink {
+        db: &db,
+        stopping: &stopping,
+        extraction_id: "bench",
+        owner,
+        direction: Direction::Issued,
+    };
     let start = Instant::now();
-    let mut stored = 0u64;
     let mut pkg = Package::open(zip.to_vec())?;
-    package::store_cfdis(&db, owner, Direction::Issued, &mut pkg, 0, &mut |_, at| {
-        stored += at.stored;
-        Ok(())
-    })?;
-    Ok((stored, start.elapsed().as_secs_f64()))
+    store_cfdis(&sink, &mut pkg, 0, &mut |_, _, _| Ok(()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let stored: i64 = db.conn()?.query_row(
+        "SELECT COUNT(*) FROM invoices WHERE xml_processed = 1",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((stored as u64, seconds))
 }
 
 fn main() -> anyhow::Result<()> {

@@ -6,7 +6,7 @@
 //! side-by-side with satcfdi in `bench/run`, and prints `dumped <count>`.
 
 use cfdi_extract::cfdi::Cfdi;
-use cfdi_extract::sandbox::docs::{self, Direction};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction};
 use chrono::NaiveDate;
 use std::path::Path;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 
 use cfdi_extract::cfdi::Cfdi;
 use cfdi_extract::pdf::invoice::render;
-use cfdi_extract::sandbox::docs::{self, Direction};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction};
 use chrono::NaiveDate;
 use std::time::Instant;
 

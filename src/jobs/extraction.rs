@@ -4,7 +4,7 @@
 //! wait on the SAT) is picked up again where its channel left it.
 
 use super::{Context, Outcome};
-use crate::db::{self, extractions::Extraction, jobs::Job};
+use crate::db::{self, extractions::Extraction, jobs::Job, Db};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
 use crate::domain::event::Kind;
@@ -13,6 +13,7 @@ use crate::domain::listing::Metadata;
 use crate::events;
 use crate::ingest::{self, IngestError, Owner};
 use crate::sat::{Credential, Fetched, Resume, Run, RunContext, Secret, Sink, Step};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// After this many attempts that ended in an unexpected error, the run fails
 /// `internal_error` instead of being retried again.
@@ -142,7 +143,8 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         attempts,
     };
     let sink = RunSink {
-        ctx,
+        db: &ctx.db,
+        stopping: &ctx.stopping,
         extraction_id: &ext.id,
         owner: Owner {
             org_id: &entity.org_id,
@@ -162,26 +164,27 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
 
 /// The ingest path for one run: every batch a channel hands it commits with the run's
 /// counts, its conflicts and the channel's resume point.
-struct RunSink<'a> {
-    ctx: &'a Context,
-    extraction_id: &'a str,
-    owner: Owner<'a>,
-    direction: Direction,
+pub struct RunSink<'a> {
+    pub db: &'a Db,
+    /// Set when the service stops.
+    pub stopping: &'a AtomicBool,
+    pub extraction_id: &'a str,
+    pub owner: Owner<'a>,
+    pub direction: Direction,
 }
 
 impl Sink for RunSink<'_> {
     fn stopping(&self) -> bool {
-        self.ctx.stopping()
+        self.stopping.load(Ordering::Relaxed)
     }
 
     fn recount(&self) -> anyhow::Result<()> {
-        self.ctx
-            .db
+        self.db
             .tx(|tx| db::extractions::reset_found(tx, self.extraction_id))
     }
 
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
-        self.ctx.db.tx(|tx| {
+        self.db.tx(|tx| {
             let pending = ingest::record_listing(tx, self.owner, self.direction, rows)?;
             db::extractions::add_counts(tx, self.extraction_id, rows.len() as i64, 0)?;
             resume(tx)?;
@@ -191,7 +194,7 @@ impl Sink for RunSink<'_> {
 
     fn documents(&self, docs: &[Fetched], resume: Resume) -> anyhow::Result<()> {
         let extraction_id = self.extraction_id;
-        self.ctx.db.tx(|tx| {
+        self.db.tx(|tx| {
             let mut processed = 0;
             for doc in docs {
                 // A bad document is logged and left metadata-only; it never stops the others.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use base64::Engine;
-use cfdi_extract::sandbox::docs::{self, SandboxInvoice};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
 use cfdi_extract::sat::efirma::client::Client;
 use cfdi_extract::sat::efirma::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
 use cfdi_extract::sat::efirma::responses::{RequestState, Token, VerifyAnswer};

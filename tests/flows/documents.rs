@@ -4,7 +4,7 @@
 
 use crate::helpers::{Client, Resp, TestApp};
 use crate::support::*;
-use cfdi_extract::sandbox::docs;
+use cfdi_extract::sandbox::docs as sandbox_docs;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -10,7 +10,7 @@ use crate::receiver::Receiver;
 use crate::support::{
     create_extraction, date, found, id_of, invoices_by_uuid, processed, wait_extraction_done,
 };
-use cfdi_extract::sandbox::docs;
+use cfdi_extract::sandbox::docs as sandbox_docs;
 use chrono::NaiveDate;
 use serde_json::Value;
 use std::collections::BTreeSet;

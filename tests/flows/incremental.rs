@@ -9,7 +9,7 @@ use crate::support::{
     assert_amount, dec, extract, id_of, invoices, invoices_by_uuid, month, sandbox, valid_entity,
     LOCAL_TIME,
 };
-use cfdi_extract::sandbox::docs::{self, SandboxInvoice};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! expected documents, and exact-amount comparisons.
 
 use crate::helpers::{as_u64, eventually, Client, TestApp};
-use cfdi_extract::sandbox::docs::{self, Direction, SandboxInvoice};
+use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};

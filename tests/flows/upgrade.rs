@@ -191,3 +191,67 @@ fn documents_stored_before_compression_are_served_byte_for_byte_after_the_upgrad
     assert_eq!(stored_certificate(app.data_dir(), &old), None);
     cli_on(app.data_dir(), &["check"], None).expect_success("check after the migration");
 }
+
+/// The names of the tables of the SQLite file `name` in `dir`.
+fn tables(dir: &std::path::Path, name: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(dir.join(name)).expect("db");
+    let mut names = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .expect("prepare");
+    let tables = names
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("names");
+    tables
+}
+
+/// A sandbox deployment's database loses its sandbox tables at the upgrade; the
+/// simulated SAT starts afresh in `sandbox.db` and extracts as before.
+#[test]
+fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
+    let rx = Receiver::start();
+    let (dir, creds, [entity, extraction, _]) = release_1_dir(&rx.url());
+    let conn = rusqlite::Connection::open(dir.path().join("cfdi-extract.db")).expect("db");
+    conn.execute(
+        "INSERT INTO sandbox_listings VALUES (?1, 'issued', 'A-LISTED-UUID', ?2)",
+        [&entity, &extraction],
+    )
+    .expect("a sandbox listing of release 1");
+    drop(conn);
+    let app = TestApp::start_in(dir, creds.clone(), &[]);
+    add_user(app.data_dir(), &creds);
+
+    let service = tables(app.data_dir(), "cfdi-extract.db");
+    assert!(service.contains(&"entities".to_string()), "{service:?}");
+    assert!(
+        service.iter().all(|t| !t.starts_with("sandbox_")),
+        "{service:?}"
+    );
+    let sandbox = tables(app.data_dir(), "sandbox.db");
+    for table in [
+        "sandbox_listings",
+        "sandbox_bulk_requests",
+        "sandbox_bulk_downloads",
+    ] {
+        assert!(sandbox.contains(&table.to_string()), "{sandbox:?}");
+    }
+
+    let client = app.client();
+    let (from, to) = month(2026, 1);
+    let done = extract(&client, &entity, from, to, "issued");
+    assert!(done["invoices_found"].as_i64() > Some(0), "{done}");
+    let conn = rusqlite::Connection::open(app.data_dir().join("sandbox.db")).expect("db");
+    let listed: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sandbox_listings WHERE entity_id = ?1",
+            [&entity],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(
+        listed,
+        done["invoices_found"].as_i64().expect("found"),
+        "the run's listing, in the sandbox's own store only"
+    );
+}

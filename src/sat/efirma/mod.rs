@@ -40,7 +40,7 @@ mod requests;
 pub mod responses;
 pub mod service;
 pub mod signing;
-mod store;
+pub mod store;
 mod window;
 
 pub use credential::{Fiel, FielErrors, FielField, FielSummary};
