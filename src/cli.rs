@@ -162,7 +162,7 @@ pub struct ServeArgs {
     /// Zero-setup mode: create the demo organization and user when no user exists.
     #[arg(long, env = "CFDI_EXTRACT_DEV")]
     pub dev: bool,
-    /// Simulated tax-authority latency per call (sandbox provider).
+    /// Simulated latency per call to the SAT (`--sat sandbox`).
     #[arg(long, env = "CFDI_EXTRACT_SIM_LATENCY", default_value = "300ms", value_parser = parse_duration)]
     pub sim_latency: Duration,
     /// Timeout of one webhook delivery attempt.
@@ -193,7 +193,7 @@ pub struct ServeArgs {
     /// Encryption key for stored credentials: CIEC passwords, e.firma keys, webhook tokens (base64 of 32 bytes). Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
     pub encryption_key: Option<crate::config::Secret>,
-    /// Tax-authority provider: `sandbox` (the built-in simulator) or `portal` (the SAT CFDI portal, CIEC + captcha).
+    /// The SAT behind the channels: `sandbox` (the built-in simulation of both) or `portal` (the real SAT: its CFDI portal for the CIEC, with a captcha, and its web service for the e.firma).
     #[arg(long, env = "CFDI_EXTRACT_SAT", default_value = "sandbox", value_parser = ["sandbox", "portal"])]
     pub sat: String,
     /// SAT CIEC login page (`--sat portal`). Default: the SAT's own.

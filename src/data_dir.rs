@@ -8,12 +8,15 @@ use anyhow::Context;
 use std::path::Path;
 
 /// The files the service keeps in the directory.
-const FILES: [&str; 5] = [
+const FILES: [&str; 8] = [
     "cfdi-extract.db",
     "cfdi-extract.db-wal",
     "cfdi-extract.db-shm",
     "secret.key",
     LOCK_FILE,
+    "sandbox.db",
+    "sandbox.db-wal",
+    "sandbox.db-shm",
 ];
 
 /// Locked by `serve` for as long as it runs (see `lock`).

@@ -36,6 +36,7 @@ fn data_directory_is_0700_and_every_file_in_it_0600() {
         "cfdi-extract.db-wal",
         "cfdi-extract.db-shm",
         "secret.key",
+        "sandbox.db",
     ] {
         assert_eq!(mode(&app.data_dir().join(name)), 0o600, "{name}");
     }

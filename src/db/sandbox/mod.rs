@@ -30,6 +30,10 @@ pub struct SandboxStore {
 impl SandboxStore {
     pub fn open(data_dir: &Path) -> anyhow::Result<SandboxStore> {
         let path = path(data_dir);
+        // Private like the service's database (SQLite gives `-wal` and `-shm` its mode).
+        if !path.exists() {
+            crate::data_dir::create_private(&path, b"")?;
+        }
         let conn = Connection::open(&path)
             .with_context(|| format!("cannot open the sandbox's store {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
