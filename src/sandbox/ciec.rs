@@ -10,7 +10,7 @@
 //!   one that first listed the invoice, recorded in the sandbox's store.
 
 use super::docs::{self as sandbox_docs, SandboxInvoice};
-use crate::db::sandbox::{listings as sandbox_listings, SandboxStore};
+use crate::db::sandbox::{listings, SandboxStore};
 use crate::domain::extraction::{Direction, Period};
 use crate::sat::ciec::{Authority, Session};
 use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
@@ -104,7 +104,7 @@ impl SandboxSession {
         invoices: &[SandboxInvoice],
     ) -> anyhow::Result<HashMap<String, bool>> {
         self.db.tx(|tx| {
-            sandbox_listings::record(
+            listings::record(
                 tx,
                 &self.run.entity_id,
                 direction.as_str(),

@@ -134,7 +134,7 @@ fn a_waiting_efirma_extraction_survives_kill_9_without_asking_the_sat_again() {
     // its own store).
     let db = rusqlite::Connection::open(app.data_dir().join("sandbox.db")).expect("db");
     let ids: Vec<String> = db
-        .prepare("SELECT id FROM sandbox_bulk_requests ORDER BY created_at")
+        .prepare("SELECT id FROM requests ORDER BY created_at")
         .expect("prepare")
         .query_map([], |r| r.get(0))
         .expect("query")

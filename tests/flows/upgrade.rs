@@ -229,11 +229,7 @@ fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
         "{service:?}"
     );
     let sandbox = tables(app.data_dir(), "sandbox.db");
-    for table in [
-        "sandbox_listings",
-        "sandbox_bulk_requests",
-        "sandbox_bulk_downloads",
-    ] {
+    for table in ["listings", "requests", "downloads"] {
         assert!(sandbox.contains(&table.to_string()), "{sandbox:?}");
     }
 
@@ -244,7 +240,7 @@ fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
     let conn = rusqlite::Connection::open(app.data_dir().join("sandbox.db")).expect("db");
     let listed: i64 = conn
         .query_row(
-            "SELECT COUNT(*) FROM sandbox_listings WHERE entity_id = ?1",
+            "SELECT COUNT(*) FROM listings WHERE entity_id = ?1",
             [&entity],
             |r| r.get(0),
         )

@@ -1,4 +1,4 @@
-//! `sandbox_bulk_downloads`: how many times each package of the sandbox's web-service
+//! `downloads`: how many times each package of the sandbox's web-service
 //! simulation was downloaded, so the SAT's two-download limit holds across restarts.
 
 use rusqlite::{params, OptionalExtension, Transaction};
@@ -13,7 +13,7 @@ pub fn take(
 ) -> anyhow::Result<bool> {
     let done: i64 = tx
         .query_row(
-            "SELECT downloads FROM sandbox_bulk_downloads WHERE package_id = ?1",
+            "SELECT downloads FROM downloads WHERE package_id = ?1",
             params![package_id],
             |r| r.get(0),
         )
@@ -23,7 +23,7 @@ pub fn take(
         return Ok(false);
     }
     tx.execute(
-        "INSERT INTO sandbox_bulk_downloads (package_id, request_id, downloads) VALUES (?1, ?2, 1)
+        "INSERT INTO downloads (package_id, request_id, downloads) VALUES (?1, ?2, 1)
          ON CONFLICT (package_id) DO UPDATE SET downloads = downloads + 1",
         params![package_id, request_id],
     )?;

@@ -1,4 +1,4 @@
-//! `sandbox_listings`: which extraction first listed a sandbox invoice (withheld XML and
+//! `listings`: which extraction first listed a sandbox invoice (withheld XML and
 //! late cancellations depend on it). Shared by the CIEC sandbox and its web-service
 //! simulation, so both channels agree on what a run sees.
 
@@ -15,11 +15,11 @@ pub fn record<'a>(
     uuids: impl IntoIterator<Item = &'a str>,
 ) -> anyhow::Result<HashMap<String, bool>> {
     let mut insert = tx.prepare_cached(
-        "INSERT OR IGNORE INTO sandbox_listings (entity_id, direction, uuid, first_extraction_id)
+        "INSERT OR IGNORE INTO listings (entity_id, direction, uuid, first_extraction_id)
          VALUES (?1, ?2, ?3, ?4)",
     )?;
     let mut first = tx.prepare_cached(
-        "SELECT first_extraction_id FROM sandbox_listings
+        "SELECT first_extraction_id FROM listings
          WHERE entity_id = ?1 AND direction = ?2 AND uuid = ?3",
     )?;
     let mut out = HashMap::new();

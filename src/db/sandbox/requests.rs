@@ -1,4 +1,4 @@
-//! `sandbox_bulk_requests`: the requests made to the sandbox's simulation of the SAT's
+//! `requests`: the requests made to the sandbox's simulation of the SAT's
 //! bulk-download web service (`sandbox::efirma`), kept so a request id asked again after
 //! a restart answers as before.
 
@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 /// One request, with the query's parameters as the sandbox stores them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BulkRequest {
+pub struct Request {
     pub id: String,
     /// The e.firma's RFC that made it; only that RFC can verify or download it.
     pub rfc: String,
@@ -37,8 +37,8 @@ const COLUMNS: &str = "id, rfc, entity_id, extraction_id, direction, request_typ
     window_end, status_filter, counterpart, document_type, complement, on_behalf_of, outcome, \
     documents, verifications, created_at";
 
-fn from_row(r: &Row) -> rusqlite::Result<BulkRequest> {
-    Ok(BulkRequest {
+fn from_row(r: &Row) -> rusqlite::Result<Request> {
+    Ok(Request {
         id: r.get(0)?,
         rfc: r.get(1)?,
         entity_id: r.get(2)?,
@@ -59,10 +59,10 @@ fn from_row(r: &Row) -> rusqlite::Result<BulkRequest> {
     })
 }
 
-pub fn insert(tx: &Transaction, r: &BulkRequest) -> anyhow::Result<()> {
+pub fn insert(tx: &Transaction, r: &Request) -> anyhow::Result<()> {
     tx.execute(
         &format!(
-            "INSERT INTO sandbox_bulk_requests ({COLUMNS})
+            "INSERT INTO requests ({COLUMNS})
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
         ),
         params![
@@ -98,7 +98,7 @@ pub fn exists_for_window(
     window_end: &str,
 ) -> anyhow::Result<bool> {
     Ok(conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sandbox_bulk_requests
+        "SELECT EXISTS (SELECT 1 FROM requests
          WHERE rfc = ?1 AND direction = ?2 AND request_type = ?3
            AND window_start = ?4 AND window_end = ?5)",
         params![rfc, direction, request_type, window_start, window_end],
@@ -107,10 +107,10 @@ pub fn exists_for_window(
 }
 
 /// `rfc`'s request `id`, if it has one by that id.
-pub fn get(conn: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<BulkRequest>> {
+pub fn get(conn: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
     Ok(conn
         .query_row(
-            &format!("SELECT {COLUMNS} FROM sandbox_bulk_requests WHERE id = ?1 AND rfc = ?2"),
+            &format!("SELECT {COLUMNS} FROM requests WHERE id = ?1 AND rfc = ?2"),
             params![id, rfc],
             from_row,
         )
@@ -118,9 +118,9 @@ pub fn get(conn: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Bulk
 }
 
 /// Counts one more verification of `rfc`'s request `id` and returns it as it is now.
-pub fn verify(tx: &Transaction, rfc: &str, id: &str) -> anyhow::Result<Option<BulkRequest>> {
+pub fn verify(tx: &Transaction, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
     tx.execute(
-        "UPDATE sandbox_bulk_requests SET verifications = verifications + 1
+        "UPDATE requests SET verifications = verifications + 1
          WHERE id = ?1 AND rfc = ?2",
         params![id, rfc],
     )?;

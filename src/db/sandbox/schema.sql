@@ -5,7 +5,7 @@
 
 -- State of the built-in sandbox tax authority: which extraction first listed an
 -- invoice (withheld XML and late cancellations depend on it).
-CREATE TABLE IF NOT EXISTS sandbox_listings (
+CREATE TABLE IF NOT EXISTS listings (
     entity_id            TEXT NOT NULL,
     direction            TEXT NOT NULL,
     uuid                 TEXT NOT NULL,
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS sandbox_listings (
 -- its requests, answered like the SAT's across restarts. `outcome` is decided when the
 -- request is made (`ready`, `rejected`, `expired`, `over_maximum`); `verifications`
 -- counts the checks, which move a ready request from accepted to finished.
-CREATE TABLE IF NOT EXISTS sandbox_bulk_requests (
+CREATE TABLE IF NOT EXISTS requests (
     id             TEXT PRIMARY KEY,
     rfc            TEXT NOT NULL,
     entity_id      TEXT NOT NULL,
@@ -36,12 +36,12 @@ CREATE TABLE IF NOT EXISTS sandbox_bulk_requests (
     verifications  INTEGER NOT NULL DEFAULT 0,
     created_at     TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS sandbox_bulk_requests_params
-    ON sandbox_bulk_requests (rfc, direction, request_type, window_start, window_end);
+CREATE INDEX IF NOT EXISTS requests_params
+    ON requests (rfc, direction, request_type, window_start, window_end);
 
 -- How many times each simulated package was downloaded (the SAT allows two).
-CREATE TABLE IF NOT EXISTS sandbox_bulk_downloads (
+CREATE TABLE IF NOT EXISTS downloads (
     package_id  TEXT PRIMARY KEY,
-    request_id  TEXT NOT NULL REFERENCES sandbox_bulk_requests(id) ON DELETE CASCADE,
+    request_id  TEXT NOT NULL REFERENCES requests(id) ON DELETE CASCADE,
     downloads   INTEGER NOT NULL
 ) WITHOUT ROWID;

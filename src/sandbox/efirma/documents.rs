@@ -1,11 +1,11 @@
 //! Which documents a simulated request delivers: the sandbox's invoices of the window
 //! that match the query's filters, as the run that asked sees them (the same listing
-//! rules as the CIEC sandbox, recorded in `sandbox_listings`).
+//! rules as the CIEC sandbox, recorded in `listings`).
 
 use chrono::{Days, NaiveDate};
 
 use super::packages::Listed;
-use crate::db::sandbox::{listings as sandbox_listings, SandboxStore};
+use crate::db::sandbox::{listings, SandboxStore};
 use crate::domain::extraction::Direction;
 use crate::sandbox::ciec::{docs_direction, listed_cancelled};
 use crate::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
@@ -55,7 +55,7 @@ pub fn select(db: &SandboxStore, asker: &Asker, query: &WindowQuery) -> anyhow::
                 .filter(|inv| matches(query, inv))
                 .collect();
         let first = db.tx(|tx| {
-            sandbox_listings::record(
+            listings::record(
                 tx,
                 asker.entity_id,
                 query.direction.as_str(),

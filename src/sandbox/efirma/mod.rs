@@ -1,7 +1,7 @@
-//! The sandbox's e.firma web service (`efirma::Service`): the same documents, cancellations and withheld XML as the CIEC sandbox,
-//! answered asynchronously and deterministically, with every code of the real service
-//! reachable on purpose. The rules (documented in `/docs/sandbox`, "The e.firma web
-//! service"):
+//! The sandbox's e.firma web service (`sat::efirma::Service`): the same documents,
+//! cancellations and withheld XML as the sandbox's portal, answered asynchronously and
+//! deterministically, with every code of the real service reachable on purpose. The
+//! rules (documented in `/docs/sandbox`, "The e.firma web service"):
 //! - every call takes `--sim-latency`; any e.firma is accepted (its upload proved it),
 //!   except an RFC starting `OFF`: the service is unreachable;
 //! - keyed on the calendar year of the window's start: 2019, CFDI queries answer 5002
@@ -15,8 +15,8 @@
 //! - packages of at most 200 CFDI or 1,000 rows, `<IdSolicitud>_01`, `_02`, ...; each
 //!   may be downloaded twice, a third time answers 5008; unknown ids answer 5004.
 //!
-//! State lives in the sandbox's store (`sandbox_bulk_requests` /
-//! `sandbox_bulk_downloads`), so it survives restarts like the SAT's.
+//! State lives in the sandbox's store (`db::sandbox`: `requests`, `downloads`), so it
+//! survives restarts like the SAT's.
 
 mod documents;
 pub mod packages;
@@ -33,8 +33,8 @@ use self::documents::{Asker, Selection};
 use self::packages::{Listed, CFDI_PER_PACKAGE, METADATA_PER_PACKAGE};
 use self::stored::{new_request, window_query};
 use super::ciec::{docs_direction, simulate_latency, unreachable};
-use crate::db::sandbox::requests::{self, BulkRequest};
-use crate::db::sandbox::{downloads as sandbox_bulk_downloads, SandboxStore};
+use crate::db::sandbox::requests::{self, Request};
+use crate::db::sandbox::{downloads, SandboxStore};
 use crate::sat::efirma::envelope::{RequestType, WindowQuery};
 use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,
@@ -45,7 +45,7 @@ use crate::sat::{RunContext, SatError};
 /// Downloads the SAT allows per package.
 const MAX_DOWNLOADS: i64 = 2;
 
-/// What a request comes to, decided when it is made (`sandbox_bulk_requests.outcome`).
+/// What a request comes to, decided when it is made (`requests.outcome`).
 const READY: &str = "ready";
 const REJECTED: &str = "rejected";
 const EXPIRED: &str = "expired";
@@ -83,7 +83,7 @@ impl SandboxService {
             ));
         }
         Ok(Session {
-            bulk: self,
+            service: self,
             rfc,
             run: run.cloned(),
         })
@@ -91,7 +91,7 @@ impl SandboxService {
 }
 
 struct Session<'a> {
-    bulk: &'a SandboxService,
+    service: &'a SandboxService,
     rfc: String,
     /// None for a credential check, which makes no requests.
     run: Option<RunContext>,
@@ -114,7 +114,7 @@ fn not_found() -> Status {
 
 impl crate::sat::efirma::Session for Session<'_> {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
-        simulate_latency(self.bulk.latency);
+        simulate_latency(self.service.latency);
         let run = self.run.as_ref().ok_or_else(|| {
             SatError::Internal(anyhow::anyhow!(
                 "sandbox: a query needs the extraction it belongs to"
@@ -145,14 +145,14 @@ impl crate::sat::efirma::Session for Session<'_> {
             entity_id: &run.entity_id,
             extraction_id: &run.extraction_id,
         };
-        let selection = documents::select(&self.bulk.db, &asker, query)?;
+        let selection = documents::select(&self.service.db, &asker, query)?;
         let mut row = new_request(&asker, query);
         let (outcome, documents) = match selection {
             Selection::Documents(docs) => (READY, docs.len()),
             Selection::OverMaximum => (OVER_MAXIMUM, documents::maximum(query.request_type) + 1),
         };
         row.documents = documents as i64;
-        let first = self.bulk.db.tx(|tx| {
+        let first = self.service.db.tx(|tx| {
             let first = !requests::exists_for_window(
                 tx,
                 &row.rfc,
@@ -185,10 +185,10 @@ impl crate::sat::efirma::Session for Session<'_> {
     }
 
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError> {
-        simulate_latency(self.bulk.latency);
+        simulate_latency(self.service.latency);
         let rfc = &self.rfc;
         let Some(row) = self
-            .bulk
+            .service
             .db
             .tx(|tx| requests::verify(tx, rfc, request_id.trim()))?
         else {
@@ -205,7 +205,7 @@ impl crate::sat::efirma::Session for Session<'_> {
     }
 
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError> {
-        simulate_latency(self.bulk.latency);
+        simulate_latency(self.service.latency);
         let none = |status| {
             Ok(DownloadAnswer {
                 status,
@@ -217,7 +217,7 @@ impl crate::sat::efirma::Session for Session<'_> {
             return none(not_found());
         };
         let Some(row) = self
-            .bulk
+            .service
             .db
             .tx(|tx| requests::get(tx, &self.rfc, request_id))?
         else {
@@ -232,15 +232,16 @@ impl crate::sat::efirma::Session for Session<'_> {
             entity_id: &row.entity_id,
             extraction_id: &row.extraction_id,
         };
-        let Selection::Documents(docs) = documents::select(&self.bulk.db, &asker, &query)? else {
+        let Selection::Documents(docs) = documents::select(&self.service.db, &asker, &query)?
+        else {
             return Err(
                 anyhow::anyhow!("sandbox: request {request_id} grew over the maximum").into(),
             );
         };
         let allowed = self
-            .bulk
+            .service
             .db
-            .tx(|tx| sandbox_bulk_downloads::take(tx, package_id, &row.id, MAX_DOWNLOADS))?;
+            .tx(|tx| downloads::take(tx, package_id, &row.id, MAX_DOWNLOADS))?;
         if !allowed {
             return none(status(
                 SatCode::DownloadsExhausted,
@@ -264,7 +265,7 @@ impl crate::sat::efirma::Session for Session<'_> {
 }
 
 /// The answer to a verification, given the request as it is after being counted.
-fn verification(row: &BulkRequest) -> VerifyAnswer {
+fn verification(row: &Request) -> VerifyAnswer {
     let answer = |status, state, state_code, cfdi_count, package_ids| VerifyAnswer {
         status,
         state,
@@ -345,7 +346,7 @@ fn per_package(request_type: &str) -> usize {
 }
 
 /// How many packages a finished request has (0 until then, and for any other outcome).
-fn package_count(row: &BulkRequest) -> usize {
+fn package_count(row: &Request) -> usize {
     let finished = row.outcome == READY && row.verifications >= 3;
     if finished {
         (row.documents.max(0) as usize).div_ceil(per_package(&row.request_type))

@@ -1,19 +1,19 @@
-//! A simulated request as stored in `sandbox_bulk_requests`, to and from the query.
+//! A simulated request as stored in `requests`, to and from the query.
 
 use anyhow::Context;
 use chrono::NaiveDateTime;
 
 use super::documents::Asker;
 use super::READY;
-use crate::db::sandbox::requests::BulkRequest;
+use crate::db::sandbox::requests::Request;
 use crate::domain::extraction::Direction;
 use crate::sat::efirma::envelope::{DocumentStatus, RequestType, WindowQuery};
 
 const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 
 /// A new request for `query` (outcome and count are filled in by the caller).
-pub fn new_request(asker: &Asker, query: &WindowQuery) -> BulkRequest {
-    BulkRequest {
+pub fn new_request(asker: &Asker, query: &WindowQuery) -> Request {
+    Request {
         id: uuid::Uuid::new_v4().to_string(),
         rfc: asker.rfc.to_string(),
         entity_id: asker.entity_id.to_string(),
@@ -35,7 +35,7 @@ pub fn new_request(asker: &Asker, query: &WindowQuery) -> BulkRequest {
 }
 
 /// The stored request's query, as it was made.
-pub fn window_query(row: &BulkRequest) -> anyhow::Result<WindowQuery> {
+pub fn window_query(row: &Request) -> anyhow::Result<WindowQuery> {
     let time = |text: &str| {
         NaiveDateTime::parse_from_str(text, LOCAL_TIME)
             .with_context(|| format!("sandbox request {}: bad time {text}", row.id))

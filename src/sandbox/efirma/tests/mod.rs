@@ -17,7 +17,7 @@ const BIG: &str = "BIG900101AAA";
 
 struct Fixture {
     dir: tempfile::TempDir,
-    bulk: SandboxService,
+    service: SandboxService,
     run: RunContext,
 }
 
@@ -27,7 +27,7 @@ fn fixture(rfc: &str) -> Fixture {
     let store = SandboxStore::open(dir.path()).expect("store");
     let entity_id = format!("entity-{rfc}");
     Fixture {
-        bulk: SandboxService::new(store, Duration::ZERO),
+        service: SandboxService::new(store, Duration::ZERO),
         dir,
         run: RunContext {
             entity_id,
@@ -38,13 +38,13 @@ fn fixture(rfc: &str) -> Fixture {
 
 impl Fixture {
     fn session(&self, rfc: &str) -> Session<'_> {
-        self.bulk.open(rfc, Some(&self.run)).expect("session")
+        self.service.open(rfc, Some(&self.run)).expect("session")
     }
 
     /// The same data directory opened again, as after a restart.
     fn reopen(&mut self) {
         let store = SandboxStore::open(self.dir.path()).expect("store");
-        self.bulk = SandboxService::new(store, Duration::ZERO);
+        self.service = SandboxService::new(store, Duration::ZERO);
     }
 }
 
@@ -129,7 +129,7 @@ fn metadata_rows(session: &mut dyn WsSession, ids: &[String]) -> Vec<Metadata> {
 fn a_full_conversation_reads_back_through_the_package_reader() {
     let f = fixture(EKU);
     let fiel = test_fiel();
-    let mut session = f.bulk.connect(&fiel, Some(&f.run)).expect("connects");
+    let mut session = f.service.connect(&fiel, Some(&f.run)).expect("connects");
     let metadata = window(
         Direction::Issued,
         RequestType::Metadata,
@@ -184,7 +184,7 @@ fn packages_carry_what_the_ciec_sandbox_serves() {
     for direction in [Direction::Issued, Direction::Received] {
         let from = NaiveDate::from_ymd_opt(2025, 5, 1).expect("date");
         let to = NaiveDate::from_ymd_opt(2025, 5, 31).expect("date");
-        let ciec = SandboxPortal::new(f.bulk.db.clone(), Duration::ZERO);
+        let ciec = SandboxPortal::new(f.service.db.clone(), Duration::ZERO);
         let credential = Credential {
             tax_id: EKU.into(),
             password: "sandbox1".into(),
