@@ -35,9 +35,3 @@ pub enum IngestError {
     #[error(transparent)]
     Storage(#[from] anyhow::Error),
 }
-
-impl From<rusqlite::Error> for IngestError {
-    fn from(e: rusqlite::Error) -> Self {
-        IngestError::Storage(e.into())
-    }
-}

@@ -5,11 +5,11 @@
 
 use super::{IngestError, Owner, Prepared};
 use crate::cfdi::CfdiError;
+use crate::db::Conn;
 use crate::db::Db;
 use crate::domain::extraction::Direction;
 use crate::sat::webservice::package::{CfdiFile, Package};
 use crate::sat::Metadata;
-use rusqlite::Connection;
 
 /// Entries stored per transaction.
 pub const BATCH: usize = 500;
@@ -30,7 +30,7 @@ pub struct Progress {
     pub conflicts: Vec<(String, String)>,
 }
 
-type OnBatch<'a> = dyn FnMut(&Connection, Progress) -> anyhow::Result<()> + 'a;
+type OnBatch<'a> = dyn FnMut(&Conn, Progress) -> anyhow::Result<()> + 'a;
 
 /// Stores a metadata package's rows through the listing step (stage 1).
 pub fn store_listing(
@@ -120,7 +120,7 @@ pub fn store_cfdis(
 
 /// Stores parsed documents; returns how many were stored, and the conflicts met.
 fn store_batch(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     docs: &[(CfdiFile, Result<Prepared, CfdiError>)],

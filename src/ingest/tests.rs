@@ -7,7 +7,6 @@ use crate::db;
 use crate::db::invoices::{list, Filter};
 use crate::domain::extraction::Direction;
 use crate::sat::Metadata;
-use rusqlite::Connection;
 
 const ORG: &str = "org-1";
 const ENTITY: &str = "entity-1";
@@ -17,9 +16,8 @@ const OWNER: Owner = Owner {
     batch: "batch-1",
 };
 
-fn db() -> Connection {
-    let mut conn = Connection::open_in_memory().expect("db");
-    crate::db::migrate::apply(&mut conn).expect("schema");
+fn db() -> db::Memory {
+    let conn = db::Memory::new();
     conn.execute_batch(&format!(
         "INSERT INTO orgs VALUES ('{ORG}', 'Org', 'now');
          INSERT INTO entities VALUES ('{ENTITY}', '{ORG}', 'AAA010101AAA', 'E', x'00', 'valid', 'now', 'now');"
@@ -53,7 +51,7 @@ fn variant(name: &str, uuid: &str, currency: &str, total: &str) -> Vec<u8> {
     xml.into_bytes()
 }
 
-fn field(conn: &Connection, uuid: &str, name: &str) -> Option<String> {
+fn field(conn: &db::Conn, uuid: &str, name: &str) -> Option<String> {
     conn.query_row(
         &format!("SELECT {name} FROM invoices WHERE uuid = ?1"),
         [uuid],
@@ -62,7 +60,7 @@ fn field(conn: &Connection, uuid: &str, name: &str) -> Option<String> {
     .expect("row")
 }
 
-fn ingest_all(conn: &Connection, docs: &[Vec<u8>]) {
+fn ingest_all(conn: &db::Conn, docs: &[Vec<u8>]) {
     for d in docs {
         ingest_document(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
     }
@@ -205,7 +203,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
             .expect("listing"),
         vec![0]
     );
-    let visible = |c: &Connection| {
+    let visible = |c: &db::Conn| {
         list(c, ORG, &Filter::default(), None, 10)
             .expect("list")
             .len()
@@ -323,11 +321,12 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
 }
 
 /// The events of `batch` once it ends: (event, invoice uuid, changes).
-fn flush_events(conn: &Connection, batch: &str) -> Vec<(String, String, serde_json::Value)> {
+fn flush_events(conn: &db::Memory, batch: &str) -> Vec<(String, String, serde_json::Value)> {
     let before: i64 = conn
         .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
         .expect("count");
-    crate::events::invoices::flush(conn, batch, i64::MAX, "now").expect("flush");
+    conn.tx(|tx| crate::events::invoices::flush(tx, batch, i64::MAX))
+        .expect("flush");
     conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
         .expect("prepare")
         .query_map([before], |r| crate::db::events::payload_from(r, 0))

@@ -2,7 +2,8 @@
 //! on the retry schedule or a final `succeeded` / `failed`. The transaction that logs
 //! the attempt also claims the worker's next delivery (`settle_and_claim`).
 
-use super::{ClaimNext, Context, Lane, Outcome};
+use super::{ClaimNext, Lane, Outcome};
+use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
 use std::time::{Duration, Instant};

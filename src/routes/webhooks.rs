@@ -58,7 +58,7 @@ async fn list_webhooks(
 ) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
     let cipher = ctx.cipher.clone();
-    let fetch = move |c: &_, after: Option<&str>, limit| {
+    let fetch = move |c: &db::Conn, after: Option<&str>, limit| {
         db::webhooks::list(c, &cipher, &user.org_id, after, limit)
     };
     list_by_id(ctx, page, fetch, |w| &w.id, |w| w.view()).await

@@ -415,7 +415,7 @@ impl<'a> Conversation<'a> {
         let mut package = Package::open(bytes)
             .map_err(|e| Stop::Internal(anyhow::anyhow!("package {}: {e}", p.package_id)))?;
         let extraction_id = &self.ext.id;
-        let mut progress = |tx: &rusqlite::Connection, at: package::Progress| {
+        let mut progress = |tx: &db::Conn, at: package::Progress| {
             let (found, processed) = match q.kind {
                 Kind::Metadata => (at.batch as i64, 0),
                 Kind::Cfdi => (0, at.stored as i64),

@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-const SCHEMA: &str = include_str!("../../schema.sql");
+const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
 pub const VERSION: i64 = 9;
@@ -171,7 +171,7 @@ mod tests {
     use super::*;
 
     /// The schema as version 1 released it, for stepping real old databases forward.
-    const SCHEMA_V1: &str = include_str!("schema_v1.sql");
+    const SCHEMA_V1: &str = include_str!("../schema_v1.sql");
 
     #[test]
     fn schema_applies_twice_and_records_its_version() {
