@@ -116,6 +116,14 @@ impl Cipher {
         self.seal_bytes(plaintext.as_bytes())
     }
 
+    /// A webhook's token as `db` stores it: sealed, or plain from schema 1.
+    pub fn open_token(&self, token: &db::webhooks::Token) -> anyhow::Result<String> {
+        match token {
+            db::webhooks::Token::Sealed(sealed) => self.open(sealed),
+            db::webhooks::Token::Plain(plain) => Ok(plain.clone()),
+        }
+    }
+
     pub fn open(&self, sealed: &[u8]) -> anyhow::Result<String> {
         Ok(String::from_utf8(self.open_bytes(sealed)?)?)
     }

@@ -38,7 +38,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;
-    let sealed = db.tx(|tx| db::webhooks::seal_plain_tokens(tx, &cipher))?;
+    let sealed = db.tx(|tx| db::webhooks::seal_plain_tokens(tx, |t| cipher.seal(t)))?;
     if sealed > 0 {
         log::info!("sealed {sealed} webhook token(s) stored in plain text by an older version");
     }
