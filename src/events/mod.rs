@@ -79,7 +79,7 @@ pub fn emit(
         .iter()
         .filter(|h| h.wants(kind.name()))
     {
-        let delivery_id = db::deliveries::insert(tx, &hook.id, &id, &first_attempt_at)?;
+        let delivery_id = db::deliveries::insert(tx, &hook.id, &id, first_attempt_at)?;
         // One resource's events reach one webhook in order.
         let serial = format!("{}|{source}", hook.id);
         db::jobs::enqueue_for_org(
@@ -88,7 +88,7 @@ pub fn emit(
             &delivery_id,
             Some(&serial),
             Some(org_id),
-            &first_attempt_at,
+            first_attempt_at,
         )?;
         queued += 1;
     }

@@ -15,7 +15,7 @@ use anyhow::Context;
 use r2d2_sqlite::SqliteConnectionManager;
 use ref_cast::RefCast;
 use rusqlite::{Connection, TransactionBehavior};
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,6 +52,9 @@ pub struct Tx<'c> {
     tx: rusqlite::Transaction<'c>,
     queued: Cell<bool>,
     first_delivery: Duration,
+    /// `first_delivery` from the first event on: one clock read and one string per
+    /// transaction, however many events it writes.
+    first_delivery_at: OnceCell<String>,
 }
 
 impl std::ops::Deref for Tx<'_> {
@@ -67,6 +70,7 @@ impl<'c> Tx<'c> {
             tx: conn.transaction_with_behavior(TransactionBehavior::Immediate)?,
             queued: Cell::new(false),
             first_delivery,
+            first_delivery_at: OnceCell::new(),
         })
     }
 
@@ -84,8 +88,9 @@ impl<'c> Tx<'c> {
 
     /// When an event written now makes its first delivery attempt (the first step of
     /// `--webhook-retry-schedule`).
-    pub fn first_delivery_at(&self) -> String {
-        crate::time::after(self.first_delivery)
+    pub fn first_delivery_at(&self) -> &str {
+        self.first_delivery_at
+            .get_or_init(|| crate::time::after(self.first_delivery))
     }
 }
 
@@ -305,6 +310,7 @@ impl Memory {
             tx: self.0.unchecked_transaction()?,
             queued: Cell::new(false),
             first_delivery: Duration::ZERO,
+            first_delivery_at: OnceCell::new(),
         };
         let value = f(&tx)?;
         tx.commit()?;
@@ -378,7 +384,9 @@ mod tests {
             .expect("db")
             .with_first_delivery(Duration::from_secs(3600));
         let before = crate::time::after(Duration::from_secs(3599));
-        let at = db.tx(|tx| Ok(tx.first_delivery_at())).expect("tx");
+        let at = db
+            .tx(|tx| Ok(tx.first_delivery_at().to_string()))
+            .expect("tx");
         let after = crate::time::after(Duration::from_secs(3601));
         assert!(before <= at && at <= after, "{before} <= {at} <= {after}");
     }
