@@ -28,6 +28,8 @@ pub mod settings;
 mod sqlite;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+pub mod testing;
 pub mod users;
 mod waker;
 pub mod webhooks;

@@ -227,13 +227,7 @@ mod tests {
             error: "HTTP 500".into(),
         };
         assert!(record(&d1, &retry, next).is_none(), "nothing due");
-        let rows: Vec<(String, String, i64)> = conn
-            .prepare("SELECT target_id, status, attempts FROM jobs ORDER BY id")
-            .expect("select")
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let rows = db::testing::jobs(&conn);
         let rows: Vec<(&str, &str, i64)> = rows
             .iter()
             .map(|(t, s, a)| (t.as_str(), s.as_str(), *a))

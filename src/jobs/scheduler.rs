@@ -131,11 +131,7 @@ mod tests {
     }
 
     fn set_credential(conn: &Conn, entity: &db::entities::Entity, status: &str) {
-        conn.execute(
-            "UPDATE entities SET credential_status = ?2 WHERE id = ?1",
-            [&entity.id, status],
-        )
-        .expect("credential");
+        db::testing::set_credential_status(conn, &entity.id, status);
     }
 
     #[test]
@@ -153,8 +149,7 @@ mod tests {
         let later = now + chrono::Duration::hours(2);
         assert_eq!(conn.tx(|tx| tick(tx, later)).expect("skipped"), 0);
         assert!(reload(&conn, &s).next_run_at > crate::time::format(later));
-        conn.execute("UPDATE extractions SET status = 'finished'", [])
-            .expect("finish");
+        db::testing::finish_extractions(&conn);
         assert_eq!(
             conn.tx(|tx| tick(tx, later + chrono::Duration::hours(2)))
                 .expect("runs"),
