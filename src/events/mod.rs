@@ -1,7 +1,8 @@
 //! The outbox. An event is written in the caller's transaction together with one
 //! pending delivery (and its job) per webhook of the organization that wants it, so a
 //! state change and its notifications commit or roll back together; the transaction
-//! wakes the workers once it commits (`db::Tx`). Invoice events are coalesced per extraction (`invoices`).
+//! wakes the workers once it commits (`db::Tx`), and dates the first delivery. Invoice
+//! events are coalesced per extraction (`invoices`).
 
 pub mod invoices;
 pub mod retention;
