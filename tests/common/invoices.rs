@@ -2,7 +2,7 @@
 //! importing the CFDI samples through the CLI, running extractions, the sandbox's
 //! expected documents, and exact-amount comparisons.
 
-use crate::helpers::{as_u64, eventually, Client, TestApp};
+use crate::common::app::{as_u64, eventually, Client, TestApp};
 use cfdi_extract::sat::sandbox_docs::{self, Direction, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
@@ -321,14 +321,6 @@ pub fn assert_timestamp(v: &Value, what: &str) {
         .as_str()
         .unwrap_or_else(|| panic!("{what} should be a timestamp, got {v}"));
     assert!(is_timestamp(s), "{what} has the wrong format: {s:?}");
-}
-
-pub fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("expected an array, got {v}"))
-        .iter()
-        .map(|s| s.as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 /// How an invoice's stored `kind` document is kept: its codec and stored size, read

@@ -3,9 +3,9 @@
 //! must validate against the documented schema (with formats asserted) and carry no
 //! property the schema does not list.
 
-use crate::efirma_files::fiel_upload;
-use crate::helpers::{eventually, Resp, TestApp};
-use crate::openapi::{deref, document, operations, Operation};
+use crate::common::app::{eventually, Resp, TestApp};
+use crate::common::efirma_files::fiel_upload;
+use crate::docs::openapi::{deref, document, operations, Operation};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};

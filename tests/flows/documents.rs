@@ -2,8 +2,8 @@
 //! without one, as the spec says, unless `render=true` asks for one printed from the
 //! XML), or the invoice JSON, negotiated on `Accept` or `?format=`.
 
-use crate::helpers::{Client, Resp, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, Resp, TestApp};
+use crate::common::invoices::*;
 use cfdi_extract::sat::sandbox_docs;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

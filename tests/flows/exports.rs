@@ -7,8 +7,8 @@ use std::io::Cursor;
 use calamine::{Data, Reader, Xlsx};
 use rust_decimal::Decimal;
 
-use crate::helpers::{Client, Resp, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, Resp, TestApp};
+use crate::common::invoices::*;
 
 const SPECIAL: &str = "cfdi32-ingreso-tfd11-special-chars-rfc.xml";
 const NOMINA: &str = "cfdi40-nomina-compensacion-tfd.xml";

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use calamine::{Data, Reader, Xlsx};
 use serde_json::Value;
 
-use crate::helpers::{Client, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, TestApp};
+use crate::common::invoices::*;
 
 const PPD: &str = "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml";
 const FULL_PAYMENT: &str = "cfdi40-pago20-tfd-full-payment-of-ppd.xml";
