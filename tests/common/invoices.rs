@@ -1,6 +1,5 @@
-//! Helpers of the flow tests that the shared harness (`tests/api/helpers.rs`) lacks:
-//! importing the CFDI samples through the CLI, running extractions, the sandbox's
-//! expected documents, and exact-amount comparisons.
+//! Invoices into the app and back: importing the CFDI samples through the CLI, running
+//! extractions, the sandbox's expected documents, and exact-amount comparisons.
 
 use crate::common::app::{as_u64, eventually, Client, TestApp};
 use cfdi_extract::sat::sandbox_docs::{self, Direction, SandboxInvoice};

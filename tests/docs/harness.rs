@@ -1,4 +1,4 @@
-//! What the docs tests need beyond the shared harness (`tests/api/helpers.rs`): a GET
+//! What the docs tests need beyond the shared harness (`tests/common/app.rs`): a GET
 //! that sends its path exactly as written.
 
 use crate::common::app::TestApp;
