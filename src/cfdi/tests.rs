@@ -348,7 +348,11 @@ fn cfdi40_details() {
     assert_eq!(cfdi.issuer.regime.as_deref(), Some("606"));
     assert_eq!(cfdi.issuer.cfdi_use, None);
     assert_eq!(cfdi.receiver.cfdi_use.as_deref(), Some("G03"));
-    assert_eq!(cfdi.receiver.regime, None);
+    // 4.0 states the receiver's regime and tax address (RegimenFiscalReceptor,
+    // DomicilioFiscalReceptor); the issuer has no postal code of its own.
+    assert_eq!(cfdi.receiver.regime.as_deref(), Some("601"));
+    assert_eq!(cfdi.receiver.postal_code.as_deref(), Some("59820"));
+    assert_eq!(cfdi.issuer.postal_code, None);
     assert_eq!(text(cfdi.taxes_transferred).as_deref(), Some("2462.45"));
     let item = &cfdi.items[0];
     assert_eq!(item.product_code.as_deref(), Some("80131502"));
@@ -897,4 +901,56 @@ fn depth_scan_over_estimates_but_is_not_fooled() {
         };
         assert_eq!(limits::scan(text, &limits).is_err(), deeper, "{text}");
     }
+}
+
+#[test]
+fn printed_only_fields_are_read_from_the_xml() {
+    let cfdi = parse_file("cfdi40-pago20-two-pagos-retenciones.xml");
+    assert_eq!(cfdi.place_of_issue.as_deref(), Some("77516"));
+    assert_eq!(cfdi.export.as_deref(), Some("01"));
+    assert_eq!(cfdi.items[0].tax_object.as_deref(), Some("01"));
+    let totals = cfdi.payment_totals.as_ref().unwrap();
+    assert_eq!(text(totals.total_paid).as_deref(), Some("16386.33"));
+    assert_eq!(text(totals.withheld_isr).as_deref(), Some("242.70"));
+    assert_eq!(text(totals.withheld_iva).as_deref(), Some("258.96"));
+    assert_eq!(text(totals.base_iva16).as_deref(), Some("14558.61"));
+    assert_eq!(text(totals.iva16).as_deref(), Some("2329.38"));
+    assert_eq!(totals.iva8, None);
+    // ImpuestosP: transfers first, then withholdings, as written.
+    let second = &cfdi.payments[1].taxes;
+    let got: Vec<(TaxKind, &str, Option<String>)> = second
+        .iter()
+        .map(|t| (t.kind, t.tax.as_str(), text(t.amount)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (TaxKind::Transferred, "002", Some("388.3120".to_owned())),
+            (TaxKind::Withheld, "001", Some("242.6950".to_owned())),
+            (TaxKind::Withheld, "002", Some("258.9556".to_owned())),
+        ]
+    );
+    // The root Impuestos by tax; 3.2 names the tax and gives a percentage.
+    let legacy = parse_file("cfdi32-ingreso-tfd11-special-chars-rfc.xml");
+    let got: Vec<(TaxKind, &str, Option<String>, Option<String>)> = legacy
+        .tax_breakdown
+        .iter()
+        .map(|t| (t.kind, t.tax.as_str(), text(t.rate), text(t.amount)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                TaxKind::Transferred,
+                "IVA",
+                Some("16.00".into()),
+                Some("5600.00".into())
+            ),
+            (TaxKind::Withheld, "ISR", None, Some("0.00".into())),
+            (TaxKind::Withheld, "IVA", None, Some("0.00".into())),
+        ]
+    );
+    assert!(legacy.items.iter().all(|i| i.taxes.is_empty()));
+    // Not a payment: no Totales even if one were there.
+    assert_eq!(legacy.payment_totals, None);
 }
