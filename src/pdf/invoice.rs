@@ -52,14 +52,23 @@ fn money(value: Option<Decimal>) -> String {
 }
 
 fn header(canvas: &mut Canvas, cfdi: &Cfdi) {
-    canvas.text(Font::Bold, 16.0, LEFT, title(cfdi.invoice_type));
+    let title = title(cfdi.invoice_type);
+    canvas.text(Font::Bold, 16.0, LEFT, title);
     let number = format!(
         "Serie {}  Folio {}",
         or_dash(cfdi.series.as_deref()),
         or_dash(cfdi.folio.as_deref())
     );
-    canvas.text_right(Font::Bold, 10.0, RIGHT, &number);
-    canvas.down(24.0);
+    // Beside the title when it fits there (a gap of 12 points), else below it.
+    let title_end = LEFT + Font::Bold.width(16.0, title) + 12.0;
+    if RIGHT - Font::Bold.width(10.0, &number) >= title_end {
+        canvas.text_right(Font::Bold, 10.0, RIGHT, &number);
+        canvas.down(24.0);
+    } else {
+        canvas.down(20.0);
+        canvas.line(Font::Bold, 10.0, &number);
+        canvas.down(4.0);
+    }
     let uuid = cfdi.uuid().unwrap_or("sin timbre fiscal");
     canvas.line(Font::Regular, 9.0, &format!("Folio fiscal (UUID): {uuid}"));
     canvas.line(
@@ -407,7 +416,7 @@ fn stamp(canvas: &mut Canvas, cfdi: &Cfdi) {
         canvas.line(Font::Bold, 9.0, "Documento sin timbre fiscal digital.");
         return;
     };
-    canvas.room(QR_SIDE + 8.0);
+    canvas.room(QR_SIDE + 14.0);
     let top = canvas.y;
     if let Some(payload) = verification::payload(cfdi) {
         canvas.qr(LEFT, QR_SIDE, &payload);
@@ -436,7 +445,7 @@ fn stamp(canvas: &mut Canvas, cfdi: &Cfdi) {
     ] {
         canvas.paragraph(Font::Regular, 8.0, text_left, &line);
     }
-    canvas.y = canvas.y.min(top - QR_SIDE - 8.0);
+    canvas.y = canvas.y.min(top - QR_SIDE - 14.0);
     for (label, text) in [
         ("Sello digital del CFDI", cfdi.seal.as_deref()),
         ("Sello digital del SAT", stamp.sat_seal.as_deref()),

@@ -167,12 +167,21 @@ fn joined_text(pdf: &[u8]) -> String {
     shown_text(pdf).replace('\n', "")
 }
 
-/// Every string the page shows, with its font size, left edge and right edge
-/// (measured with the same Helvetica metrics), read from the content streams.
-fn placed_strings(pdf: &[u8]) -> Vec<(f32, f32, f32, String)> {
+/// A string the page shows: its font size, baseline, left and right edges (measured
+/// with the same Helvetica metrics).
+struct Placed {
+    size: f32,
+    y: f32,
+    left: f32,
+    right: f32,
+    text: String,
+}
+
+/// Every string the pages show, read from the content streams.
+fn placed_strings(pdf: &[u8]) -> Vec<Placed> {
     let text = String::from_utf8_lossy(pdf);
     let mut placed = Vec::new();
-    let (mut font, mut size, mut x) = (Font::Regular, 0.0, 0.0);
+    let (mut font, mut size, mut x, mut y) = (Font::Regular, 0.0, 0.0, 0.0);
     for line in text.lines() {
         let words: Vec<&str> = line.split(' ').collect();
         if line.ends_with(" Tf") {
@@ -184,11 +193,17 @@ fn placed_strings(pdf: &[u8]) -> Vec<(f32, f32, f32, String)> {
             size = words[1].parse().unwrap();
         } else if line.ends_with(" Td") {
             x = words[0].parse().unwrap();
+            y = words[1].parse().unwrap();
         } else if line.ends_with(" Tj") {
             let shown = shown_text(line.as_bytes());
             let shown = shown.trim_end_matches('\n');
-            let right = x + font.width(size, shown);
-            placed.push((size, x, right, shown.to_owned()));
+            placed.push(Placed {
+                size,
+                y,
+                left: x,
+                right: x + font.width(size, shown),
+                text: shown.to_owned(),
+            });
         }
     }
     placed
@@ -200,7 +215,8 @@ fn with_long_strings(mut cfdi: Cfdi) -> Cfdi {
     cfdi.issuer.name = Some(long.clone());
     cfdi.receiver.name = Some(format!("NOMBRE {long} FIN"));
     cfdi.place_of_issue = Some(long.clone());
-    cfdi.series = Some("S".repeat(40));
+    cfdi.series = Some("S".repeat(25));
+    cfdi.folio = Some("9".repeat(40));
     for item in &mut cfdi.items {
         item.description = long.clone();
         item.unit = Some("KILOGRAMOSPORMETROCUADRADO".to_owned());
@@ -217,10 +233,19 @@ fn no_string_runs_past_the_right_margin() {
             check_structure(&pdf);
             let placed = placed_strings(&pdf);
             assert!(placed.len() > 10, "{name}: strings found");
-            for (_, left, right, text) in placed {
+            for p in &placed {
+                let (left, right, text) = (p.left, p.right, &p.text);
                 assert!(left >= LEFT - 0.01, "{name}: {text:?} starts at {left}");
                 assert!(right <= RIGHT + 0.01, "{name}: {text:?} ends at {right}");
             }
+            // The series and folio never overlap the title: beside it or below it.
+            let (title, number) = (&placed[0], &placed[1]);
+            assert!(number.text.starts_with("Serie "), "{}", number.text);
+            assert!(
+                number.left > title.right || number.y < title.y - title.size,
+                "{name}: {} over the title",
+                number.text
+            );
         }
     }
 }
@@ -229,13 +254,11 @@ fn no_string_runs_past_the_right_margin() {
 fn item_cells_stay_inside_their_columns() {
     for (name, cfdi) in samples() {
         let pdf = render(&with_long_strings(cfdi.clone()));
-        for (size, left, right, text) in placed_strings(&pdf) {
-            if size != 8.0 {
-                continue;
-            }
+        for p in placed_strings(&pdf).into_iter().filter(|p| p.size == 8.0) {
             // Quantities share the left margin with other text; they are short numbers.
             for (x, width) in [COL_KEY, COL_UNIT, COL_DESCRIPTION] {
-                if left == x {
+                if p.left == x {
+                    let (text, right) = (&p.text, p.right);
                     assert!(
                         right <= x + width + 0.01,
                         "{name}: {text:?} ends at {right}"
@@ -245,14 +268,14 @@ fn item_cells_stay_inside_their_columns() {
         }
     }
     // The 3.2 unit that ran into its description.
-    let cfdi = sample("cfdi32-ingreso-tfd11-special-chars-rfc.xml");
+    let cfdi = sample("cfdi32-ingreso-real-legacy-tfd10.xml");
     let pdf = render(&cfdi);
-    let unit = cfdi.items[0].unit.as_deref().unwrap();
-    let (_, _, right, _) = placed_strings(&pdf)
+    let units: Vec<Placed> = placed_strings(&pdf)
         .into_iter()
-        .find(|(_, left, _, text)| *left == COL_UNIT.0 && text == unit)
-        .unwrap();
-    assert!(right < COL_DESCRIPTION.0, "{right}");
+        .filter(|p| p.left == COL_UNIT.0 && p.text == "SERVICIO")
+        .collect();
+    assert_eq!(units.len(), 1);
+    assert!(units[0].right < COL_DESCRIPTION.0, "{}", units[0].right);
 }
 
 #[test]
@@ -379,6 +402,10 @@ fn write_sample_pdfs() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, cfdi) in samples() {
         std::fs::write(format!("{dir}/{name}.pdf"), render(&cfdi)).unwrap();
+        if name == "cfdi32-ingreso-real-legacy-tfd10.xml" {
+            let long = render(&with_long_strings(cfdi));
+            std::fs::write(format!("{dir}/long-strings-{name}.pdf"), long).unwrap();
+        }
     }
     let from = chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap();
     let to = chrono::NaiveDate::from_ymd_opt(2026, 3, 31).unwrap();
