@@ -247,7 +247,7 @@ pub struct Payment {
 }
 
 /// The Totales node of a Pagos 2.0 complement, in MXN; each None when absent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PaymentTotals {
     pub withheld_iva: Option<Decimal>,
     pub withheld_isr: Option<Decimal>,

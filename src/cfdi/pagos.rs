@@ -3,7 +3,7 @@
 use roxmltree::Node;
 
 use super::xml::{self, Attr, Reader, PAGOS10, PAGOS20};
-use super::{taxes, CfdiError, Decimal, Payment, PaymentTotals, RelatedDocument};
+use super::{taxes, CfdiError, Payment, PaymentTotals, RelatedDocument};
 
 const PAID_AT: Attr = Attr::field("FechaPago", "Pago@FechaPago");
 const PAYMENT_FORM: Attr = Attr::field("FormaDePagoP", "Pago@FormaDePagoP");
@@ -22,21 +22,6 @@ const DOC_INSTALLMENT: Attr = Attr::field("NumParcialidad", "DoctoRelacionado@Nu
 const DOC_PREVIOUS: Attr = Attr::field("ImpSaldoAnt", "DoctoRelacionado@ImpSaldoAnt");
 const DOC_PAID: Attr = Attr::field("ImpPagado", "DoctoRelacionado@ImpPagado");
 const DOC_OUTSTANDING: Attr = Attr::field("ImpSaldoInsoluto", "DoctoRelacionado@ImpSaldoInsoluto");
-
-// Totales (Pagos 2.0), in MXN.
-const TOTALS: [(&str, fn(&mut PaymentTotals) -> &mut Option<Decimal>); 11] = [
-    ("TotalRetencionesIVA", |t| &mut t.withheld_iva),
-    ("TotalRetencionesISR", |t| &mut t.withheld_isr),
-    ("TotalRetencionesIEPS", |t| &mut t.withheld_ieps),
-    ("TotalTrasladosBaseIVA16", |t| &mut t.base_iva16),
-    ("TotalTrasladosImpuestoIVA16", |t| &mut t.iva16),
-    ("TotalTrasladosBaseIVA8", |t| &mut t.base_iva8),
-    ("TotalTrasladosImpuestoIVA8", |t| &mut t.iva8),
-    ("TotalTrasladosBaseIVA0", |t| &mut t.base_iva0),
-    ("TotalTrasladosImpuestoIVA0", |t| &mut t.iva0),
-    ("TotalTrasladosBaseIVAExento", |t| &mut t.base_iva_exempt),
-    ("MontoTotalPagos", |t| &mut t.total_paid),
-];
 
 /// Which payment complement a Pagos element belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -136,9 +121,18 @@ pub(super) fn totals(complements: &[Node<'_, '_>]) -> Option<PaymentTotals> {
         .iter()
         .find(|node| Kind::of(**node) == Some(Kind::V20))?;
     let node = xml::child(*pagos, PAGOS20, "Totales")?;
-    let mut totals = PaymentTotals::default();
-    for (name, field) in TOTALS {
-        *field(&mut totals) = node.attribute(name).and_then(xml::parse_decimal);
-    }
-    Some(totals)
+    let amount = |name| node.attribute(name).and_then(xml::parse_decimal);
+    Some(PaymentTotals {
+        withheld_iva: amount("TotalRetencionesIVA"),
+        withheld_isr: amount("TotalRetencionesISR"),
+        withheld_ieps: amount("TotalRetencionesIEPS"),
+        base_iva16: amount("TotalTrasladosBaseIVA16"),
+        iva16: amount("TotalTrasladosImpuestoIVA16"),
+        base_iva8: amount("TotalTrasladosBaseIVA8"),
+        iva8: amount("TotalTrasladosImpuestoIVA8"),
+        base_iva0: amount("TotalTrasladosBaseIVA0"),
+        iva0: amount("TotalTrasladosImpuestoIVA0"),
+        base_iva_exempt: amount("TotalTrasladosBaseIVAExento"),
+        total_paid: amount("MontoTotalPagos"),
+    })
 }

@@ -909,7 +909,7 @@ fn printed_only_fields_are_read_from_the_xml() {
     assert_eq!(cfdi.place_of_issue.as_deref(), Some("77516"));
     assert_eq!(cfdi.export.as_deref(), Some("01"));
     assert_eq!(cfdi.items[0].tax_object.as_deref(), Some("01"));
-    let totals = cfdi.payment_totals.as_ref().unwrap();
+    let totals = cfdi.payment_totals.as_ref().expect("Totales");
     assert_eq!(text(totals.total_paid).as_deref(), Some("16386.33"));
     assert_eq!(text(totals.withheld_isr).as_deref(), Some("242.70"));
     assert_eq!(text(totals.withheld_iva).as_deref(), Some("258.96"));
