@@ -56,8 +56,12 @@ impl Font {
     /// Width of `text` in points at `size`: the sum of the advance widths of the
     /// WinAnsi bytes the page shows.
     pub fn width(self, size: f32, text: &str) -> f32 {
-        let units: u32 = win_ansi(text).into_iter().map(|b| self.units(b)).sum();
-        units as f32 * size / 1000.0
+        points(self.text_units(text), size)
+    }
+
+    /// Advance width of `text` in 1/1000 em.
+    fn text_units(self, text: &str) -> u32 {
+        text.chars().map(|c| self.units(win_ansi_byte(c))).sum()
     }
 
     /// Advance width of one WinAnsi byte in 1/1000 em.
@@ -71,28 +75,39 @@ impl Font {
     /// it can be, inside a word (a seal, a name without spaces) where it must. Always
     /// at least one line; a line holds at least one character.
     pub fn fit(self, size: f32, text: &str, width: f32) -> Vec<String> {
+        let fits = |units: u32| points(units, size) <= width;
+        let space = self.units(b' ');
         let mut lines = Vec::new();
         let mut line = String::new();
+        let mut line_units = 0;
         for word in text.split(' ') {
+            let word_units = self.text_units(word);
             let joined = if line.is_empty() {
-                word.to_owned()
+                word_units
             } else {
-                format!("{line} {word}")
+                line_units + space + word_units
             };
-            if self.width(size, &joined) <= width {
-                line = joined;
+            if fits(joined) {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                line_units = joined;
                 continue;
             }
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
             }
             let mut rest = word;
-            while self.width(size, rest) > width {
-                let cut = self.prefix_fitting(size, rest, width);
+            let mut rest_units = word_units;
+            while !fits(rest_units) {
+                let (cut, cut_units) = self.prefix_fitting(size, rest, width);
                 lines.push(rest[..cut].to_owned());
                 rest = &rest[cut..];
+                rest_units -= cut_units;
             }
             line = rest.to_owned();
+            line_units = rest_units;
         }
         if !line.is_empty() || lines.is_empty() {
             lines.push(line);
@@ -100,21 +115,26 @@ impl Font {
         lines
     }
 
-    /// Byte length of the longest prefix of `text` no wider than `width` (at least
-    /// its first character, so breaking always advances).
-    fn prefix_fitting(self, size: f32, text: &str, width: f32) -> usize {
-        let limit = width * 1000.0 / size;
+    /// Byte length and width in 1/1000 em of the longest prefix of `text` no wider
+    /// than `width` (at least its first character, so breaking always advances).
+    fn prefix_fitting(self, size: f32, text: &str, width: f32) -> (usize, u32) {
         let mut units = 0;
         let mut end = 0;
         for (at, c) in text.char_indices() {
-            units += self.units(win_ansi_byte(c));
-            if units as f32 > limit && at > 0 {
+            let next = units + self.units(win_ansi_byte(c));
+            if points(next, size) > width && at > 0 {
                 break;
             }
+            units = next;
             end = at + c.len_utf8();
         }
-        end
+        (end, units)
     }
+}
+
+/// 1/1000 em at `size` in points.
+fn points(units: u32, size: f32) -> f32 {
+    units as f32 * size / 1000.0
 }
 
 /// `text` in WinAnsiEncoding: Latin-1 letters map to themselves, anything
