@@ -1,7 +1,8 @@
 //! The printed representation of a stored CFDI, rendered from its parsed XML for
 //! invoices the SAT gave no PDF for. Amounts are printed exactly as the XML writes
-//! them (decimal text, no rounding); codes are printed as codes (no catalog lookups),
-//! so the page says what the document says.
+//! them (decimal text, no rounding); codes are printed as codes (no catalog lookups,
+//! but for the three tax codes' names), so the page says what the document says.
+//! Every text is wrapped to its column with the font's metrics ([`Font::fit`]).
 
 use chrono::NaiveDateTime;
 

@@ -4,7 +4,9 @@
 //! uncompressed: the output is deterministic and its text can be searched.
 //!
 //! [`Canvas`] lays text out from the top of a page down and starts a new page when one
-//! is full; [`invoice`] renders a parsed CFDI; the sandbox renders its own invoices.
+//! is full, wrapping each line to its column with Adobe's metrics of the two fonts
+//! ([`Font::fit`]), so nothing runs past the margin; [`invoice`] renders a parsed
+//! CFDI; the sandbox renders its own invoices.
 
 pub mod invoice;
 mod qr;
