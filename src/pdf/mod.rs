@@ -39,13 +39,16 @@ pub enum Font {
     Bold,
 }
 
-/// Adobe's metrics of Helvetica and Helvetica-Bold, indexed by WinAnsi code.
-static METRICS: LazyLock<[FontMetrics; 2]> = LazyLock::new(|| {
-    [
-        BuiltinFont::Helvetica.get_metrics(),
-        BuiltinFont::Helvetica_Bold.get_metrics(),
-    ]
-});
+/// Adobe's advance widths (1/1000 em) of Helvetica and Helvetica-Bold, indexed by
+/// WinAnsi code: a table, since every character of every line is measured.
+static WIDTHS: LazyLock<[[u16; 256]; 2]> =
+    LazyLock::new(|| [BuiltinFont::Helvetica, BuiltinFont::Helvetica_Bold].map(widths));
+
+fn widths(font: BuiltinFont) -> [u16; 256] {
+    let metrics: FontMetrics = font.get_metrics();
+    // Every byte `win_ansi` yields has a glyph; the fallback is the widest one.
+    std::array::from_fn(|code| metrics.get_width(code as u8).unwrap_or(1000))
+}
 
 impl Font {
     fn name(self) -> Name<'static> {
@@ -68,9 +71,7 @@ impl Font {
 
     /// Advance width of one WinAnsi byte in 1/1000 em.
     fn units(self, byte: u8) -> u32 {
-        let metrics = &METRICS[self as usize];
-        // Every byte `win_ansi` yields has a glyph; the fallback is the widest one.
-        u32::from(metrics.get_width(byte).unwrap_or(1000))
+        u32::from(WIDTHS[self as usize][usize::from(byte)])
     }
 
     /// `text` in lines no wider than `width` points at `size`: broken at spaces where
