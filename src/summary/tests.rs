@@ -200,12 +200,12 @@ fn the_paid_share_is_taken_per_tax_factor_and_rate_and_rounded_once() {
     let s = b.finish();
     let paid = line(&s.cash_basis_iva, Source::Payments);
     assert_eq!(paid.amount, d("275.86"));
-    // Base: (3703.68 + 449.99) × 2000 ÷ 4818.26 = 1724.1115… → 1724.11.
-    assert_eq!(paid.base, d("1724.11"));
+    // Base: (3703.68 + 449.99) × 2000 ÷ 4818.26 = 1724.1369… → 1724.14.
+    assert_eq!(paid.base, d("1724.14"));
     assert_eq!(paid.count, Some(1));
     assert_eq!(
         (paid.base_mxn, paid.amount_mxn),
-        (Some(d("1724.11")), Some(d("275.86")))
+        (Some(d("1724.14")), Some(d("275.86")))
     );
 }
 
