@@ -37,8 +37,10 @@ impl<W: Write> Sheet for CsvSheet<W> {
         for cell in cells {
             match cell {
                 Cell::Empty => self.out.write_field("")?,
-                Cell::Text(s) if is_formula_like(s) => self.out.write_field(format!("'{s}"))?,
-                Cell::Text(s) => self.out.write_field(s)?,
+                Cell::Text(s) | Cell::Date(s) if is_formula_like(s) => {
+                    self.out.write_field(format!("'{s}"))?
+                }
+                Cell::Text(s) | Cell::Date(s) => self.out.write_field(s)?,
                 Cell::Number(n) => self.out.write_field(n)?,
                 Cell::Bool(b) => self.out.write_field(if *b { "true" } else { "false" })?,
             }
