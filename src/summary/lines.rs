@@ -90,8 +90,11 @@ impl Pesos {
         (!div.is_zero()).then_some(Pesos { mul, div })
     }
 
+    /// Always written with two decimals (1000.00, not 1000).
     pub fn of(self, v: Decimal) -> Decimal {
-        cents(v * self.mul / self.div)
+        let mut pesos = cents(v * self.mul / self.div);
+        pesos.rescale(2);
+        pesos
     }
 }
 
