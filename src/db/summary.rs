@@ -143,21 +143,32 @@ pub fn each_payment(
     p: &Period,
     mut f: impl FnMut(PaidEntry),
 ) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT DISTINCT c.id, c.status, c.payments_json
-         FROM payment_entries e JOIN invoices c ON c.id = e.payment_invoice_id
-         WHERE e.entity_id = :entity AND c.org_id = :org AND c.direction = :direction
-           AND e.paid_at >= :from AND e.paid_at < :before
-         ORDER BY c.id",
+    // The complements' ids first, sorted (a temporary b-tree of ids only), then each
+    // complement by its id: sorting or DISTINCT over whole rows would keep every
+    // complement's payments_json in memory until the last one.
+    let mut ids = conn.prepare_cached(
+        "SELECT DISTINCT payment_invoice_id FROM payment_entries
+         WHERE entity_id = :entity AND paid_at >= :from AND paid_at < :before
+         ORDER BY payment_invoice_id",
     )?;
-    let mut rows = stmt.query(named_params! {
-        ":entity": p.entity_id, ":org": p.org_id, ":direction": p.direction,
-        ":from": p.from, ":before": p.before,
+    let mut ids = ids.query(named_params! {
+        ":entity": p.entity_id, ":from": p.from, ":before": p.before,
     })?;
-    while let Some(row) = rows.next()? {
+    let mut complement = conn.prepare_cached(
+        "SELECT status, payments_json FROM invoices
+         WHERE id = :id AND org_id = :org AND direction = :direction",
+    )?;
+    while let Some(row) = ids.next()? {
         let id: String = row.get(0)?;
-        let cancelled = row.get::<_, String>(1)? == "cancelled";
-        let json: Option<String> = row.get(2)?;
+        let mut found = complement.query(named_params! {
+            ":id": id, ":org": p.org_id, ":direction": p.direction,
+        })?;
+        let Some(row) = found.next()? else {
+            continue;
+        };
+        let cancelled = row.get::<_, String>(0)? == "cancelled";
+        let json: Option<String> = row.get(1)?;
+        drop(found);
         let payments: Vec<StoredPayment> = serde_json::from_str(json.as_deref().unwrap_or("[]"))?;
         for payment in payments {
             let paid_at = payment.paid_at.as_str();
