@@ -406,3 +406,159 @@ fn local_and_payroll_taxes_have_sections_and_totals_add_up() {
     // Payroll and local taxes are not IVA: the cash basis has the hotel's IVA only.
     assert_eq!(line(&s.cash_basis_iva, Source::Net).amount, d("273.46"));
 }
+
+/// A shared sample as the database layer hands it over.
+fn sample(name: &str) -> crate::cfdi::Cfdi {
+    let path = format!(
+        "{}/../shared/cfdi-samples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    crate::cfdi::Cfdi::parse(&std::fs::read(path).expect("sample")).expect("parses")
+}
+
+fn stored(c: &crate::cfdi::Cfdi) -> Document {
+    let mut taxes = Vec::new();
+    for t in c.items.iter().flat_map(|i| &i.taxes) {
+        fold_into(&mut taxes, t);
+    }
+    Document {
+        invoice_type: c.invoice_type.as_str().into(),
+        currency: c.currency.clone(),
+        subtotal: c.subtotal,
+        discount: c.discount,
+        taxes_transferred: c.taxes_transferred,
+        taxes_withheld: c.taxes_withheld,
+        total: c.total,
+        payment_method: c.payment_method.clone(),
+        cancelled: false,
+        taxes,
+        exchange_rate: c.exchange_rate,
+        stated: c.stated_taxes.clone(),
+    }
+}
+
+/// Every entry of a complement sample, with `invoice` as the paid invoice.
+fn paid_entries(c: &crate::cfdi::Cfdi, invoice: Option<&Document>) -> Vec<PaidEntry> {
+    c.payments
+        .iter()
+        .flat_map(|p| p.related_documents.iter().map(move |d| (p, d)))
+        .map(|(p, d)| PaidEntry {
+            payment_invoice_id: "p".into(),
+            payment_cancelled: false,
+            related_uuid: d.uuid.clone().unwrap_or_default(),
+            paid_at: p.paid_at.clone(),
+            currency: d.currency.clone(),
+            amount_paid: d.amount_paid,
+            taxes: d.taxes.clone(),
+            invoice: invoice.cloned(),
+            payment_currency: Some(p.currency.clone()),
+            payment_exchange_rate: p.exchange_rate,
+            equivalence: d.equivalence,
+        })
+        .collect()
+}
+
+fn cash(s: &Summary) -> Vec<String> {
+    let opt = |v: Option<Decimal>| v.map_or("null".to_owned(), |v| v.to_string());
+    s.cash_basis_iva
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {:?} {} {} {} {} {}",
+                l.source.as_str(),
+                l.kind,
+                opt(l.rate),
+                l.base,
+                l.amount,
+                opt(l.count.map(Decimal::from)),
+                opt(l.amount_mxn)
+            )
+        })
+        .collect()
+}
+
+/// The real PPD invoice with withholdings (cfdi40-ingreso-ppd-retenciones-tfd-oneline:
+/// total 1191.95; IVA 16% 200.05 and IVA withheld 0.106667 133.37 on 1250.30; ISR
+/// withheld 125.03) paid 500.00 by a Pagos 1.0 entry (no taxes of its own):
+/// 200.05 × 500 ÷ 1191.95 = 83.9171… → 83.92; 133.37 × 500 ÷ 1191.95 = 55.9461… →
+/// 55.95; base 1250.30 × 500 ÷ 1191.95 = 524.4766… → 524.48. ISR is not IVA.
+#[test]
+fn withholdings_of_a_real_invoice_paid_in_part() {
+    let invoice = stored(&sample("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"));
+    assert_eq!(invoice.total, d("1191.95"));
+    let mut b = Builder::default();
+    b.document(&invoice);
+    b.payment(&entry("500.00", vec![], Some(invoice.clone())));
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "payments Transferred 0.160000 524.48 83.92 1 83.92",
+            "payments Withheld 0.106667 524.48 55.95 1 55.95",
+            "net Transferred 0.160000 524.48 83.92 null 83.92",
+            "net Withheld 0.106667 524.48 55.95 null 55.95",
+        ]
+    );
+    // The document basis has the whole invoice, ISR included.
+    let isr = s
+        .taxes
+        .iter()
+        .find(|l| l.source == Source::Invoices && l.tax_name == Some("ISR"))
+        .expect("ISR line");
+    assert_eq!((isr.kind, isr.amount), (TaxKind::Withheld, d("125.03")));
+}
+
+/// The real Pagos 2.0 complement with two Pagos (cfdi40-pago20-two-pagos-retenciones):
+/// their own TrasladoDR / RetencionDR count as written (1941.0656 + 388.3120 =
+/// 2329.3776 transferred; 258.9556 withheld at 0.106700), each entry's pesos rounded
+/// once (1941.07 + 388.31 = 2329.38; 258.96).
+#[test]
+fn a_real_complements_own_taxes_with_withholdings() {
+    let complement = sample("cfdi40-pago20-two-pagos-retenciones.xml");
+    let mut b = Builder::default();
+    for e in paid_entries(&complement, None) {
+        b.payment(&e);
+    }
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "payments Transferred 0.160000 14558.6100 2329.3776 2 2329.38",
+            "payments Withheld 0.106700 2426.9500 258.9556 1 258.96",
+            "net Transferred 0.160000 14558.6100 2329.3776 null 2329.38",
+            "net Withheld 0.106700 2426.9500 258.9556 null 258.96",
+        ]
+    );
+    assert!(
+        s.unresolved_payments.is_empty(),
+        "own taxes need no invoice"
+    );
+}
+
+/// The real USD PUE invoice (cfdi40-ingreso-pue-usd-descuento-unstamped: IVA 448.00 on
+/// 2800.00, TipoCambio 18.9008) and a Pagos 1.0 peso payment of a USD invoice
+/// (cfdi33-pago10-tfd-usd-docto-mxn-payment: ImpPagado 4000.00 USD, TipoCambioDR
+/// 0.050522) of a 4,640.00 USD invoice with IVA 640.00 on 4000.00: 640.00 × 4000.00 ÷
+/// 4640.00 = 551.7241… → 551.72 USD, and 551.72 ÷ 0.050522 = 10920.3911… → 10920.39
+/// pesos (the payment is in pesos: no TipoCambioP).
+#[test]
+fn real_usd_documents_in_pesos() {
+    let pue = stored(&sample("cfdi40-ingreso-pue-usd-descuento-unstamped.xml"));
+    let mut ppd = doc("I", "PPD", "4640.00", vec![iva("4000.00", "640.00")]);
+    ppd.currency = Some("USD".into());
+    let complement = sample("cfdi33-pago10-tfd-usd-docto-mxn-payment.xml");
+    let mut b = Builder::default();
+    b.document(&pue);
+    for e in paid_entries(&complement, Some(&ppd)) {
+        b.payment(&e);
+    }
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "pue Transferred 0.160000 2800 448 1 8467.56",
+            "payments Transferred 0.160000 3448.28 551.72 1 10920.39",
+            "net Transferred 0.160000 6248.28 999.72 null 19387.95",
+        ]
+    );
+}
