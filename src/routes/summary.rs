@@ -101,7 +101,7 @@ async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> Ap
         .await?
         .ok_or(ApiError::NotFound)?;
     if !params.xlsx {
-        return Ok(Summary::Json(Json(view)));
+        return Ok(Summary::Json(Json(Box::new(view))));
     }
     let view = serde_json::to_value(&view).map_err(|e| ApiError::Internal(e.into()))?;
     let filename = format!(
@@ -131,7 +131,7 @@ pub struct View {
 }
 
 pub enum Summary {
-    Json(Json<View>),
+    Json(Json<Box<View>>),
     Xlsx { bytes: Vec<u8>, filename: String },
 }
 
