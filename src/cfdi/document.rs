@@ -4,8 +4,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
 use super::{
-    limits, pagos, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related, Stamp, TaxKind,
-    Version,
+    limits, pagos, stated_taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related,
+    Stamp, TaxKind, Version,
 };
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
@@ -131,7 +131,8 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let receiver = parse_receiver(cfd, root)?;
     let subtotal = r.required_decimal(SUBTOTAL)?;
     let total = r.required_decimal(TOTAL)?;
-    let taxes = cfd.child(root, "Impuestos").map(|node| cfd.reader(node));
+    let taxes_node = cfd.child(root, "Impuestos");
+    let taxes = taxes_node.map(|node| cfd.reader(node));
     let tax_total = |attr| taxes.map_or(Ok(None), |t| t.decimal(attr));
     let complements: Vec<Node> = cfd
         .children(root, "Complemento")
@@ -166,6 +167,11 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         items: parse_items(cfd, root)?,
         payments,
         related: parse_related(cfd, root),
+        stated_taxes: stated_taxes::parse(
+            taxes_node.filter(|_| cfd.version == Version::V32),
+            cfd.ns,
+            &complements,
+        ),
     })
 }
 
