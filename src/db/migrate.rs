@@ -34,7 +34,7 @@ UPDATE jobs SET org_id = (SELECT w.org_id FROM deliveries d JOIN webhooks w ON w
 ALTER TABLE webhooks ADD COLUMN token_sealed BLOB;
 ";
 
-/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices.rs).
+/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices/mod.rs).
 /// `invoices.items_json` keeps the first page (what the invoice object carries) and
 /// `items_count` the total; later pages go to `invoice_item_pages`, so no read has to
 /// load a 200,000-item document whole. Existing rows are split the same way.
