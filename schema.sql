@@ -57,6 +57,15 @@ CREATE INDEX IF NOT EXISTS extractions_entity ON extractions (entity_id, id);
 CREATE INDEX IF NOT EXISTS extractions_schedule ON extractions (schedule_id, status)
     WHERE schedule_id IS NOT NULL;
 
+-- Documents a run met whose UUID names another document already stored: the stored
+-- one is kept and the run says so (`conflicts` on the extraction object).
+CREATE TABLE IF NOT EXISTS extraction_conflicts (
+    extraction_id   TEXT NOT NULL REFERENCES extractions(id) ON DELETE CASCADE,
+    uuid            TEXT NOT NULL,
+    reason          TEXT NOT NULL,
+    PRIMARY KEY (extraction_id, uuid)
+) WITHOUT ROWID;
+
 -- At most one schedule per entity, so one scheduled run per entity and direction at a
 -- time. Exactly one of every_seconds and daily_at is set. Times are UTC timestamps.
 CREATE TABLE IF NOT EXISTS schedules (
@@ -119,6 +128,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     items_json          TEXT,                     -- the first 1,000 concepts (JSON array)
     items_count         INTEGER,                  -- all concepts; the rest are in invoice_item_pages
     payments_json       TEXT,
+    stated_taxes_json   TEXT,                     -- cfdi::StatedTaxes; NULL when none
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL,
     UNIQUE (entity_id, uuid)

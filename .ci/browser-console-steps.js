@@ -136,6 +136,79 @@ async function complementSteps(page, { ok, fail }) {
   const related = await page.locator('section.panel').first().locator('tbody tr').count();
   if (!related) fail('the payment complement shows no related document');
   else ok(`a payment complement shows its payment and ${related} related document(s)`);
+  // The SAT gives complements no PDF: the API's 404 stands, and the console asks for
+  // one printed from the XML (render=true).
+  const [printed] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'PDF impreso del XML' }).click()]);
+  const head = require('fs').readFileSync(await printed.path()).subarray(0, 5).toString('latin1');
+  if (head !== '%PDF-') fail(`the printed PDF download starts with ${JSON.stringify(head)}`);
+  else ok(`downloaded ${printed.suggestedFilename()} printed from the XML (render=true)`);
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps };
+/**
+ * The tax summary page: the taxpayer's month shows the figures of the API's JSON, written
+ * as the API wrote them, and downloads as XLSX.
+ */
+async function summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD }) {
+  await page.getByRole('link', { name: 'Resumen fiscal' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Resumen fiscal' }).waitFor();
+  const option = await page.locator('select[name=entity_id] option', { hasText: rfc }).first();
+  const entity = await option.getAttribute('value');
+  await page.getByLabel('Contribuyente').selectOption(entity);
+  await page.getByLabel('Dirección').selectOption('issued');
+  await page.getByLabel('Desde').fill('2026-09-01');
+  await page.getByLabel('Hasta').fill('2026-09-30');
+  await page.getByRole('button', { name: 'Calcular' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Totales por tipo y moneda' }).waitFor();
+  const raw = await page.evaluate(async ([u, e, p]) => {
+    const r = await fetch(u, { headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}` }, credentials: 'omit' });
+    return r.text();
+  }, [`${BASE}/v1/entities/${entity}/summary?from=2026-09-01&to=2026-09-30&direction=issued`, EMAIL, PASSWORD]);
+  const shown = await page.locator('#summary').textContent();
+  const group = (n) => n.replace(/^(-?)(\d+)/, (m, sign, int) => sign + int.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+  const written = [...raw.matchAll(/"(?:total|amount|base)":(-?[0-9.]+)/g)].map((m) => group(m[1]));
+  const missing = written.filter((n) => !shown.includes(n));
+  if (!written.length || missing.length) fail(`the summary page lacks ${missing.join(', ') || 'any figure'} of ${raw.slice(0, 300)}`);
+  else ok(`the summary page shows the JSON's ${written.length} totals, bases and amounts as written`);
+  const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar XLSX' }).click()]);
+  const zip = require('fs').readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
+  if (xlsx.suggestedFilename() !== 'summary-2026-09-01-2026-09-30-issued.xlsx' || zip !== 'PK') fail(`the summary XLSX is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
+  else ok(`downloaded ${xlsx.suggestedFilename()}`);
+  await axe('summary');
+  await shot('summary');
+}
+
+/**
+ * Names are text from users: a 255-character word wraps inside its cell (neither the
+ * page nor the table scrolls sideways, the RFC beside it stays on one line) and a
+ * U+202E shows as its code point instead of turning the name around. The taxpayer's
+ * name is put back after.
+ */
+async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
+  const rename = async (name) => {
+    await row.getByRole('button', { name: `Editar ${rfc}` }).click();
+    await page.getByLabel('Nombre', { exact: true }).nth(1).fill(name);
+    await page.getByRole('button', { name: 'Guardar' }).click();
+  };
+  const before = (await row.locator('td.user').textContent()).trim();
+  for (const [what, name, shown] of [
+    ['a 255-character name', 'A'.repeat(255), 'A'.repeat(255)],
+    ['a name with U+202E', 'Comercializadora \u202eSA de CV', 'Comercializadora <U+202E>SA de CV'],
+  ]) {
+    await rename(name);
+    const seen = await row.locator('td.user', { hasText: shown }).waitFor().then(() => true, () => false);
+    const layout = await row.evaluate((tr) => {
+      const lines = (cell) => { const r = document.createRange(); r.selectNodeContents(cell); return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; };
+      const wrap = tr.closest('.table-wrap');
+      const wide = document.documentElement.scrollWidth > window.innerWidth || wrap.scrollWidth > wrap.clientWidth;
+      return { wide, rfcLines: lines(tr.cells[0]), text: tr.querySelector('td.user').textContent };
+    });
+    if (!seen || layout.wide || layout.rfcLines !== 1 || layout.text !== shown) {
+      fail(`${what}: shown ${JSON.stringify(layout.text.slice(0, 80))}, page or table scrolls sideways ${layout.wide}, RFC on ${layout.rfcLines} line(s)`);
+    } else ok(`${what}: wraps in its cell, the RFC on one line, read in stored order`);
+    await shot(`entities-${what.includes('U+') ? 'bidi' : 'long'}-name`);
+  }
+  await rename(before);
+  await row.locator('td.user', { hasText: before }).waitFor();
+}
+
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps };

@@ -4,7 +4,8 @@
 // e.firma extraction waiting at the SAT (the sandbox's simulated web service: requests
 // take three checks, the first after --sat-ws-poll, 10 s); schedule, pause and delete a
 // schedule; page through the invoices, filter them to one RFC and export them; open one
-// and download its XML and PDF; switch to English; the waiting run in English; remove the
+// and download its XML and PDF; the tax summary of a month and its XLSX; a complement's
+// PDF printed from its XML; switch to English; the waiting run in English; remove the
 // e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
 // and fails on serious or critical violations. Screenshots: console-*.png.
@@ -13,7 +14,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps } = require('./browser-console-steps');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -94,6 +95,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await page.getByRole('button', { name: 'Guardar' }).click();
   const renamed = await page.locator('tr', { hasText: 'Comercializadora Demo SA' }).waitFor().then(() => true, () => false);
   if (!renamed) fail('renaming the taxpayer did not show the new name'); else ok('taxpayer renamed');
+  await namesStayReadable(page, row, rfc, { ok, fail, shot });
 
   // A second taxpayer with the test e.firma, uploaded from file pickers.
   const FIEL = path.join(__dirname, '..', 'tests', 'fixtures', 'efirma');
@@ -228,6 +230,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (head !== '%PDF-') fail(`the PDF download starts with ${JSON.stringify(head)}`);
   else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
 
+  await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 
   // English.
@@ -251,13 +254,13 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
   for (const [name, ready] of [['Taxpayers', 'tr[data-entity]'], ['Extractions', 'tr[data-extraction]'],
-    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]']]) {
+    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]'], ['Tax summary', '#summary-form']]) {
     await page.getByRole('link', { name }).click();
     await page.locator(ready).first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     if (overflow > 0) fail(`at 768 px ${name} is ${overflow} px wider than the screen`);
     else ok(`${name} usable at a tablet width (no horizontal page scroll)`);
-    await shot(`${name.toLowerCase()}-tablet`);
+    await shot(`${name.toLowerCase().replace(/ /g, '-')}-tablet`);
   }
 
   // Credentials the server no longer accepts (a changed password): the message, the

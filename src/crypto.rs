@@ -97,6 +97,11 @@ impl Cipher {
         Ok(Some(cipher))
     }
 
+    /// A key as `secret.key` holds it (base64).
+    pub fn from_key_text(text: &str) -> anyhow::Result<Cipher> {
+        Ok(Self::from_key(&decode_key(text)?))
+    }
+
     /// The key as `secret.key` holds it (base64), for `backup --with-key`.
     pub fn key_text(&self) -> String {
         STANDARD.encode(self.key)

@@ -99,6 +99,9 @@ pub enum ApiError {
     NotFound,
     #[error("{0} not found")]
     FieldNotFound(&'static str),
+    /// A 404 whose message says what is missing and what to ask for instead.
+    #[error("not found: {0}")]
+    NotFoundSaying(&'static str),
     #[error("payload too large")]
     PayloadTooLarge,
     #[error("service unavailable")]
@@ -107,6 +110,10 @@ pub enum ApiError {
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
     Busy,
+    /// The organization already has as many heavy requests (exports, summaries, PDFs,
+    /// e.firma checks) running and waiting as it may (`http::heavy`).
+    #[error("too many heavy requests")]
+    TooManyRequests,
     #[error(transparent)]
     Internal(anyhow::Error),
 }
@@ -119,6 +126,9 @@ pub const INTERNAL_MESSAGE: &str = "Internal server error";
 pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
 /// Seconds a client should wait before retrying a `Busy` answer.
 pub const BUSY_RETRY_AFTER: &str = "1";
+pub const TOO_MANY_MESSAGE: &str = "Too many exports, summaries, PDFs or e.firma checks of this organization at once; retry in a moment";
+/// Seconds a client should wait before retrying a `TooManyRequests` answer.
+pub const TOO_MANY_RETRY_AFTER: &str = "5";
 pub const WWW_AUTHENTICATE: &str = "Basic realm=\"cfdi-extract\"";
 
 impl ApiError {
@@ -130,9 +140,12 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => Status::Unauthorized,
             ApiError::Validation(_) => Status::UnprocessableEntity,
-            ApiError::NotFound | ApiError::FieldNotFound(_) => Status::NotFound,
+            ApiError::NotFound | ApiError::FieldNotFound(_) | ApiError::NotFoundSaying(_) => {
+                Status::NotFound
+            }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
             ApiError::Unavailable | ApiError::Busy => Status::ServiceUnavailable,
+            ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
         }
     }
@@ -143,9 +156,11 @@ impl ApiError {
             ApiError::Validation(errors) => errors.to_json(),
             ApiError::NotFound => json!({ "message": NOT_FOUND_MESSAGE }),
             ApiError::FieldNotFound(field) => json!({ "errors": { *field: ["not found"] } }),
+            ApiError::NotFoundSaying(message) => json!({ "message": message }),
             ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
+            ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
         }
     }
@@ -180,8 +195,13 @@ impl<'r> Responder<'r, 'static> for ApiError {
         if status == Status::Unauthorized {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
         }
-        if matches!(self, ApiError::Busy) {
-            res.set_header(Header::new("Retry-After", BUSY_RETRY_AFTER));
+        let retry_after = match self {
+            ApiError::Busy => Some(BUSY_RETRY_AFTER),
+            ApiError::TooManyRequests => Some(TOO_MANY_RETRY_AFTER),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
+            res.set_header(Header::new("Retry-After", seconds));
         }
         Ok(res)
     }

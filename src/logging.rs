@@ -69,9 +69,21 @@ impl<L: Log> Log for Guarded<L> {
     }
 
     fn log(&self, record: &Record) {
-        if allowed(record.target(), record.level()) {
-            self.inner.log(record);
+        if !allowed(record.target(), record.level()) {
+            return;
         }
+        if is_routing_chatter(record) {
+            // A 404 is the client's mistake, not the server's: it shows only where the
+            // filter asks for rocket's debug lines (the access line has the status).
+            let debug = Metadata::builder()
+                .level(Level::Debug)
+                .target(record.target())
+                .build();
+            if !self.inner.enabled(&debug) {
+                return;
+            }
+        }
+        self.inner.log(record);
     }
 
     fn flush(&self) {
@@ -152,6 +164,17 @@ impl<'kvs> VisitSource<'kvs> for Fields<'_> {
 /// False for a quiet crate's records below `warn`.
 fn allowed(target: &str, level: Level) -> bool {
     level <= Level::Warn || !QUIET.iter().any(|c| is_within(target, c))
+}
+
+/// Rocket's lines about routing one request, which it logs as errors and warnings:
+/// "No matching routes for GET /random." and the catcher that answered.
+fn is_routing_chatter(record: &Record) -> bool {
+    const CHATTER: &[&str] = &["No matching routes for", "Responding with registered"];
+    if record.target() != "rocket::server::_" {
+        return false;
+    }
+    let text = record.args().to_string();
+    CHATTER.iter().any(|c| text.starts_with(c))
 }
 
 /// `target` is the crate `krate` or one of its modules.

@@ -9,7 +9,7 @@ use rocket::fairing::AdHoc;
 use rocket::{Build, Rocket};
 use std::sync::Arc;
 
-pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
+pub fn build(ctx: Arc<Context>) -> anyhow::Result<Rocket<Build>> {
     let config = &ctx.config;
     let figment = rocket::Config::figment()
         .merge(("address", config.address))
@@ -29,8 +29,11 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
                 ..Shutdown::default()
             },
         ));
-    rocket::custom(figment)
+    // Exports, summaries, rendered PDFs and e.firma checks: a pool of their own.
+    let heavy = crate::http::heavy::Heavy::for_this_host()?;
+    Ok(rocket::custom(figment)
         .manage(ctx.db.clone())
+        .manage(heavy)
         .manage(Authenticator::new(
             config.trusted_proxies.clone(),
             Some(&config.data_dir),
@@ -50,5 +53,5 @@ pub fn build(ctx: Arc<Context>) -> Rocket<Build> {
                 use std::io::Write;
                 let _ = std::io::stdout().flush();
             })
-        }))
+        })))
 }

@@ -28,12 +28,38 @@ pub fn parse(s: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// A date in input: `YYYY-MM-DD`, or an RFC 3339 timestamp whose date part is used.
+/// The dates stored text can hold: a four-digit year, so that dates and timestamps
+/// compare correctly as text (`+10000-01-01` sorts before `2026-...`).
+pub const FIRST_DATE: NaiveDate = match NaiveDate::from_ymd_opt(1, 1, 1) {
+    Some(d) => d,
+    None => NaiveDate::MIN,
+};
+pub const LAST_DATE: NaiveDate = match NaiveDate::from_ymd_opt(9999, 12, 31) {
+    Some(d) => d,
+    None => NaiveDate::MAX,
+};
+
+/// What a bad date in input is told.
+pub const DATE_RULE: &str = "must be a date (YYYY-MM-DD) from 0001-01-01 to 9999-12-31";
+
+/// A date in input: `YYYY-MM-DD`, or an RFC 3339 timestamp whose date part is used;
+/// None outside `FIRST_DATE..=LAST_DATE`.
 pub fn parse_date(s: &str) -> Option<NaiveDate> {
     let s = s.trim();
     NaiveDate::parse_from_str(s, "%Y-%m-%d")
         .ok()
         .or_else(|| DateTime::parse_from_rfc3339(s).ok().map(|t| t.date_naive()))
+        .filter(|d| (FIRST_DATE..=LAST_DATE).contains(d))
+}
+
+/// The exclusive upper bound, as text, of a range whose last day is `to`. After
+/// `9999-12-31` (the common way to say "no end") it is `9999-12-32`: no date, but text
+/// that sorts after every date and timestamp of that day.
+pub fn day_after(to: NaiveDate) -> String {
+    match to.succ_opt().filter(|d| *d <= LAST_DATE) {
+        Some(d) => d.format("%Y-%m-%d").to_string(),
+        None => "9999-12-32".into(),
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +81,21 @@ mod tests {
         assert_eq!(parse_date("2026-01-31T23:00:00-06:00"), Some(d));
         assert_eq!(parse_date("2026-02-30"), None);
         assert_eq!(parse_date("yesterday"), None);
+    }
+
+    #[test]
+    fn dates_stay_within_four_digit_years() {
+        assert_eq!(parse_date("9999-12-31"), Some(LAST_DATE));
+        assert_eq!(parse_date("0001-01-01"), Some(FIRST_DATE));
+        assert_eq!(parse_date("+10000-01-01"), None);
+        assert_eq!(parse_date("0000-12-31"), None);
+        assert_eq!(parse_date("-0001-01-01"), None);
+    }
+
+    #[test]
+    fn the_day_after_the_last_date_is_no_end() {
+        let d = NaiveDate::from_ymd_opt(2026, 12, 31).expect("valid");
+        assert_eq!(day_after(d), "2027-01-01");
+        assert!(day_after(LAST_DATE).as_str() > "9999-12-31T23:59:59.999999Z");
     }
 }

@@ -4,8 +4,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
 use super::{
-    certification, limits, pagos, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party,
-    Related, Stamp, Version,
+    certification, limits, pagos, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax,
+    Party, Related, Stamp, Version,
 };
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
@@ -125,12 +125,14 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let cfd = identify(root)?;
     let r = cfd.reader(root);
     let invoice_type = parse_invoice_type(r.required(TYPE)?)?;
-    let issued_at = r.required(DATE)?.to_owned();
+    let issued_at = r.required_datetime(DATE)?.to_owned();
     let issuer = parse_issuer(cfd, root)?;
     let receiver = parse_receiver(cfd, root)?;
     let subtotal = r.required_decimal(SUBTOTAL)?;
     let total = r.required_decimal(TOTAL)?;
     let taxes = cfd.child(root, "Impuestos").map(|node| cfd.reader(node));
+    let legacy = cfd.version == Version::V32;
+    let tax_breakdown = taxes::entries(root, cfd.ns, &taxes::CFDI, legacy);
     let tax_total = |attr| taxes.map_or(Ok(None), |t| t.decimal(attr));
     let complements: Vec<Node> = cfd
         .children(root, "Complemento")
@@ -167,12 +169,13 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         related: parse_related(cfd, root),
         place_of_issue: r.string(PLACE_OF_ISSUE),
         export: r.string(EXPORT),
-        tax_breakdown: taxes::entries(root, cfd.ns, &taxes::CFDI, cfd.version == Version::V32),
         payment_totals: if invoice_type == InvoiceType::P {
             pagos::totals(&complements)
         } else {
             None
         },
+        stated_taxes: stated_taxes::parse(if legacy { &tax_breakdown } else { &[] }, &complements),
+        tax_breakdown,
     })
 }
 

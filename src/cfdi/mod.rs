@@ -10,6 +10,7 @@ mod certification;
 mod document;
 mod limits;
 mod pagos;
+mod stated_taxes;
 mod taxes;
 mod xml;
 
@@ -142,6 +143,34 @@ pub struct Cfdi {
     /// The Pagos 2.0 Totales node (type P only).
     #[serde(skip)]
     pub payment_totals: Option<PaymentTotals>,
+    /// Taxes stated outside the concepts' 3.3/4.0 breakdown (see [`StatedTaxes`]).
+    pub stated_taxes: StatedTaxes,
+}
+
+/// Taxes a document states outside its concepts' breakdown, each in the concept
+/// taxes' shape. Stored beside the concepts (`invoices.stated_taxes_json`) and read
+/// back by the period summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct StatedTaxes {
+    /// CFDI 3.2's Impuestos entries: `impuesto` as its code (IVA 002, ISR 001, IEPS
+    /// 003), `tasa` as a fraction (16.00 -> 0.160000) with factor `Tasa`; 3.2 states
+    /// no base.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub legacy: Vec<ItemTax>,
+    /// Local taxes (`implocal:ImpuestosLocales`): the tax is the local tax's name as
+    /// written (ImpLocTrasladado / ImpLocRetenido), the rate a fraction, no base.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local: Vec<ItemTax>,
+    /// ISR withheld on payroll (Nómina 1.1 / 1.2 deductions of type 002), one
+    /// withheld `001` entry per Nómina complement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payroll: Vec<ItemTax>,
+}
+
+impl StatedTaxes {
+    pub fn is_empty(&self) -> bool {
+        self.legacy.is_empty() && self.local.is_empty() && self.payroll.is_empty()
+    }
 }
 
 /// Emisor or Receptor.

@@ -70,7 +70,7 @@ fn parse_pago(node: Node<'_, '_>, kind: Kind) -> Result<Payment, CfdiError> {
         .map(|doc| parse_docto(doc, kind))
         .collect::<Result<_, _>>()?;
     Ok(Payment {
-        paid_at: r.required(PAID_AT)?.to_owned(),
+        paid_at: r.required_datetime(PAID_AT)?.to_owned(),
         payment_form: r.string(PAYMENT_FORM),
         currency: r.required(CURRENCY)?.to_owned(),
         exchange_rate: r.decimal(EXCHANGE_RATE)?,

@@ -123,6 +123,23 @@ impl<'a, 'i> Reader<'a, 'i> {
         self.raw(attr).ok_or(CfdiError::Missing(attr.label))
     }
 
+    /// A required date and time as the SAT writes it (`2026-01-31T18:00:00`, four-digit
+    /// year; a fraction or an offset after it is tolerated), trimmed. Dates are stored
+    /// and filtered as text, so anything else would never be found by a date filter.
+    pub(super) fn required_datetime(&self, attr: Attr) -> Result<&'a str, CfdiError> {
+        let value = self.required(attr)?.trim();
+        let local = |v: &str| chrono::NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f");
+        let four_digit_year = value.as_bytes().get(4) == Some(&b'-')
+            && value.as_bytes()[..4].iter().all(u8::is_ascii_digit);
+        if four_digit_year
+            && (local(value).is_ok() || chrono::DateTime::parse_from_rfc3339(value).is_ok())
+        {
+            Ok(value)
+        } else {
+            Err(invalid(attr, value))
+        }
+    }
+
     pub(super) fn uuid(&self, attr: Attr) -> Option<String> {
         self.raw(attr).and_then(normalize_uuid)
     }

@@ -44,7 +44,7 @@ pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
                 entity_id: Some(entity.id.clone()),
                 direction,
                 issued_from: Some(from.format("%Y-%m-%d").to_string()),
-                issued_before: to.succ_opt().map(|d| d.format("%Y-%m-%d").to_string()),
+                issued_before: Some(crate::time::day_after(to)),
                 ..Filter::default()
             };
             let rows = if items { Rows::Items } else { Rows::Invoices };

@@ -77,7 +77,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
 
 /// The API, and beside it the metrics listener with `--metrics-address`; when the API
 /// stops (a signal, or failing to start) the metrics listener stops with it.
-async fn launch(ctx: Arc<Context>) -> Result<(), rocket::Error> {
+async fn launch(ctx: Arc<Context>) -> anyhow::Result<()> {
     let metrics = match ctx.config.metrics_address {
         Some(address) => Some(
             crate::metrics::server::build(
@@ -99,7 +99,10 @@ async fn launch(ctx: Arc<Context>) -> Result<(), rocket::Error> {
             }
         })
     });
-    let served = crate::server::build(ctx).launch().await;
+    let served = match crate::server::build(ctx) {
+        Ok(rocket) => rocket.launch().await.map_err(anyhow::Error::from),
+        Err(e) => Err(e),
+    };
     if let Some(stop) = stop_metrics {
         stop.notify();
     }

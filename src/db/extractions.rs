@@ -24,6 +24,11 @@ pub struct Extraction {
     pub updated_at: String,
     /// The schedule that started the run, if one did.
     pub schedule_id: Option<String>,
+    /// Documents refused because their UUID names another stored document
+    /// (`record_conflict` writes them): how many, and the first 100 by UUID as
+    /// `[{uuid, reason}]`.
+    pub invoices_conflicting: i64,
+    pub conflicts: Value,
 }
 
 impl Extraction {
@@ -47,6 +52,11 @@ impl Extraction {
         if let Some(schedule_id) = &self.schedule_id {
             view["schedule_id"] = json!(schedule_id);
         }
+        // And only runs that met another document under a stored UUID list them.
+        if self.invoices_conflicting > 0 {
+            view["invoices_conflicting"] = json!(self.invoices_conflicting);
+            view["conflicts"] = self.conflicts.clone();
+        }
         view
     }
 
@@ -62,6 +72,13 @@ impl Extraction {
 const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
     finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id";
+
+/// Read after `COLUMNS`: the run's conflicts, a count, then a JSON array.
+const CONFLICTS: &str =
+    "(SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
+    (SELECT json_group_array(json_object('uuid', uuid, 'reason', reason)) FROM
+        (SELECT uuid, reason FROM extraction_conflicts c WHERE c.extraction_id = extractions.id
+         ORDER BY uuid LIMIT 100))";
 
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
     let bad =
@@ -87,7 +104,23 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
             .get::<_, Option<String>>(14)?
             .and_then(|c| Channel::parse(&c)),
         schedule_id: r.get(15)?,
+        invoices_conflicting: r.get(16)?,
+        conflicts: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
     })
+}
+
+/// Records a document the run refused because its UUID names another stored document.
+pub fn record_conflict(
+    conn: &Connection,
+    extraction_id: &str,
+    uuid: &str,
+    reason: &str,
+) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO extraction_conflicts (extraction_id, uuid, reason) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![extraction_id, uuid, reason])?;
+    Ok(())
 }
 
 /// A new pending run; `schedule_id` names the schedule that starts it.
@@ -115,6 +148,8 @@ pub fn insert(
         created_at: now.clone(),
         updated_at: now,
         schedule_id: schedule_id.map(str::to_string),
+        invoices_conflicting: 0,
+        conflicts: Value::Null,
     };
     conn.execute(
         &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
@@ -130,7 +165,7 @@ pub fn insert(
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Extraction>> {
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM extractions WHERE id = ?1 AND org_id = ?2"
+            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1 AND org_id = ?2"
         ))?
         .query_row(params![id, org_id], from_row)
         .optional()?)
@@ -138,7 +173,9 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<E
 
 pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Extraction>> {
     Ok(conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM extractions WHERE id = ?1"))?
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1"
+        ))?
         .query_row([id], from_row)
         .optional()?)
 }
@@ -152,7 +189,7 @@ pub fn list(
     limit: i64,
 ) -> anyhow::Result<Vec<Extraction>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
+        "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
            AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)
          ORDER BY id DESC LIMIT ?5"
     ))?;

@@ -110,6 +110,16 @@ impl Channel {
 /// unbounded one would keep a worker busy for hours.
 pub const MAX_PERIOD_DAYS: i64 = 6 * 366;
 
+/// The first day a period may start: the SAT's electronic invoices (CFD) begin in 2004.
+pub const FIRST_PERIOD_DAY: NaiveDate = match NaiveDate::from_ymd_opt(2004, 1, 1) {
+    Some(d) => d,
+    None => NaiveDate::MIN,
+};
+/// How far past today a period may end: a CFDI is stamped within days of its date, so
+/// a later day holds nothing; a year leaves room for a period written ahead (a whole
+/// month or year) and for time zones.
+pub const MAX_DAYS_AHEAD: u64 = 366;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Period {
     pub from: NaiveDate,
@@ -133,13 +143,18 @@ fn date_field(
     let s = required_string(obj, key, field, errors)?;
     let date = crate::time::parse_date(&s);
     if date.is_none() {
-        errors.add(field, "must be a date (YYYY-MM-DD)");
+        errors.add(field, crate::time::DATE_RULE);
     }
     date
 }
 
 impl NewExtraction {
     pub fn parse(body: &Map<String, Value>) -> Result<NewExtraction, FieldErrors> {
+        Self::parse_on(body, chrono::Utc::now().date_naive())
+    }
+
+    /// `parse` as of the day `today`.
+    fn parse_on(body: &Map<String, Value>, today: NaiveDate) -> Result<NewExtraction, FieldErrors> {
         let mut errors = FieldErrors::new();
         let entity_id =
             required_string(body, "entity_id", "entity_id", &mut errors).and_then(|s| {
@@ -156,11 +171,34 @@ impl NewExtraction {
             if let Some(p) = required_object(options, "period", "options.period", &mut errors) {
                 let from = date_field(p, "from", "options.period.from", &mut errors);
                 let to = date_field(p, "to", "options.period.to", &mut errors);
-                if let (Some(from), Some(to)) = (from, to) {
+                let last = today
+                    .checked_add_days(chrono::Days::new(MAX_DAYS_AHEAD))
+                    .unwrap_or(today);
+                if from.is_some_and(|d| d < FIRST_PERIOD_DAY) {
+                    errors.add(
+                        "options.period.from",
+                        "must be on or after 2004-01-01 (the first electronic invoices)",
+                    );
+                } else if from.is_some_and(|d| d > last) {
+                    errors.add(
+                        "options.period.from",
+                        "must be within a year from today (no CFDI is dated later)",
+                    );
+                } else if to.is_some_and(|d| d > last) {
+                    errors.add(
+                        "options.period.to",
+                        "must be within a year from today (no CFDI is dated later)",
+                    );
+                } else if let (Some(from), Some(to)) = (from, to) {
                     if to < from {
                         errors.add(
                             "options.period.to",
                             "must be on or after options.period.from",
+                        );
+                    } else if (to - from).num_days() >= MAX_PERIOD_DAYS {
+                        errors.add(
+                            "options.period.to",
+                            "must be at most 6 years after options.period.from",
                         );
                     } else {
                         period = Some(Period { from, to });
@@ -198,7 +236,8 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: Value) -> Result<NewExtraction, FieldErrors> {
-        NewExtraction::parse(v.as_object().expect("object"))
+        let today = NaiveDate::from_ymd_opt(2026, 11, 26).expect("valid");
+        NewExtraction::parse_on(v.as_object().expect("object"), today)
     }
 
     fn body(from: &str, to: &str, kind: &str) -> Value {
@@ -219,6 +258,11 @@ mod tests {
         ))
         .expect("valid");
         assert_eq!(e.direction, Direction::Received);
+        // The edges: the first day there are CFD, and a year from today.
+        parse(body("2004-01-01", "2004-01-31", "issued")).expect("valid");
+        parse(body("2027-11-01", "2027-11-27", "issued")).expect("valid");
+        // Six years to the day.
+        parse(body("2020-01-01", "2025-12-31", "issued")).expect("valid");
     }
 
     #[test]
@@ -233,6 +277,30 @@ mod tests {
                 "options.period.from",
             ),
             (body("2026-01-01", "soon", "issued"), "options.period.to"),
+            (
+                body("0001-01-01", "0001-01-31", "issued"),
+                "options.period.from",
+            ),
+            (
+                body("2003-12-31", "2004-01-31", "issued"),
+                "options.period.from",
+            ),
+            (
+                body("9999-01-01", "9999-12-31", "issued"),
+                "options.period.from",
+            ),
+            (
+                body("2026-01-01", "9999-12-31", "issued"),
+                "options.period.to",
+            ),
+            (
+                body("2026-01-01", "+10000-01-01", "issued"),
+                "options.period.to",
+            ),
+            (
+                body("2004-01-01", "2026-01-01", "issued"),
+                "options.period.to",
+            ),
             (
                 body("2026-01-01", "2026-01-02", "both"),
                 "options.download_type",

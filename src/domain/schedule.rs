@@ -48,10 +48,10 @@ impl Timing {
         }
     }
 
-    /// `every` as the API shows it (`6h`, `1h 30m`).
+    /// `every` as the API shows it (`6h`, `1h 30m`, `31d`).
     pub fn every_text(&self) -> Option<String> {
         match self {
-            Timing::Every(d) => Some(humantime::format_duration(*d).to_string()),
+            Timing::Every(d) => Some(interval_text(*d)),
             Timing::DailyAt(_) => None,
         }
     }
@@ -61,6 +61,29 @@ impl Timing {
             Timing::DailyAt(t) => Some(t.format("%H:%M").to_string()),
             Timing::Every(_) => None,
         }
+    }
+}
+
+/// An interval in whole days, hours, minutes and seconds (`31d`, `1d 12h`, `1h 30m`):
+/// exact, and read back as written. humantime's own format counts months of 30.44
+/// days, which turns `31d` into `1month 13h 26m 24s`.
+pub fn interval_text(d: Duration) -> String {
+    let secs = d.as_secs();
+    let parts = [
+        (secs / 86_400, "d"),
+        (secs / 3600 % 24, "h"),
+        (secs / 60 % 60, "m"),
+        (secs % 60, "s"),
+    ];
+    let text: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    if text.is_empty() {
+        "0s".into()
+    } else {
+        text.join(" ")
     }
 }
 
@@ -199,7 +222,7 @@ fn parse_timing(
                 None
             }
             Ok(d) if d < min_every => {
-                let min = humantime::format_duration(min_every);
+                let min = interval_text(min_every);
                 errors.add("every", &format!("must be at least {min}"));
                 None
             }
@@ -264,6 +287,22 @@ mod tests {
         assert_eq!(s.lookback_days, DEFAULT_LOOKBACK_DAYS);
         assert_eq!(s.timing, Timing::Every(6 * HOUR));
         assert_eq!(s.timing.every_text().as_deref(), Some("6h"));
+    }
+
+    #[test]
+    fn every_reads_back_in_days_hours_minutes_and_seconds() {
+        for (written, shown) in [
+            ("31d", "31d"),
+            ("6h", "6h"),
+            ("90m", "1h 30m"),
+            ("1d 12h", "1d 12h"),
+            ("36h", "1d 12h"),
+            ("1h 0m 1s", "1h 1s"),
+            ("1week", "7d"),
+        ] {
+            let d = humantime::parse_duration(written).expect("valid");
+            assert_eq!(interval_text(d), shown, "{written}");
+        }
         let s = parse(json!({"entity_id": ENTITY, "daily_at": "07:30",
             "directions": ["received", "received"], "lookback_days": 30}))
         .expect("valid");

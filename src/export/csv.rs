@@ -4,8 +4,10 @@
 //!
 //! Text that a spreadsheet would read as a formula (starting with `=`, `+`, `-`, `@`,
 //! a tab or a carriage return, e.g. a supplier named `=HYPERLINK(...)`) gets a leading
-//! `'`, as OWASP advises for CSV injection. Amounts are never text here (they are
-//! written as numbers), so a negative amount stays a number.
+//! `'`, as OWASP advises for CSV injection. So does each part of a text after a `;`:
+//! spreadsheets set to split on semicolons (Excel in Spanish) start a cell there, and
+//! RFC 4180 quoting (for commas) does not protect it. Amounts are never text here
+//! (they are written as numbers), so a negative amount stays a number.
 
 use std::io::Write;
 
@@ -37,8 +39,7 @@ impl<W: Write> Sheet for CsvSheet<W> {
         for cell in cells {
             match cell {
                 Cell::Empty => self.out.write_field("")?,
-                Cell::Text(s) if is_formula_like(s) => self.out.write_field(format!("'{s}"))?,
-                Cell::Text(s) => self.out.write_field(s)?,
+                Cell::Text(s) | Cell::Date(s) => self.out.write_field(defuse(s).as_ref())?,
                 Cell::Number(n) => self.out.write_field(n)?,
                 Cell::Bool(b) => self.out.write_field(if *b { "true" } else { "false" })?,
             }
@@ -55,6 +56,22 @@ impl<W: Write> Sheet for CsvSheet<W> {
 /// Whether a spreadsheet opening the CSV would take the text for a formula.
 fn is_formula_like(text: &str) -> bool {
     text.starts_with(['=', '+', '-', '@', '\t', '\r'])
+}
+
+/// `text` with an apostrophe before the field and before each part after a `;` that a
+/// spreadsheet would take for a formula; unchanged (not copied) when none would.
+fn defuse(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.split(';').any(is_formula_like) {
+        return text.into();
+    }
+    let parts: Vec<String> = text
+        .split(';')
+        .map(|part| match is_formula_like(part) {
+            true => format!("'{part}"),
+            false => part.to_owned(),
+        })
+        .collect();
+    parts.join(";").into()
 }
 
 #[cfg(test)]
@@ -96,13 +113,15 @@ mod tests {
                 Cell::Text("\tx"),
                 Cell::Text("\rx"),
                 Cell::Text("a=b"),
+                Cell::Text("Renta;=HYPERLINK(\"x\");+1; -2"),
+                Cell::Text("a;b"),
                 Cell::Number("-5.00".into()),
             ])
             .unwrap();
         sheet.finish().unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
-            "\u{feff}\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+1,'-2,'@SUM(A1),'\tx,\"'\rx\",a=b,-5.00\r\n"
+            "\u{feff}\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+1,'-2,'@SUM(A1),'\tx,\"'\rx\",a=b,\"Renta;'=HYPERLINK(\"\"x\"\");'+1; -2\",a;b,-5.00\r\n"
         );
     }
 }

@@ -2,11 +2,11 @@
 //! filters, as CSV or XLSX. Rows are read a page at a time with the list's keyset
 //! paging (a fresh connection per page, so an export never pins one) and written as
 //! they come: memory stays flat whatever the number of rows. Everything here blocks;
-//! the HTTP edge runs it on the blocking pool and streams what it writes.
+//! the HTTP edge runs it on the heavy pool into a spool and streams what it writes.
 
 pub mod columns;
 mod csv;
-pub mod stream;
+pub mod spool;
 pub(crate) mod xlsx;
 
 use std::io::Write;

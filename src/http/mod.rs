@@ -1,6 +1,8 @@
 //! Request-side helpers of the HTTP edge: body reading, ids, pagination, and the
-//! per-request fairing (request id, access log line, request metrics).
+//! per-request fairing (request id, access log line, request metrics), and the pool
+//! heavy requests share fairly.
 
+pub mod heavy;
 pub mod ids;
 pub mod json_body;
 pub mod pagination;

@@ -59,4 +59,16 @@ impl Query {
             None
         }
     }
+
+    /// An optional boolean parameter (`true`/`1` or `false`/`0`).
+    pub fn flag(&self, name: &str, errors: &mut crate::error::FieldErrors) -> Option<bool> {
+        match self.get(name)? {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => {
+                errors.add(name, "must be true or false");
+                None
+            }
+        }
+    }
 }

@@ -63,6 +63,12 @@ pub fn store_document(
         }
     }
     let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
+    // A UUID names one document: another one claiming it never replaces what is stored.
+    if let Some((id, true)) = &existing {
+        if !is_stored(tx, id, doc)? {
+            return Err(IngestError::UuidTaken { uuid });
+        }
+    }
     // The invoices whose aggregates this document can change, besides its own (written
     // with its row): those its earlier version and this one pay.
     let mut affected: BTreeSet<String> = BTreeSet::new();
@@ -106,4 +112,26 @@ pub fn store_document(
     affected.remove(&uuid);
     payments::recompute_all(tx, owner, &affected)?;
     Ok(id)
+}
+
+/// Whether `doc` is the document stored as invoice `id`: the same XML bytes (checked
+/// without decoding), or an XML that reads the same (see `same_document`).
+fn is_stored(tx: &Connection, id: &str, doc: &Prepared) -> anyhow::Result<bool> {
+    if db::documents::holds_xml(tx, id, &doc.xml)? {
+        return Ok(true);
+    }
+    let Some(stored) = db::documents::get(tx, id, "xml")? else {
+        return Ok(true);
+    };
+    // A stored XML that no longer parses cannot be shown to be the same: it is kept.
+    Ok(Cfdi::parse_stamped(&stored).is_ok_and(|stored| same_document(&stored, &doc.cfdi)))
+}
+
+/// The same document, written out again: every field the service reads from the XML
+/// is equal (type, parties, amounts, concepts, taxes, payments, related documents, the
+/// issuer's seal and the SAT's stamp). Whitespace, attribute order, namespace prefixes
+/// or a trailing newline do not make another document; any other content does, even
+/// under the same UUID.
+pub fn same_document(stored: &Cfdi, new: &Cfdi) -> bool {
+    stored == new
 }

@@ -16,7 +16,7 @@ mod payments;
 mod tests;
 
 pub use crate::db::invoices::write::Owner;
-pub use documents::{ingest_document, prepare, store_document, Prepared};
+pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
 pub use listing::record_listing;
 
 use crate::cfdi::CfdiError;
@@ -27,6 +27,11 @@ pub enum IngestError {
     Cfdi(#[from] CfdiError),
     #[error("the XML's UUID {found} is not the listed {expected}")]
     UuidMismatch { expected: String, found: String },
+    /// Another document with this UUID is stored: it is kept, this one is not stored.
+    #[error(
+        "another document with UUID {uuid} is already stored (its content differs); the stored one is kept"
+    )]
+    UuidTaken { uuid: String },
     #[error(transparent)]
     Storage(#[from] anyhow::Error),
 }

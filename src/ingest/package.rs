@@ -15,7 +15,7 @@ use rusqlite::Connection;
 pub const BATCH: usize = 500;
 
 /// Where a package's storing stands after a batch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Progress {
     /// Entries of the package handled so far (the resume point).
     pub handled: u64,
@@ -25,6 +25,9 @@ pub struct Progress {
     pub stored: u64,
     /// The package is complete.
     pub done: bool,
+    /// Documents not stored because their UUID names another stored document:
+    /// `(uuid, reason)`.
+    pub conflicts: Vec<(String, String)>,
 }
 
 type OnBatch<'a> = dyn FnMut(&Connection, Progress) -> anyhow::Result<()> + 'a;
@@ -52,6 +55,7 @@ pub fn store_listing(
                     batch: n,
                     stored: n,
                     done,
+                    conflicts: Vec::new(),
                 },
             )
         })
@@ -86,7 +90,7 @@ pub fn store_cfdis(
     let mut batch: Vec<(CfdiFile, Result<Prepared, CfdiError>)> = Vec::with_capacity(BATCH);
     let mut flush = |docs: &[(CfdiFile, Result<Prepared, CfdiError>)], handled: u64, done: bool| {
         db.tx(|tx| {
-            let stored = store_batch(tx, owner, direction, docs)?;
+            let (stored, conflicts) = store_batch(tx, owner, direction, docs)?;
             let batch = docs.len() as u64;
             progress(
                 tx,
@@ -95,6 +99,7 @@ pub fn store_cfdis(
                     batch,
                     stored,
                     done,
+                    conflicts,
                 },
             )
         })
@@ -113,14 +118,14 @@ pub fn store_cfdis(
     flush(&batch, handled, true)
 }
 
-/// Stores parsed documents; returns how many were stored.
+/// Stores parsed documents; returns how many were stored, and the conflicts met.
 fn store_batch(
     tx: &Connection,
     owner: Owner,
     direction: Direction,
     docs: &[(CfdiFile, Result<Prepared, CfdiError>)],
-) -> anyhow::Result<u64> {
-    let mut stored = 0;
+) -> anyhow::Result<(u64, Vec<(String, String)>)> {
+    let (mut stored, mut conflicts) = (0, Vec::new());
     for (file, parsed) in docs {
         let result = match parsed {
             Ok(doc) => super::store_document(tx, owner, direction, None, doc),
@@ -129,8 +134,13 @@ fn store_batch(
         match result {
             Ok(_) => stored += 1,
             Err(IngestError::Storage(e)) => return Err(e),
-            Err(e) => log::warn!("{} in a package not processed: {e}", file.name),
+            Err(e) => {
+                log::warn!("{} in a package not processed: {e}", file.name);
+                if let IngestError::UuidTaken { uuid } = &e {
+                    conflicts.push((uuid.clone(), e.to_string()));
+                }
+            }
         }
     }
-    Ok(stored)
+    Ok((stored, conflicts))
 }

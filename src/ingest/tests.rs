@@ -279,16 +279,42 @@ fn a_cancelled_complement_stops_counting() {
 fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     let dir = format!("{}/../shared/cfdi-samples", env!("CARGO_MANIFEST_DIR"));
     let conn = db();
-    for entry in std::fs::read_dir(dir).expect("dir") {
-        let path = entry.expect("entry").path();
-        if path.extension().and_then(|e| e.to_str()) != Some("xml") {
-            continue;
-        }
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().and_then(|e| e.to_str()) == Some("xml"))
+        .collect();
+    files.sort();
+    // Two samples share a stamp UUID (an Ingreso and a Pago, EXPECTED.md): the second
+    // one ingested is refused, the first kept.
+    let mut taken = vec![];
+    for path in files {
         let bytes = std::fs::read(&path).expect("read");
         let parsed = Cfdi::parse_stamped(&bytes);
         let ingested = ingest_document(&conn, OWNER, Direction::Received, None, &bytes, None);
+        if let Err(IngestError::UuidTaken { uuid }) = &ingested {
+            taken.push((
+                path.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned(),
+                uuid.clone(),
+            ));
+            continue;
+        }
         assert_eq!(parsed.is_ok(), ingested.is_ok(), "{}", path.display());
     }
+    assert_eq!(
+        taken,
+        [(
+            "cfdi33-pago10-tfd-usd-docto-mxn-payment.xml".to_string(),
+            "9FB6ED1A-5F37-4FEF-980A-7F8C83B51894".to_string()
+        )]
+    );
+    assert_eq!(
+        field(&conn, "9FB6ED1A-5F37-4FEF-980A-7F8C83B51894", "type").as_deref(),
+        Some("I")
+    );
     let half = &sample("cfdi40-ingreso-pue-real-tfd.xml")[..500];
     assert!(matches!(
         ingest_document(&conn, OWNER, Direction::Issued, None, half, None),
@@ -386,4 +412,113 @@ fn each_batch_sends_one_event_per_invoice_it_changed_visibly() {
         .query_row("SELECT COUNT(*) FROM invoice_changes", [], |r| r.get(0))
         .expect("count");
     assert_eq!(marks, 0);
+}
+
+/// `name` with its stamp's UUID replaced by `uuid` (in whichever case it is written).
+fn with_uuid(name: &str, uuid: &str) -> Vec<u8> {
+    let xml = String::from_utf8(sample(name)).expect("utf8");
+    let old = Cfdi::parse(xml.as_bytes())
+        .expect("parses")
+        .stamp
+        .and_then(|s| s.uuid)
+        .expect("stamped");
+    let forged = xml.replace(&old, uuid).replace(&old.to_lowercase(), uuid);
+    assert_ne!(forged, xml, "{name}: the UUID replaced");
+    forged.into_bytes()
+}
+
+#[test]
+fn the_same_document_is_the_same_content_however_it_is_written() {
+    let payroll = sample("cfdi40-nomina-compensacion-tfd.xml");
+    let parse = |xml: &[u8]| Cfdi::parse_stamped(xml).expect("parses");
+    let first = parse(&payroll);
+    let text = String::from_utf8(payroll.clone()).expect("utf8");
+    // Written out again: other whitespace between attributes, a trailing newline.
+    let rewritten = format!("{}\n", text.replace("\" ", "\"\n  "));
+    assert_ne!(rewritten.as_bytes(), &payroll[..]);
+    assert!(same_document(&first, &parse(rewritten.as_bytes())));
+    // Another document forged under its UUID: not the same.
+    let uuid = first
+        .stamp
+        .as_ref()
+        .and_then(|s| s.uuid.clone())
+        .expect("uuid");
+    let forged = parse(&with_uuid(
+        "cfdi32-ingreso-tfd11-special-chars-rfc.xml",
+        &uuid,
+    ));
+    assert_eq!(forged.uuid().ok(), first.uuid().ok());
+    assert!(!same_document(&first, &forged));
+    // Its own seal and stamp with one amount changed: not the same either.
+    let total = format!("Total=\"{}\"", first.total);
+    assert!(text.contains(&total));
+    let edited = text.replacen(&total, "Total=\"1.00\"", 1);
+    assert!(!same_document(&first, &parse(edited.as_bytes())));
+}
+
+#[test]
+fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_lost() {
+    let conn = db();
+    let (ppd, complement) = (
+        sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml"),
+        sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml"),
+    );
+    ingest_all(&conn, &[ppd, complement.clone()]);
+    let paid = "6D7434A6-E3F2-47AD-9E4C-08849946AFA0";
+    let uuid = "5B64ADA3-AA4C-40B4-A2F5-572CED52BE31";
+    let id = field(&conn, uuid, "id").expect("the complement");
+    let row = || {
+        conn.query_row(
+            "SELECT type, total, updated_at FROM invoices WHERE id = ?1",
+            [&id],
+            |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            },
+        )
+        .expect("row")
+    };
+    let before = row();
+    let entries = || db::payment_entries::related_uuids(&conn, &id).expect("entries");
+    let entries_before = entries();
+    assert!(!entries_before.is_empty());
+
+    let forged = with_uuid("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", uuid);
+    let refused = ingest_document(&conn, OWNER, Direction::Issued, None, &forged, None);
+    match refused {
+        Err(IngestError::UuidTaken { uuid: u }) => assert_eq!(u, uuid),
+        other => panic!("refused, not {other:?}"),
+    }
+    assert_eq!(row(), before);
+    assert_eq!(entries(), entries_before);
+    assert_eq!(
+        db::documents::get(&conn, &id, "xml").expect("xml"),
+        Some(complement.clone())
+    );
+    assert_eq!(
+        field(&conn, paid, "paid_amount").as_deref(),
+        Some("17852.75")
+    );
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM invoices", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 2);
+
+    // The same bytes, and the same document written out again, are still accepted.
+    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &complement, None);
+    assert_eq!(again.expect("the same bytes"), id);
+    let rewritten = [&complement[..], b"\n"].concat();
+    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &rewritten, None);
+    assert_eq!(again.expect("written out again"), id);
+    assert_eq!(
+        db::documents::get(&conn, &id, "xml").expect("xml"),
+        Some(rewritten)
+    );
+    assert_eq!(
+        field(&conn, paid, "paid_amount").as_deref(),
+        Some("17852.75")
+    );
 }

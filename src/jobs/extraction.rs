@@ -309,6 +309,15 @@ fn store_batch(
             match stored {
                 Ok(_) => processed += 1,
                 Err(ingest::IngestError::Storage(e)) => return Err(e),
+                Err(e @ ingest::IngestError::UuidTaken { .. }) => {
+                    log::warn!("extraction {extraction_id}: {e}");
+                    db::extractions::record_conflict(
+                        tx,
+                        extraction_id,
+                        &meta.uuid,
+                        &e.to_string(),
+                    )?;
+                }
                 Err(e) => log::warn!(
                     "extraction {extraction_id}: invoice {} not processed: {e}",
                     meta.uuid

@@ -1,12 +1,15 @@
 //! `cfdi-extract restore`: a backup becomes the data directory's database (and its
 //! `FILE.key`, when there is one, the directory's `secret.key`). The directory's lock
 //! keeps a server from running meanwhile; the next `serve` migrates and uses it.
+//! A `FILE.key` that does not open the backup's own credentials is refused before
+//! anything changes, and a replaced `secret.key` is kept beside it, never deleted.
 
 use super::{copy_to_new_file, key_beside, open_existing};
+use crate::crypto::Cipher;
 use crate::{config, data_dir, db};
 use anyhow::{bail, Context};
 use rusqlite::OpenFlags;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn from_file(dir: &Path, backup: &Path, force: bool) -> anyhow::Result<()> {
     if !backup.is_file() {
@@ -15,6 +18,15 @@ pub fn from_file(dir: &Path, backup: &Path, force: bool) -> anyhow::Result<()> {
     let src = open_existing(backup, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     validate(&src).with_context(|| format!("{} cannot be restored", backup.display()))?;
     let key = read_key_beside(backup)?;
+    if let Some(key) = &key {
+        opens_every_credential(&src, key).with_context(|| {
+            format!(
+                "{} cannot be restored: {} is not its key",
+                backup.display(),
+                key_beside(backup).display()
+            )
+        })?;
+    }
 
     data_dir::create_dir(dir)?;
     let _lock = data_dir::lock(dir)?;
@@ -53,8 +65,41 @@ pub fn from_file(dir: &Path, backup: &Path, force: bool) -> anyhow::Result<()> {
     std::fs::rename(&restoring, &db_path)?;
     data_dir::sync_dir(&db_path)?;
     if let Some(key) = key.filter(|_| current_key.is_none() || key_differs) {
-        let _ = std::fs::remove_file(&key_path);
+        if current_key.is_some() {
+            let kept = replaced_key_path(&key_path);
+            std::fs::rename(&key_path, &kept)
+                .with_context(|| format!("cannot keep the replaced key as {}", kept.display()))?;
+            eprintln!("the replaced key is kept as {}", kept.display());
+        }
         data_dir::create_private(&key_path, key.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// `secret.key.replaced-<UTC time>`: where a key replaced by a restore is kept (it still
+/// opens the credentials of any backup taken before).
+fn replaced_key_path(key_path: &Path) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    let mut name = key_path.as_os_str().to_owned();
+    name.push(format!(".replaced-{stamp}"));
+    PathBuf::from(name)
+}
+
+/// `key` decrypts every sealed credential of the backup: with any other key the restored
+/// service could open none of them.
+fn opens_every_credential(conn: &rusqlite::Connection, key: &str) -> anyhow::Result<()> {
+    let cipher = Cipher::from_key_text(key).context("it does not hold a valid key")?;
+    let sealed = db::sealed::all(conn)?;
+    let unreadable = sealed
+        .iter()
+        .filter(|s| cipher.open_bytes(&s.bytes).is_err())
+        .count();
+    if unreadable > 0 {
+        bail!(
+            "it decrypts {} of the backup's {} sealed credentials (nothing was changed)",
+            sealed.len() - unreadable,
+            sealed.len()
+        );
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::db::{self, efirmas::SealedEfirma};
 use crate::domain::efirma::NewEfirma;
 use crate::error::{ApiError, ApiResult};
 use crate::events;
-use crate::http::request_log::RequestId;
+use crate::http::{heavy::Heavy, request_log::RequestId};
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},
@@ -18,7 +18,7 @@ use crate::jobs::credential;
 use crate::sat::webservice::{Fiel, FielSummary};
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{delete, put, routes, Route};
+use rocket::{delete, put, routes, Route, State};
 use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
@@ -32,6 +32,7 @@ async fn put_entity_efirma(
     id: &str,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
+    heavy: &State<Heavy>,
 ) -> ApiResult<Json<Value>> {
     let new = NewEfirma::parse(&body?.0).map_err(ApiError::Validation)?;
     let id = ids::parse(id)?;
@@ -42,13 +43,14 @@ async fn put_entity_efirma(
         .read(move |c| db::entities::get(c, &org, &lookup))
         .await?
         .ok_or(ApiError::NotFound)?;
-    // PBKDF2 and RSA: CPU work, off the executor.
+    // PBKDF2 and RSA: heavy CPU work, in the organization's turn on its own pool.
     let cipher = ctx.cipher.clone();
     let first_attempt_at = ctx.first_attempt_at();
-    let (summary, sealed) =
-        tokio::task::spawn_blocking(move || check_and_seal(&new, &entity.tax_id, &cipher))
-            .await
-            .map_err(|e| anyhow::anyhow!("e.firma check panicked: {e}"))??;
+    let (summary, sealed) = heavy
+        .run(&user.org_id, move || {
+            check_and_seal(&new, &entity.tax_id, &cipher)
+        })
+        .await?;
     let updated = ctx
         .db
         .write_for(request.0, move |tx| {

@@ -1,37 +1,53 @@
 //! `GET /v1/invoices/export` and `/v1/invoices/export/items`: the list's filters as a
-//! CSV or XLSX file, written on the blocking pool and streamed as it is written.
+//! CSV or XLSX file, written on the heavy pool (`http::heavy`) into a spool and
+//! streamed as it is written.
 
-use std::io::Cursor;
-
-use rocket::futures::stream::{self, StreamExt};
 use rocket::response::{self, stream::ReaderStream, Responder, Response};
-use rocket::{get, routes, Request, Route};
-use tokio::sync::mpsc;
+use rocket::{get, routes, Request, Route, State};
 
 use super::invoices::parse_filter;
 use super::Ctx;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldErrors};
-use crate::export::{self, stream::ChannelWriter, Format, Rows};
-use crate::http::query::Query;
+use crate::export::spool::{self, Spooled, Start};
+use crate::export::{self, Format, Rows};
+use crate::http::{heavy::Heavy, query::Query};
 
 pub fn routes() -> Vec<Route> {
     routes![export_invoices, export_items]
 }
 
 #[get("/v1/invoices/export")]
-async fn export_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Export> {
-    start(user, &query, ctx, Rows::Invoices).await
+async fn export_invoices(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Export> {
+    start(user, &query, ctx, heavy, Rows::Invoices).await
 }
 
 #[get("/v1/invoices/export/items")]
-async fn export_items(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<Export> {
-    start(user, &query, ctx, Rows::Items).await
+async fn export_items(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Export> {
+    start(user, &query, ctx, heavy, Rows::Items).await
 }
 
-/// Validates the query, starts writing on the blocking pool and waits for the first
-/// chunk: an export that fails before writing anything is a 500, not an empty 200.
-async fn start(user: AuthUser, query: &Query, ctx: &Ctx, rows: Rows) -> ApiResult<Export> {
+/// Validates the query, starts writing on the heavy pool (in the organization's turn)
+/// into a spool and waits for the first bytes: an export that fails before writing
+/// anything is a 500, not an empty 200. The turn ends when the file is written, however
+/// slowly the client reads it.
+async fn start(
+    user: AuthUser,
+    query: &Query,
+    ctx: &Ctx,
+    heavy: &Heavy,
+    rows: Rows,
+) -> ApiResult<Export> {
     let mut errors = FieldErrors::new();
     let format = match query.get("format") {
         None => Format::Csv,
@@ -42,21 +58,25 @@ async fn start(user: AuthUser, query: &Query, ctx: &Ctx, rows: Rows) -> ApiResul
     };
     let filter = parse_filter(query, &mut errors);
     errors.into_result()?;
-    let (tx, mut rx) = mpsc::channel(export::stream::DEPTH);
+    let turn = heavy.turn(&user.org_id).await?;
+    let (out, mut spooled) = spool::new().map_err(|e| ApiError::Internal(e.into()))?;
     let db = ctx.db.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let out = ChannelWriter::new(tx);
-        export::write(&db, &user.org_id, &filter, rows, format, out)
+    let task = heavy.spawn(move || {
+        let _turn = turn;
+        let mut out = out;
+        let written = export::write(&db, &user.org_id, &filter, rows, format, &mut out);
+        out.finish(written.is_ok());
+        written
     });
-    let Some(first) = rx.recv().await else {
-        // Nothing was written: the writer failed (or panicked) before its first chunk.
+    if spooled.start().await == Start::Empty {
+        // Nothing was written: the writer failed (or panicked) before its first bytes.
         let result = task.await.map_err(|e| ApiError::Internal(e.into()))?;
         return Err(ApiError::Internal(match result {
             Err(e) => e,
             Ok(_) => anyhow::anyhow!("the export wrote nothing"),
         }));
-    };
-    // Later failures can only cut the stream short; they are logged.
+    }
+    // Later failures cut the stream short; they are logged.
     tokio::spawn(async move {
         match task.await {
             Ok(Err(e)) if !is_gone(&e) => log::error!("export failed mid-stream: {e:#}"),
@@ -65,8 +85,7 @@ async fn start(user: AuthUser, query: &Query, ctx: &Ctx, rows: Rows) -> ApiResul
         }
     });
     Ok(Export {
-        first,
-        rest: rx,
+        spooled,
         format,
         rows,
     })
@@ -82,18 +101,13 @@ fn is_gone(e: &anyhow::Error) -> bool {
 }
 
 pub struct Export {
-    first: Vec<u8>,
-    rest: mpsc::Receiver<Vec<u8>>,
+    spooled: Spooled,
     format: Format,
     rows: Rows,
 }
 
 impl<'r> Responder<'r, 'static> for Export {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        let rest = stream::unfold(self.rest, |mut rx| async move {
-            rx.recv().await.map(|chunk| (chunk, rx))
-        });
-        let chunks = stream::once(async move { self.first }).chain(rest);
         let filename = format!("{}.{}", self.rows.file_stem(), self.format.extension());
         Response::build()
             .raw_header("Content-Type", self.format.media_type())
@@ -101,7 +115,7 @@ impl<'r> Responder<'r, 'static> for Export {
                 "Content-Disposition",
                 format!("attachment; filename=\"{filename}\""),
             )
-            .streamed_body(ReaderStream::from(chunks.map(Cursor::new)))
+            .streamed_body(ReaderStream::from(self.spooled.into_stream()))
             .ok()
     }
 }

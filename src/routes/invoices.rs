@@ -8,6 +8,7 @@ use crate::db::{
 };
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::{
+    heavy::Heavy,
     ids,
     pagination::{Envelope, Page},
     query::Query,
@@ -15,7 +16,7 @@ use crate::http::{
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, content::RawJson, Responder};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route};
+use rocket::{get, routes, Request, Route, State};
 use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
@@ -36,7 +37,7 @@ pub(super) fn date(
     let v = query.get(name)?;
     let d = crate::time::parse_date(v);
     if d.is_none() {
-        errors.add(name, "must be a date (YYYY-MM-DD)");
+        errors.add(name, crate::time::DATE_RULE);
     }
     d
 }
@@ -89,14 +90,7 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
                 None
             }
         });
-    let outstanding = query.get("outstanding").and_then(|v| match v {
-        "true" | "1" => Some(true),
-        "false" | "0" => Some(false),
-        _ => {
-            errors.add("outstanding", "must be true or false");
-            None
-        }
-    });
+    let outstanding = query.flag("outstanding", errors);
     let upper = |name: &str| {
         query
             .get(name)
@@ -121,9 +115,7 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         uuid: upper("uuid"),
         currency: upper("currency"),
         issued_from: from.map(|d| d.format("%Y-%m-%d").to_string()),
-        issued_before: to
-            .and_then(|d| d.succ_opt())
-            .map(|d| d.format("%Y-%m-%d").to_string()),
+        issued_before: to.map(crate::time::day_after),
         outstanding,
         updated_since: timestamp(query, "updated_since", errors),
         order: order(query, errors),
@@ -272,8 +264,14 @@ async fn get_invoice_cfdi(
     query: Query,
     accept: AcceptHeader<'_>,
     ctx: &Ctx,
+    heavy: &State<Heavy>,
 ) -> ApiResult<CfdiResponse> {
     let format = negotiate(&query, accept.0)?;
+    // The spec's PDF is the SAT's own (404 without it); printing one from the XML is
+    // ours, so it is asked for by name.
+    let mut errors = FieldErrors::new();
+    let render = query.flag("render", &mut errors).unwrap_or(false);
+    errors.into_result()?;
     let id = ids::parse(id)?;
     let org = user.org_id.clone();
     let found = ctx.db.read(move |c| {
@@ -283,10 +281,11 @@ async fn get_invoice_cfdi(
         let body = match format {
             Format::Json => None,
             Format::Xml => db::documents::get(c, &id, "xml")?.map(Body::Xml),
-            // The SAT's PDF wins; without one, the XML to render one from.
+            // The SAT's PDF wins; without one, the XML to render one from, when asked.
             Format::Pdf => match db::documents::get(c, &id, "pdf")? {
                 Some(pdf) => Some(Body::Pdf(pdf)),
-                None => db::documents::get(c, &id, "xml")?.map(Body::RenderFrom),
+                None if render => db::documents::get(c, &id, "xml")?.map(Body::RenderFrom),
+                None => None,
             },
         };
         let json = if format == Format::Json {
@@ -299,6 +298,9 @@ async fn get_invoice_cfdi(
     let (uuid, body, json) = found.await?.ok_or(ApiError::NotFound)?;
     if format == Format::Json {
         return Ok(CfdiResponse::Json(RawJson(json.ok_or(ApiError::NotFound)?)));
+    }
+    if body.is_none() && format == Format::Pdf {
+        return Err(ApiError::NotFoundSaying(NO_PDF_MESSAGE));
     }
     let document = |bytes, kind| {
         let ext = match kind {
@@ -315,13 +317,15 @@ async fn get_invoice_cfdi(
         Body::Xml(xml) => document(xml, DocumentKind::Xml),
         Body::Pdf(pdf) => document(pdf, DocumentKind::Pdf("original")),
         Body::RenderFrom(xml) => {
-            let pdf = tokio::task::spawn_blocking(move || render_pdf(&xml))
-                .await
-                .map_err(|e| ApiError::Internal(e.into()))??;
+            let pdf = heavy.run(&user.org_id, move || render_pdf(&xml)).await?;
             document(pdf, DocumentKind::Pdf("rendered"))
         }
     })
 }
+
+/// The spec's 404 when `has_pdf` is false, saying how to get one printed from the XML.
+pub const NO_PDF_MESSAGE: &str =
+    "The SAT gave no PDF for this invoice (has_pdf is false); add render=true for one printed from the XML";
 
 /// A stored document, or the XML a PDF is to be rendered from.
 enum Body {

@@ -4,15 +4,15 @@
 use chrono::NaiveDate;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route};
-use serde_json::{json, Value};
+use rocket::{get, routes, Request, Route, State};
+use serde::Serialize;
 
 use super::invoices::date;
 use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, summary::Period};
 use crate::error::{ApiError, ApiResult, FieldErrors};
-use crate::http::{ids, query::Query};
+use crate::http::{heavy::Heavy, ids, query::Query};
 use crate::summary::{self, Builder};
 
 /// The longest period a summary covers: a year, so one request stays bounded.
@@ -67,18 +67,26 @@ fn parse(query: &Query) -> Result<Params, ApiError> {
 }
 
 #[get("/v1/entities/<id>/summary")]
-async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> ApiResult<Summary> {
+async fn entity_summary(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Summary> {
     let params = parse(&query)?;
     let id = ids::parse(id)?;
     let (from, to) = (params.from, params.to);
     let direction = params.direction.clone();
-    let view = ctx
-        .db
-        .read(move |c| {
+    let (db, org) = (ctx.db.clone(), user.org_id.clone());
+    // A year of documents: heavy work, in the organization's turn on its own pool.
+    let view = heavy
+        .run(&org, move || -> anyhow::Result<Option<View>> {
+            let c = &*db.conn()?;
             if db::entities::get(c, &user.org_id, &id)?.is_none() {
                 return Ok(None);
             }
-            let (from_text, before) = (day(from), day(to.succ_opt().unwrap_or(to)));
+            let (from_text, before) = (day(from), crate::time::day_after(to));
             let period = Period {
                 org_id: &user.org_id,
                 entity_id: &id,
@@ -89,29 +97,32 @@ async fn entity_summary(user: AuthUser, id: &str, query: Query, ctx: &Ctx) -> Ap
             let mut builder = Builder::default();
             db::summary::each_document(c, &period, |d| builder.document(&d))?;
             db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
-            let mut view = json!({
-                "entity_id": id, "direction": direction, "from": from_text, "to": day(to),
-            });
-            if let (Some(obj), Value::Object(rest)) = (
-                view.as_object_mut(),
-                serde_json::to_value(builder.finish())?,
-            ) {
-                obj.extend(rest);
-            }
+            let view = View {
+                entity_id: id,
+                direction,
+                from: from_text,
+                to: day(to),
+                summary: builder.finish(),
+            };
             Ok(Some(view))
         })
         .await?
         .ok_or(ApiError::NotFound)?;
     if !params.xlsx {
-        return Ok(Summary::Json(Json(view)));
+        return Ok(Summary::Json(Json(Box::new(view))));
     }
+    let view = serde_json::to_value(&view).map_err(|e| ApiError::Internal(e.into()))?;
     let filename = format!(
         "summary-{}-{}-{}.xlsx",
         day(from),
         day(to),
         params.direction
     );
-    let bytes = summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))?;
+    let bytes = heavy
+        .run(&org, move || {
+            summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))
+        })
+        .await?;
     Ok(Summary::Xlsx { bytes, filename })
 }
 
@@ -119,8 +130,20 @@ fn day(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
 
+/// The answer: the period, then the summary's sections. Serialized straight from the
+/// sums (no JSON tree of the whole answer is built for the JSON format).
+#[derive(Serialize)]
+pub struct View {
+    entity_id: String,
+    direction: String,
+    from: String,
+    to: String,
+    #[serde(flatten)]
+    summary: summary::Summary,
+}
+
 pub enum Summary {
-    Json(Json<Value>),
+    Json(Json<Box<View>>),
     Xlsx { bytes: Vec<u8>, filename: String },
 }
 

@@ -9,9 +9,10 @@ import * as extractions from './extractions.js';
 import * as invoices from './invoices.js';
 import * as invoice from './invoice.js';
 import * as schedules from './schedules.js';
+import * as summary from './summary.js';
 import * as webhooks from './webhooks.js';
 
-const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['webhooks', webhooks]];
+const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['summary', summary], ['webhooks', webhooks]];
 const main = document.getElementById('main');
 let stop = null;
 

@@ -2,6 +2,16 @@
 // innerHTML), so data from invoices cannot inject markup.
 import { t } from './i18n.js';
 
+// Bidirectional controls (ALM, LRM, RLM, the embeddings, overrides and isolates): in a
+// name or a description they would turn the text after them around (a U+202E name
+// reads backwards), so every text shows them as their code points instead.
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/** `value` as text, its bidirectional controls shown as `<U+202E>`. */
+export function plain(value) {
+  return String(value).replace(BIDI_CONTROLS, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+}
+
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   Object.entries(attrs || {}).forEach(([k, v]) => {
@@ -12,7 +22,7 @@ export function h(tag, attrs, ...children) {
   });
   children.flat().forEach((c) => {
     if (c === null || c === undefined || c === false) return;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : document.createTextNode(plain(c)));
   });
   return el;
 }
@@ -46,7 +56,7 @@ export function errorBox(err) {
   if (err && err.status === 0) box.append(t('network_error'));
   else if (err && err.body && err.body.errors) {
     box.append(h('ul', null, Object.entries(err.body.errors).map(([f, msgs]) => h('li', null, `${f}: ${[].concat(msgs).join(', ')}`))));
-  } else box.append(err && err.message ? err.message : String(err));
+  } else box.append(plain(err && err.message ? err.message : String(err)));
   return box;
 }
 

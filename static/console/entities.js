@@ -72,7 +72,7 @@ export function render(main) {
     rows.replaceChildren(table(
       [[t('rfc')], [t('name')], [t('credential')], [t('efirma')], [t('actions')]],
       list.map((e) => h('tr', { 'data-entity': e.id },
-        h('td', null, e.tax_id), h('td', null, e.name),
+        h('td', null, e.tax_id), h('td', { class: 'user' }, e.name),
         h('td', { class: 'credential' }, badge(e.credential_status)),
         h('td', { class: 'efirma' }, e.efirma ? badge(e.efirma.status) : t('no_efirma')),
         h('td', null, h('div', { class: 'actions' },

@@ -58,7 +58,7 @@ export function render(main, preselect) {
       rows.replaceChildren(table(
         [[t('entity')], [t('period')], [t('download_type')], [t('status')], [t('found'), 'num'], [t('processed'), 'num'], [t('created_at')], [t('finished_at')]],
         page.data.map((x) => h('tr', { 'data-extraction': x.id },
-          h('td', null, names.get(x.entity_id) || x.entity_id),
+          h('td', { class: 'user' }, names.get(x.entity_id) || x.entity_id),
           h('td', null, `${x.options.period.from} – ${x.options.period.to}`),
           h('td', null, t(x.options.download_type), x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
             x.schedule_id ? h('div', { class: 'muted' }, t('scheduled_run')) : null),

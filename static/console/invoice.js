@@ -2,7 +2,7 @@
 // XML and PDF downloads.
 import { t, lang } from './i18n.js';
 import { api, download } from './api.js';
-import { h, badge, table, errorBox, flash } from './dom.js';
+import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
 
 function props(pairs) {
@@ -27,18 +27,22 @@ export function render(main, id) {
         api('GET', `/v1/invoices/${encodeURIComponent(id)}`),
         api('GET', `/v1/invoices/${encodeURIComponent(id)}/payments?limit=500`),
       ]);
-      main.querySelector('h1').textContent = `${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`;
+      main.querySelector('h1').textContent = plain(`${t('invoice')} ${[inv.series, inv.folio].filter(Boolean).join('-') || inv.uuid}`);
       const cur = inv.currency;
-      const dl = async (format) => {
+      // Without the SAT's PDF the API answers 404, as its contract says; `render=true`
+      // asks for one printed from the XML.
+      const dl = async (format, render) => {
         try {
-          await download(`/v1/invoices/${inv.id}/cfdi?format=${format}`, `${inv.uuid}.${format}`);
+          await download(`/v1/invoices/${inv.id}/cfdi?format=${format}${render ? '&render=true' : ''}`, `${inv.uuid}.${format}`);
           flash(`${t('downloaded')}: ${inv.uuid}.${format}`);
         } catch (e) { flash(e.message, 'error'); }
       };
       body.replaceChildren(...[
         h('div', { class: 'actions' },
           h('button', { type: 'button', id: 'download-xml', onclick: () => dl('xml') }, t('download_xml')),
-          inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf')) : h('span', { class: 'muted' }, t('no_pdf'))),
+          inv.has_pdf ? h('button', { type: 'button', id: 'download-pdf', class: 'secondary', onclick: () => dl('pdf') }, t('download_pdf'))
+            : [h('button', { type: 'button', id: 'download-rendered-pdf', class: 'secondary', onclick: () => dl('pdf', true) }, t('download_rendered_pdf')),
+              h('span', { class: 'muted' }, t('no_pdf'))]),
         props([
           [t('uuid'), h('code', null, inv.uuid)], [t('status'), badge(inv.status)], [t('type'), `${inv.type} (CFDI ${inv.version})`],
           [t('direction'), t(inv.direction)], [t('issued_at'), satDate(inv.issued_at)], [t('certified_at'), satDate(inv.certified_at)],
@@ -56,7 +60,7 @@ export function render(main, id) {
         h('h2', null, t('concepts')),
         inv.items_truncated ? h('p', { class: 'muted' }, t('items_truncated')) : null,
         table([[t('product_code')], [t('description')], [t('quantity'), 'num'], [t('unit')], [t('unit_price'), 'num'], [t('discount'), 'num'], [t('amount'), 'num']],
-          (inv.items || []).map((it) => h('tr', null, h('td', null, it.product_code), h('td', null, it.description), h('td', { class: 'num' }, it.quantity),
+          (inv.items || []).map((it) => h('tr', null, h('td', null, it.product_code), h('td', { class: 'user' }, it.description), h('td', { class: 'num' }, it.quantity),
             h('td', null, it.unit || '—'), h('td', { class: 'num' }, money(it.unit_price, cur)), h('td', { class: 'num' }, money(it.discount, cur)),
             h('td', { class: 'num' }, money(it.amount, cur))))),
         (inv.payments || []).length ? [h('h2', null, t('payments_in')), ...inv.payments.map((p) => h('section', { class: 'panel' },

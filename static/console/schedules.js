@@ -50,7 +50,7 @@ export function render(main) {
           const who = names.get(s.entity_id) || s.entity_id;
           const paused = s.status === 'paused';
           return h('tr', { 'data-schedule': s.id },
-            h('td', null, who),
+            h('td', { class: 'user' }, who),
             h('td', null, s.daily_at ? `${t('daily_at')} ${s.daily_at} (${t('mx_time')})` : `${t('every')} ${s.every}`),
             h('td', null, s.directions.map((d) => t(d)).join(', ')),
             h('td', { class: 'num' }, s.lookback_days),

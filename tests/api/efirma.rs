@@ -2,7 +2,8 @@
 //! with its field, and its secrets kept out of responses, events, logs and the disk.
 
 use crate::efirma_files::{
-    csd_password, fiel_password, fiel_upload, own, sat, upload, FIEL_RFC, FIEL_SERIAL,
+    csd_password, fiel_password, fiel_upload, key_with_rounds, own, sat, upload, FIEL_RFC,
+    FIEL_SERIAL,
 };
 use crate::helpers::{files_under, TestApp, DEADLINE};
 use crate::receiver::Receiver;
@@ -111,6 +112,16 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         "{messages:?}"
     );
     put(&entity, &foreign_key).expect_field_error("private_key");
+    // PBKDF2 rounds past the cap are refused before any is computed; the cap itself
+    // passes (the SAT's keys use 2,048).
+    let costly = upload(&cer, &key_with_rounds(100_001), &fiel_password());
+    let messages = put(&entity, &costly).expect_field_error("private_key");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("100001 PBKDF2 rounds") && m.contains("at most 100000")),
+        "{messages:?}"
+    );
     let garbage = json!({ "certificate": "%%%", "private_key": "AAAA", "password": "x" });
     put(&entity, &garbage).expect_field_error("certificate");
     let not_der = json!({ "certificate": "AAAA", "private_key": "AAAA", "password": "x" });
@@ -146,6 +157,8 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         ))
         .expect(200);
     assert!(got.get("efirma").is_none(), "{got}");
+    let at_the_cap = upload(&cer, &key_with_rounds(100_000), &fiel_password());
+    put(&entity, &at_the_cap).expect(200);
 }
 
 #[test]

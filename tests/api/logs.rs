@@ -181,3 +181,31 @@ fn jobs_log_with_the_id_of_the_request_that_queued_them() {
         "only its access line"
     );
 }
+
+/// A path nobody serves is the client's mistake: with `RUST_LOG=info` (the level an
+/// operator sets to see more) it is the access line's 404, not an ERROR from the router.
+#[test]
+fn unknown_paths_are_not_logged_as_errors() {
+    let mut app = TestApp::spawn_with(&["--log-format", "json"]);
+    app.kill();
+    app.env.push(("RUST_LOG".into(), "info".into()));
+    app.start();
+    let mut ids = vec![];
+    for (method, path) in [
+        ("GET", "/random"),
+        ("POST", "/wp-login.php"),
+        ("GET", "/v1/nope"),
+    ] {
+        let r = app.anonymous().request(method, path, None, &[]);
+        assert!(r.status == 404 || r.status == 401, "{path}: {}", r.status);
+        ids.push(r.header("x-request-id").expect("an id").to_string());
+    }
+    for id in &ids {
+        access_line(&app, id);
+    }
+    let loud: Vec<Value> = json_lines(&app)
+        .into_iter()
+        .filter(|l| l["level"] == "ERROR" || l["target"] == "rocket::server::_")
+        .collect();
+    assert!(loud.is_empty(), "{loud:#?}");
+}

@@ -52,3 +52,23 @@ pub fn fiel_upload() -> Value {
         &fiel_password(),
     )
 }
+
+/// The long-lived test e.firma's key, re-encrypted (PBES2: PBKDF2-SHA256, AES-256-CBC)
+/// with `rounds` PBKDF2 rounds and the same password.
+pub fn key_with_rounds(rounds: u32) -> Vec<u8> {
+    use pkcs8::pkcs5::pbes2;
+    use pkcs8::{EncryptedPrivateKeyInfo, PrivateKeyInfo};
+    let key = own("EKU9003173C9.key");
+    let password = fiel_password();
+    let encrypted = EncryptedPrivateKeyInfo::try_from(key.as_slice()).expect("the .key parses");
+    let plain = encrypted
+        .decrypt(password.as_bytes())
+        .expect("the password opens it");
+    let info = PrivateKeyInfo::try_from(plain.as_bytes()).expect("PKCS#8");
+    let params = pbes2::Parameters::pbkdf2_sha256_aes256cbc(rounds, b"salt-of-a-test", &[7; 16])
+        .expect("parameters");
+    info.encrypt_with_params(params, password.as_bytes())
+        .expect("encrypts")
+        .as_bytes()
+        .to_vec()
+}

@@ -136,6 +136,48 @@ fn every_console_file_is_served_with_its_type_headers_and_no_external_host() {
     );
 }
 
+/// Names come from users and documents: the served console breaks a long one inside its
+/// cell, isolates each cell's direction and shows bidirectional controls as code points
+/// (`.ci/browser-console-steps.js` checks the rendering in chromium).
+#[test]
+fn console_tables_keep_long_and_bidi_names_readable() {
+    let server = TestApp::spawn();
+    let anon = server.anonymous();
+    let css = anon.get("/console/console.css").text();
+    let rules: Vec<&str> = css
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("/*"))
+        .collect();
+    let rule = |selector: &str, declaration: &str| {
+        rules.iter().any(|l| {
+            let (selectors, body) = l.split_once('{').unwrap_or(("", ""));
+            selectors.split(',').any(|s| s.trim() == selector) && body.contains(declaration)
+        })
+    };
+    assert!(rule(".user", "overflow-wrap: anywhere"), "{css}");
+    assert!(rule("td > .muted", "overflow-wrap: anywhere"), "{css}");
+    assert!(rule("td", "unicode-bidi: plaintext"), "{css}");
+    assert!(rule(".badge", "white-space: nowrap"), "{css}");
+    let dom = anon.get("/console/dom.js").text();
+    assert!(
+        dom.contains(r"\u202A-\u202E\u2066-\u2069"),
+        "bidi controls shown"
+    );
+    assert!(
+        dom.contains("document.createTextNode(plain(c))"),
+        "in every text node"
+    );
+    for (file, cells) in [
+        ("entities.js", "h('td', { class: 'user' }, e.name)"),
+        ("invoice.js", "h('td', { class: 'user' }, it.description)"),
+        ("extractions.js", "h('td', { class: 'user' }, names.get"),
+        ("schedules.js", "h('td', { class: 'user' }, who)"),
+    ] {
+        let js = anon.get(&format!("/console/{file}")).text();
+        assert!(js.contains(cells), "{file}: {cells}");
+    }
+}
+
 #[test]
 fn console_page_is_its_index_and_unknown_files_are_json_404s() {
     let server = TestApp::spawn();

@@ -1,5 +1,6 @@
-//! `GET /v1/invoices/{id}/cfdi`: the original XML byte for byte, the PDF (the SAT's, or
-//! one rendered from the XML), or the invoice JSON, negotiated on `Accept` or `?format=`.
+//! `GET /v1/invoices/{id}/cfdi`: the original XML byte for byte, the PDF (the SAT's; 404
+//! without one, as the spec says, unless `render=true` asks for one printed from the
+//! XML), or the invoice JSON, negotiated on `Accept` or `?format=`.
 
 use crate::helpers::{Client, Resp, TestApp};
 use crate::support::*;
@@ -47,6 +48,15 @@ fn assert_pdf_from(resp: &Resp, expected: &[u8], source: &str, what: &str) {
 #[track_caller]
 fn assert_pdf(resp: &Resp, expected: &[u8], what: &str) {
     assert_pdf_from(resp, expected, "original", what);
+}
+
+/// The spec's 404 `{ "message": ... }` for a PDF when `has_pdf` is false.
+#[track_caller]
+fn assert_no_pdf(resp: &Resp, what: &str) {
+    assert_eq!(resp.status, 404, "{what}: {}", resp.text());
+    let body: Value = serde_json::from_slice(&resp.body).expect("a JSON body");
+    let message = body["message"].as_str().unwrap_or("");
+    assert!(message.contains("render=true"), "{what}: {body}");
 }
 
 /// The PDF the service renders for a sample without one (rendering is deterministic).
@@ -198,16 +208,36 @@ fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
         "?format=json wins over Accept",
     );
 
-    // No stored PDF: one rendered from the XML, whichever way it is asked for.
+    // No stored PDF: the spec's 404, whichever way it is asked for; `render=true` asks
+    // for one printed from the XML.
     let pdf = rendered(file);
     for (query, accept) in [
         ("?format=pdf", None),
         ("", Some("application/pdf")),
         ("?format=pdf", Some("application/xml")),
+        ("?render=false", Some("application/pdf")),
+    ] {
+        assert_no_pdf(
+            &cfdi(&client, &id, query, accept),
+            &format!("{query} {accept:?}"),
+        );
+    }
+    for (query, accept) in [
+        ("?format=pdf&render=true", None),
+        ("?render=1", Some("application/pdf")),
+        ("?format=pdf&render=true", Some("application/xml")),
     ] {
         let resp = cfdi(&client, &id, query, accept);
         assert_pdf_from(&resp, &pdf, "rendered", &format!("{query} {accept:?}"));
     }
+    // `render` only matters for a PDF; a bad value is a 422 on it, before any 404.
+    assert_xml(
+        &cfdi(&client, &id, "?format=xml&render=true", None),
+        &original,
+        "render with XML",
+    );
+    cfdi(&client, &id, "?format=pdf&render=yes", None).expect_field_error("render");
+    cfdi(&client, "not-a-uuid", "?render=yes", None).expect_field_error("render");
 
     // An unknown format: 422 on `format`, before any 404.
     cfdi(&client, &id, "?format=docx", None).expect_field_error("format");
@@ -300,11 +330,25 @@ fn cfdi_serves_a_pdf_imported_beside_its_xml() {
     let other = &ids["cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"];
     let plain_invoice = client.get(&format!("/v1/invoices/{other}")).expect(200);
     assert_eq!(plain_invoice["has_pdf"], false);
-    assert_pdf_from(
+    assert_no_pdf(
         &cfdi(&client, other, "?format=pdf", None),
+        "no PDF beside it",
+    );
+    assert_no_pdf(
+        &cfdi(&client, other, "", Some("application/pdf")),
+        "no PDF beside it, Accept",
+    );
+    assert_pdf_from(
+        &cfdi(&client, other, "?format=pdf&render=true", None),
         &rendered("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"),
         "rendered",
-        "no PDF beside it",
+        "no PDF beside it, render=true",
+    );
+    // With the SAT's PDF, `render=true` still serves it.
+    assert_pdf(
+        &cfdi(&client, id, "?format=pdf&render=true", None),
+        PDF,
+        "render=true with a stored PDF",
     );
 
     // Another organization sees none of it.
@@ -316,12 +360,13 @@ fn cfdi_serves_a_pdf_imported_beside_its_xml() {
 }
 
 #[test]
-fn every_imported_sample_without_a_pdf_gets_a_rendered_one() {
+fn every_imported_sample_without_a_pdf_gets_a_rendered_one_when_asked() {
     let app = TestApp::spawn();
     let client = app.client();
     let ids = import_by_issuer(&app, &mut Default::default(), STAMPED);
     for (file, id) in &ids {
-        let resp = cfdi(&client, id, "?format=pdf", None);
+        assert_no_pdf(&cfdi(&client, id, "?format=pdf", None), file);
+        let resp = cfdi(&client, id, "?format=pdf&render=true", None);
         assert_pdf_from(&resp, &rendered(file), "rendered", file);
         let disposition = resp.header("content-disposition").unwrap_or("");
         let uuid = client.get(&format!("/v1/invoices/{id}")).expect(200)["uuid"].clone();
@@ -414,14 +459,17 @@ fn sandbox_invoices_serve_their_real_pdf_or_a_rendered_one() {
         "the sandbox's XML",
     );
 
-    // Without the SAT's PDF, one rendered from the stored XML, for complements too.
+    // Without the SAT's PDF, the spec's 404, and one rendered from the stored XML when
+    // asked for, for complements too.
     for inv in [without_pdf, complement] {
         let listed = invoice_by_uuid(&client, &inv.uuid).expect("listed");
         assert_eq!(listed["has_pdf"], false, "{listed}");
         let xml = sandbox_docs::render_xml(tax_id, dir, inv).expect("the sandbox XML");
         let cfdi_doc = cfdi_extract::cfdi::Cfdi::parse(&xml).expect("parses");
         let pdf = cfdi_extract::pdf::invoice::render(&cfdi_doc);
-        let resp = cfdi(&client, &id_of(&listed), "", Some("application/pdf"));
+        let id = id_of(&listed);
+        assert_no_pdf(&cfdi(&client, &id, "", Some("application/pdf")), &inv.uuid);
+        let resp = cfdi(&client, &id, "?render=true", Some("application/pdf"));
         assert_pdf_from(&resp, &pdf, "rendered", &inv.uuid);
     }
 

@@ -231,3 +231,52 @@ fn an_efirma_the_sat_refuses_turns_invalid_and_extractions_use_the_ciec() {
     assert!(done.get("channel").is_none(), "the CIEC channel: {done}");
     assert_eq!(fake.count(Op::Query), 0);
 }
+
+/// A package document whose UUID names another document already stored: the run keeps
+/// the stored one and lists the conflict (`invoices_conflicting`, `conflicts`); the
+/// other documents are stored as usual.
+#[test]
+fn a_package_document_under_a_stored_uuid_is_recorded_on_the_run_and_the_stored_kept() {
+    let fake = FakeSatWs::start_with(Settings::default());
+    let (from, to) = (date("2026-01-05"), date("2026-01-06"));
+    let uuids = load(&fake, from, to);
+    let taken = uuids.iter().next().expect("a document").clone();
+    let app = app_for(&fake, "50ms");
+    let client = app.client();
+    let entity = efirma_entity(&client, "valid");
+
+    // Stored first: another document of the entity, forged under that UUID.
+    let dir = tempfile::TempDir::new().expect("tmp");
+    let sample = "cfdi40-ingreso-pue-descuento-tfd.xml";
+    let forged = crate::import::edited_sample(
+        &dir,
+        "forged.xml",
+        sample,
+        &[("6F35D3B5-3651-5370-BC2C-14CDBE384CD7", &taken)],
+    );
+    let id = crate::support::import(&app, &entity, "issued", std::slice::from_ref(&forged))
+        .remove(0)
+        .1;
+    let before = client.get(&format!("/v1/invoices/{id}")).expect(200);
+
+    let done = run(&client, &entity, from, to);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(processed(&done), uuids.len() as u64 - 1, "{done}");
+    assert_eq!(done["invoices_conflicting"], 1, "{done}");
+    let conflicts = done["conflicts"].as_array().expect("conflicts");
+    assert_eq!(conflicts.len(), 1, "{done}");
+    assert_eq!(conflicts[0]["uuid"], taken.as_str(), "{done}");
+    let reason = conflicts[0]["reason"].as_str().unwrap_or("");
+    assert!(reason.contains("already stored"), "{reason}");
+    // The same object from the API, and the stored document untouched.
+    let read = client
+        .get(&format!("/v1/extractions/{}", id_of(&done)))
+        .expect(200);
+    assert_eq!(read["conflicts"], done["conflicts"]);
+    let after = client.get(&format!("/v1/invoices/{id}")).expect(200);
+    assert_eq!(after["total"], before["total"], "{after}");
+    assert_eq!(after["type"], before["type"], "{after}");
+    let xml = client.get(&format!("/v1/invoices/{id}/cfdi?format=xml"));
+    assert_eq!(xml.body, std::fs::read(&forged).expect("forged"));
+    assert_eq!(stored_uuids(&client, &entity), uuids);
+}

@@ -236,3 +236,68 @@ fn cfdi32_payment_form_comes_from_metodo_de_pago() {
         "{invoice}"
     );
 }
+
+/// A UUID names one document: another one forged under it is `skipped` with the reason
+/// and the stored one is kept whole; the same document again (its bytes, or written out
+/// again) is still `imported`.
+#[test]
+fn a_different_document_under_a_stored_uuid_is_skipped_and_the_first_kept() {
+    const PAYROLL: &str = "cfdi40-nomina-compensacion-tfd.xml";
+    const PAYROLL_UUID: &str = "22222222-2222-2222-2222-222222222222";
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&client.create_entity("AAA010101AAA", "sandbox1"));
+    let id = import_samples(&app, &entity, "issued", &[PAYROLL])
+        .remove(PAYROLL)
+        .expect("imported");
+    let invoice = client.get(&format!("/v1/invoices/{id}")).expect(200);
+    assert_eq!(invoice["type"], "N", "{invoice}");
+    let xml = client.get(&format!("/v1/invoices/{id}/cfdi?format=xml"));
+    assert_eq!(xml.status, 200);
+    assert_eq!(xml.body, sample_bytes(PAYROLL));
+
+    // A credit note of the same issuer, its stamp's UUID edited to the payroll's.
+    let dir = TempDir::new().expect("tmp");
+    let credit_note = edited_sample(
+        &dir,
+        "credit-note.xml",
+        "cfdi32-ingreso-tfd11-special-chars-rfc.xml",
+        &[
+            (
+                "tipoDeComprobante=\"ingreso\"",
+                "tipoDeComprobante=\"egreso\"",
+            ),
+            ("11111111-2222-3333-4444-000000000001", PAYROLL_UUID),
+        ],
+    );
+    let reason = import_refused(&app, &entity, "issued", &credit_note);
+    assert_eq!(
+        reason,
+        format!("another document with UUID {PAYROLL_UUID} is already stored (its content differs); the stored one is kept")
+    );
+    // Nothing of the payroll changed, and there is still one invoice.
+    assert_eq!(
+        client.get(&format!("/v1/invoices/{id}")).expect(200),
+        invoice
+    );
+    let again = client.get(&format!("/v1/invoices/{id}/cfdi?format=xml"));
+    assert_eq!(again.body, xml.body, "the payroll's XML byte for byte");
+    let listed = invoices(&client, &format!("entity_id={entity}"));
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["type"], "N");
+
+    // The same bytes again (now with a PDF beside them), and the same document written
+    // out again: imported, one row, the PDF kept.
+    let same = edited_sample(&dir, "same.xml", PAYROLL, &[]);
+    let pdf = b"%PDF-1.4\n% the payroll, printed\n%%EOF\n";
+    std::fs::write(same.with_extension("pdf"), pdf).expect("pdf");
+    let rewritten = edited_sample(&dir, "rewritten.xml", PAYROLL, &[("\" ", "\"\n   ")]);
+    let imported = import(&app, &entity, "issued", &[same, rewritten.clone()]);
+    assert_eq!(imported.len(), 2, "{imported:?}");
+    assert!(imported.iter().all(|(_, i)| *i == id), "{imported:?}");
+    assert_eq!(invoices(&client, &format!("entity_id={entity}")).len(), 1);
+    let stored = client.get(&format!("/v1/invoices/{id}/cfdi?format=pdf"));
+    assert_eq!((stored.status, &stored.body[..]), (200, &pdf[..]));
+    let xml = client.get(&format!("/v1/invoices/{id}/cfdi?format=xml"));
+    assert_eq!(xml.body, std::fs::read(&rewritten).expect("rewritten"));
+}

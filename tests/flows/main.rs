@@ -19,12 +19,14 @@ mod fake_sat_ws;
 mod support;
 
 mod backup;
+mod bounds;
 mod documents;
 mod efirma;
 mod efirma_ws;
 mod events;
 mod exports;
 mod extractions;
+mod fairness;
 mod import;
 mod incremental;
 mod invoices;

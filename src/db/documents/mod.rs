@@ -86,28 +86,36 @@ fn pdf_bound_to_another_xml(
     invoice_id: &str,
     xml: &ToStore,
 ) -> anyhow::Result<Option<Vec<u8>>> {
+    let bound: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM documents
+               WHERE invoice_id = ?1 AND kind = 'pdf' AND codec = 'zstd-xml')",
+        )?
+        .query_row([invoice_id], |r| r.get(0))?;
+    if !bound || holds_xml(conn, invoice_id, xml)? {
+        return Ok(None);
+    }
+    get(conn, invoice_id, "pdf")
+}
+
+/// Whether the invoice's stored XML is `xml`, byte for byte, without decoding it:
+/// compression is deterministic, so the same content and certificate are the same XML.
+/// (`false` can still be the same bytes stored by another codec; callers that care
+/// decode.)
+pub fn holds_xml(conn: &Connection, invoice_id: &str, xml: &ToStore) -> anyhow::Result<bool> {
     type Stored = (String, Vec<u8>, Option<Vec<u8>>);
     let stored: Option<Stored> = conn
         .prepare_cached(
-            "SELECT x.codec, x.content, c.content FROM documents p JOIN documents x
-               ON x.invoice_id = p.invoice_id AND x.kind = 'xml'
+            "SELECT x.codec, x.content, c.content FROM documents x
              LEFT JOIN certificates c ON c.id = x.certificate_id
-             WHERE p.invoice_id = ?1 AND p.kind = 'pdf' AND p.codec = 'zstd-xml'",
+             WHERE x.invoice_id = ?1 AND x.kind = 'xml'",
         )?
         .query_row([invoice_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
-    match stored {
-        // Compression is deterministic: the same content and certificate are the same XML.
-        Some((codec, content, certificate))
-            if codec == xml.content.codec.name()
-                && content == xml.content.bytes
-                && certificate.as_deref() == xml.certificate() =>
-        {
-            Ok(None)
-        }
-        Some(_) => get(conn, invoice_id, "pdf"),
-        None => Ok(None),
-    }
+    Ok(matches!(stored, Some((codec, content, certificate))
+        if codec == xml.content.codec.name()
+            && content == xml.content.bytes
+            && certificate.as_deref() == xml.certificate()))
 }
 
 /// Stores (or replaces) one document.

@@ -421,6 +421,9 @@ impl<'a> Conversation<'a> {
                 Kind::Cfdi => (0, at.stored as i64),
             };
             super::extraction::add_counts(tx, extraction_id, found, processed)?;
+            for (uuid, reason) in &at.conflicts {
+                db::extractions::record_conflict(tx, extraction_id, uuid, reason)?;
+            }
             db::sat_requests::package_progress(tx, &q.id, &p.package_id, at.handled, at.done)
         };
         let store = match q.kind {

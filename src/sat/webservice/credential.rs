@@ -11,9 +11,11 @@ use x509_cert::Certificate;
 
 use super::names;
 
-/// PBKDF2 rounds above this are refused instead of computed: the SAT's keys use 2048,
-/// and an upload must not be able to pin a worker for minutes.
-pub const MAX_PBKDF2_ITERATIONS: u32 = 1_000_000;
+/// PBKDF2 rounds above this are refused instead of computed. The SAT's keys use 2,048
+/// and OpenSSL's `pkcs8 -topk8` writes 2,048 too; 100,000 leaves room for any tool that
+/// re-encrypts a key (about 50 ms to check), where 1,000,000 let sixteen uploads hold
+/// every CPU for seconds.
+pub const MAX_PBKDF2_ITERATIONS: u32 = 100_000;
 
 /// The upload field an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,7 +327,17 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
         .and_then(|p| p.kdf.pbkdf2());
     match pbkdf2 {
         Some(p) if p.iteration_count <= MAX_PBKDF2_ITERATIONS => {}
-        _ => {
+        Some(p) => {
+            errors.add(
+                FielField::PrivateKey,
+                format!(
+                    "is encrypted with {} PBKDF2 rounds; at most {MAX_PBKDF2_ITERATIONS} are accepted (the SAT's keys use 2048): re-encrypt it, e.g. openssl pkcs8 -topk8 -v2 des3 -iter 2048",
+                    p.iteration_count
+                ),
+            );
+            return None;
+        }
+        None => {
             errors.add(
                 FielField::PrivateKey,
                 "is encrypted with a scheme the SAT's .key files do not use (expected PBES2 with PBKDF2)",

@@ -206,3 +206,43 @@ fn errors_convert_to_the_api_field_errors() {
     assert!(api.contains("password"));
     assert!(!api.contains("private_key"));
 }
+
+#[test]
+fn a_key_with_more_pbkdf2_rounds_than_the_cap_is_refused_before_any_is_computed() {
+    let pass = password("fake-fiel");
+    let key = fixture(KEY);
+    let encrypted = EncryptedPrivateKeyInfo::try_from(key.as_slice()).expect("key");
+    let plain = encrypted.decrypt(pass.as_bytes()).expect("opens");
+    let info = PrivateKeyInfo::try_from(plain.as_bytes()).expect("PKCS#8");
+    let with_rounds = |rounds: u32| {
+        let params =
+            pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(rounds, b"salt", &[1; 16])
+                .expect("params");
+        let der = info
+            .encrypt_with_params(params, pass.as_bytes())
+            .expect("encrypts");
+        der.as_bytes().to_vec()
+    };
+    let cer = fixture(CER);
+    let over = Fiel::parse(
+        &cer,
+        &with_rounds(100_001),
+        &pass,
+        "EKU9003173C9",
+        valid_now(),
+    )
+    .expect_err("refused");
+    assert_eq!(
+        over.messages(FielField::PrivateKey),
+        vec!["is encrypted with 100001 PBKDF2 rounds; at most 100000 are accepted (the SAT's keys use 2048): re-encrypt it, e.g. openssl pkcs8 -topk8 -v2 des3 -iter 2048"]
+    );
+    assert_eq!(over.iter().count(), 1, "{over}");
+    Fiel::parse(
+        &cer,
+        &with_rounds(100_000),
+        &pass,
+        "EKU9003173C9",
+        valid_now(),
+    )
+    .expect("the cap itself is accepted");
+}

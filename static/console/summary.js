@@ -1,0 +1,153 @@
+// The period tax summary (GET /v1/entities/{id}/summary, /docs/summary): pick a
+// taxpayer, a period and a direction; every section of the JSON is drawn as it comes
+// (a list of objects as a table, an object as a list of its fields), so a field or a
+// section the API adds later shows without a change here. Amounts stay the strings the
+// API wrote (format.js). The same figures download as the API's XLSX.
+import { t } from './i18n.js';
+import { api, download, withQuery } from './api.js';
+import { h, field, select, table, errorBox, flash, values } from './dom.js';
+import { allEntities, entityOptions } from './entities.js';
+
+// The choice survives a visit to another page, like the invoice filters.
+const state = { params: null };
+
+/** The label of a JSON field or section: translated when known, else the name as is. */
+function label(key) {
+  const text = t(`sum_${key}`);
+  return text === `sum_${key}` ? key : text;
+}
+
+// The JSON's object keys come sorted by name; known sections and columns are shown in
+// the order an accountant reads them, anything else after them as it comes.
+const ORDER = ['totals', 'net', 'taxes', 'cash_basis_iva', 'unresolved_payments', 'excluded',
+  'type', 'source', 'kind', 'tax', 'tax_name', 'factor', 'rate', 'currency', 'count', 'base', 'amount',
+  'subtotal', 'discount', 'taxes_transferred', 'taxes_withheld', 'total',
+  'payment_invoice_id', 'related_uuid', 'paid_at', 'amount_paid', 'reason'];
+const rank = (key) => { const i = ORDER.indexOf(key); return i < 0 ? ORDER.length : i; };
+const ordered = (keys) => [...keys].sort((a, b) => rank(a) - rank(b));
+
+/** A value the API wrote, as text: numbers (strings here) with thousands separators. */
+function text(value) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'boolean') return t(value ? 'yes' : 'no');
+  if (typeof value === 'object') {
+    return Array.isArray(value) ? value.map(text).join(', ')
+      : Object.entries(value).map(([k, v]) => `${label(k)}: ${text(v)}`).join('; ');
+  }
+  const s = String(value);
+  const number = /^(-?)(\d+)(\.\d+)?$/.exec(s);
+  return number ? `${number[1]}${number[2].replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${number[3] || ''}` : s;
+}
+
+/** A table cell: an invoice id links to the invoice; a known code reads in words. */
+function cell(key, value) {
+  if (/(^|_)invoice_id$/.test(key) && typeof value === 'string') return h('a', { href: `#/invoices/${encodeURIComponent(value)}` }, value);
+  if (typeof value === 'string' && ['source', 'kind', 'reason'].includes(key)) {
+    const words = t(`sumv_${value}`);
+    if (words !== `sumv_${value}`) return h('span', { title: value }, words);
+  }
+  return text(value);
+}
+
+/** Codes and words wrap between words only; long free text (a name) anywhere. */
+const wrap = (v) => (typeof v === 'string' && v.length > 40 ? 'user' : null);
+
+const isNumber = (v) => typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v);
+const isRecord = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** One section of the answer, whatever its shape. */
+function section(key, value, level) {
+  const heading = h(level === 2 ? 'h2' : 'h3', null, label(key));
+  if (Array.isArray(value) && (value.length === 0 || value.every(isRecord))) {
+    if (value.length === 0) return [heading, h('p', { class: 'muted' }, t('summary_empty'))];
+    // Columns: every field of every row, in the order they first appear.
+    const columns = ordered(new Set(value.flatMap((row) => Object.keys(row))));
+    const numeric = new Set(columns.filter((c) => value.every((row) => row[c] === null || row[c] === undefined || isNumber(row[c]))));
+    return [heading, table(columns.map((c) => [label(c), numeric.has(c) ? 'num' : null]),
+      value.map((row) => h('tr', null, columns.map((c) => h('td', { class: numeric.has(c) ? 'num' : wrap(row[c]) }, cell(c, row[c]))))))];
+  }
+  if (isRecord(value)) {
+    const entries = ordered(Object.keys(value)).map((k) => [k, value[k]]);
+    const scalars = entries.filter(([, v]) => !isRecord(v) && !Array.isArray(v));
+    const nested = entries.filter(([, v]) => isRecord(v) || Array.isArray(v));
+    return [heading,
+      scalars.length ? h('dl', { class: 'props' }, scalars.flatMap(([k, v]) => [h('dt', null, label(k)), h('dd', null, text(v))])) : null,
+      ...nested.flatMap(([k, v]) => section(k, v, level + 1))];
+  }
+  return [heading, h('p', null, text(value))];
+}
+
+/** The answer: the period it covers, then every other field as a section. */
+function answer(summary, names) {
+  const { entity_id: entity, direction, from, to, ...sections } = summary;
+  return [
+    h('dl', { class: 'props', id: 'summary-period' },
+      h('dt', null, t('entity')), h('dd', null, names.get(entity) || entity),
+      h('dt', null, t('direction')), h('dd', null, t(direction)),
+      h('dt', null, t('period')), h('dd', null, `${from} – ${to}`)),
+    ...ordered(Object.keys(sections)).flatMap((k) => section(k, sections[k], 2)),
+  ];
+}
+
+/** The first and last day of the month before today's (the monthly return's period). */
+function lastMonth() {
+  const now = new Date();
+  const first = new Date(Date.UTC(now.getFullYear(), now.getMonth() - 1, 1));
+  const last = new Date(Date.UTC(now.getFullYear(), now.getMonth(), 0));
+  return [first, last].map((d) => d.toISOString().slice(0, 10));
+}
+
+export function render(main) {
+  const err = h('div');
+  const formSlot = h('div');
+  const results = h('div', { id: 'summary', 'aria-live': 'polite' });
+  main.replaceChildren(h('h1', null, t('summary')), h('p', { class: 'muted' }, t('summary_hint')), err, formSlot, results);
+  let names = new Map();
+  let latest = 0;
+  const path = (p) => `/v1/entities/${encodeURIComponent(p.entity_id)}/summary`;
+  const query = (p) => ({ from: p.from, to: p.to, direction: p.direction });
+  const load = async () => {
+    const p = state.params;
+    if (!p) return;
+    const mine = latest += 1;
+    results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
+    try {
+      const summary = await api('GET', withQuery(path(p), query(p)));
+      if (mine === latest) results.replaceChildren(...answer(summary, names));
+    } catch (e) {
+      if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));
+    }
+  };
+  (async () => {
+    let list = [];
+    try { list = await allEntities(); } catch (e) { if (e.status !== 401) err.replaceChildren(errorBox(e)); return; }
+    if (list.length === 0) { formSlot.replaceChildren(h('p', null, t('summary_no_entities'))); return; }
+    names = new Map(list.map((e) => [e.id, `${e.tax_id} · ${e.name}`]));
+    const [from, to] = lastMonth();
+    const p = state.params || { entity_id: list[0].id, direction: 'issued', from, to };
+    const form = h('form', { class: 'grid', id: 'summary-form' },
+      select(t('entity'), 'entity_id', entityOptions(list), p.entity_id),
+      select(t('direction'), 'direction', [['issued', t('issued')], ['received', t('received')]], p.direction),
+      field(t('from'), { name: 'from', type: 'date', value: p.from, required: true }),
+      field(t('to'), { name: 'to', type: 'date', value: p.to, required: true }),
+      h('div', { class: 'actions' },
+        h('button', { type: 'submit' }, t('summary_show')),
+        h('button', { type: 'button', class: 'secondary', id: 'summary-xlsx', onclick: async (ev) => {
+          const params = values(form);
+          const name = `summary-${params.from}-${params.to}-${params.direction}.xlsx`;
+          ev.target.disabled = true;
+          try {
+            await download(withQuery(path(params), { ...query(params), format: 'xlsx' }), name);
+            flash(`${t('downloaded')}: ${name}`);
+          } catch (e) { if (e.status !== 401) results.replaceChildren(errorBox(e)); } finally { ev.target.disabled = false; }
+        } }, t('summary_xlsx'))));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      state.params = values(form);
+      load();
+    });
+    formSlot.replaceChildren(form);
+    if (state.params) load();
+  })();
+  return null;
+}
