@@ -84,6 +84,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE jobs DROP COLUMN request_id;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
+         ALTER TABLE invoices DROP COLUMN stated_taxes_json;
          DROP TABLE invoice_item_pages;
          DROP TABLE documents;
          DROP TABLE certificates;

@@ -347,3 +347,22 @@ pub fn stored_document(data_dir: &Path, invoice_id: &str, kind: &str) -> Option<
     .ok()
     .map(|(codec, len)| (codec, usize::try_from(len).expect("a length")))
 }
+
+/// Excel's serial of a date or timestamp as the API writes it (days since 1899-12-30,
+/// the wall-clock time as the fraction of a day): what a date cell must hold.
+pub fn excel_serial(text: &str) -> Option<f64> {
+    let at = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .or_else(|| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|t| t.naive_local())
+        })
+        .or_else(|| {
+            NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+        })?;
+    let epoch = NaiveDate::from_ymd_opt(1899, 12, 30)?.and_hms_opt(0, 0, 0)?;
+    Some((at - epoch).num_milliseconds() as f64 / 86_400_000.0)
+}
