@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 9;
+pub const VERSION: i64 = 10;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -21,6 +21,7 @@ const STEPS: &[(i64, &str)] = &[
     (7, STEP_7),
     (8, STEP_8),
     (9, STEP_9),
+    (10, STEP_10),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -33,7 +34,7 @@ UPDATE jobs SET org_id = (SELECT w.org_id FROM deliveries d JOIN webhooks w ON w
 ALTER TABLE webhooks ADD COLUMN token_sealed BLOB;
 ";
 
-/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices.rs).
+/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices/mod.rs).
 /// `invoices.items_json` keeps the first page (what the invoice object carries) and
 /// `items_count` the total; later pages go to `invoice_item_pages`, so no read has to
 /// load a 200,000-item document whole. Existing rows are split the same way.
@@ -126,6 +127,11 @@ const STEP_8: &str = "ALTER TABLE documents ADD COLUMN codec TEXT NOT NULL DEFAU
 /// Existing rows keep theirs inside their XML (`certificate_id` NULL).
 const STEP_9: &str =
     "ALTER TABLE documents ADD COLUMN certificate_id INTEGER REFERENCES certificates(id);";
+
+/// Version 10: the taxes a document states outside its concepts (`cfdi::StatedTaxes`:
+/// CFDI 3.2's, local and payroll taxes), for the period summary. Rows stored before
+/// read as none until their document is imported or extracted again.
+const STEP_10: &str = "ALTER TABLE invoices ADD COLUMN stated_taxes_json TEXT;";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
