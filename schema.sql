@@ -128,6 +128,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     items_json          TEXT,                     -- the first 1,000 concepts (JSON array)
     items_count         INTEGER,                  -- all concepts; the rest are in invoice_item_pages
     payments_json       TEXT,
+    stated_taxes_json   TEXT,                     -- cfdi::StatedTaxes; NULL when none
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL,
     UNIQUE (entity_id, uuid)

@@ -2,7 +2,7 @@
 //! (key in `secret.key` in the data directory, or given by the environment), and
 //! webhook tokens are `whsec_` + base64 of 32 random bytes (a Standard Webhooks secret).
 
-use crate::db;
+use crate::db::{self, Conn};
 use anyhow::{bail, Context};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -10,7 +10,6 @@ use chacha20poly1305::aead::Aead;
 use chacha20poly1305::KeyInit as _;
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use hmac::{Hmac, KeyInit, Mac};
-use rusqlite::Connection;
 use sha2::Sha256;
 use std::path::Path;
 
@@ -38,11 +37,7 @@ impl Cipher {
     /// missing key file next to sealed credentials, or a key that cannot open them, is
     /// an error: silently starting with a new key would make every stored credential
     /// unreadable.
-    pub fn load(
-        conn: &Connection,
-        configured: Option<&str>,
-        key_file: &Path,
-    ) -> anyhow::Result<Cipher> {
+    pub fn load(conn: &Conn, configured: Option<&str>, key_file: &Path) -> anyhow::Result<Cipher> {
         let cipher = match Self::verify(conn, configured, key_file)? {
             Some(cipher) => cipher,
             None => {
@@ -61,7 +56,7 @@ impl Cipher {
     /// `serve` would use, refused when missing or different as `load` refuses it; None
     /// when there is no key yet and nothing needs one (the first start creates it).
     pub fn verify(
-        conn: &Connection,
+        conn: &Conn,
         configured: Option<&str>,
         key_file: &Path,
     ) -> anyhow::Result<Option<Cipher>> {
@@ -119,6 +114,14 @@ impl Cipher {
     /// nonce || ciphertext
     pub fn seal(&self, plaintext: &str) -> anyhow::Result<Vec<u8>> {
         self.seal_bytes(plaintext.as_bytes())
+    }
+
+    /// A webhook's token as `db` stores it: sealed, or plain from schema 1.
+    pub fn open_token(&self, token: &db::webhooks::Token) -> anyhow::Result<String> {
+        match token {
+            db::webhooks::Token::Sealed(sealed) => self.open(sealed),
+            db::webhooks::Token::Plain(plain) => Ok(plain.clone()),
+        }
     }
 
     pub fn open(&self, sealed: &[u8]) -> anyhow::Result<String> {
@@ -185,10 +188,8 @@ mod tests {
         assert!(Cipher::from_key(&[8u8; 32]).open(&sealed).is_err());
     }
 
-    fn memory_db() -> Connection {
-        let mut conn = Connection::open_in_memory().expect("db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
-        conn
+    fn memory_db() -> crate::db::Memory {
+        crate::db::Memory::new()
     }
 
     #[test]

@@ -177,12 +177,6 @@ impl From<anyhow::Error> for ApiError {
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> Self {
-        anyhow::Error::from(e).into()
-    }
-}
-
 impl<'r> Responder<'r, 'static> for ApiError {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         if let ApiError::Internal(cause) = &self {

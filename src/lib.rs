@@ -5,6 +5,7 @@
 //! `payments`) -> storage (`db`). Background work (`jobs`) and the tax-authority
 //! providers (`sat`) sit beside the edge and use the same domain and storage.
 
+pub mod app;
 pub mod auth;
 pub mod catchers;
 pub mod cfdi;

@@ -1,8 +1,8 @@
 //! Builds the Rocket instance: configuration, managed state, routes, catchers, and the
 //! fairing that prints the real listening address.
 
+use crate::app::Context;
 use crate::auth::Authenticator;
-use crate::jobs::Context;
 use rocket::config::{LogLevel, Shutdown};
 use rocket::data::{Limits, ToByteUnit};
 use rocket::fairing::AdHoc;

@@ -4,8 +4,8 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
 use super::{
-    limits, pagos, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related, Stamp, TaxKind,
-    Version,
+    certification, limits, pagos, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax,
+    Party, Related, Stamp, Version,
 };
 
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
@@ -26,6 +26,8 @@ const PAYMENT_METHOD: Attr = Attr::modern_only("MetodoPago");
 const PAYMENT_FORM: Attr = Attr::new("FormaPago", "metodoDePago");
 const SEAL: Attr = Attr::new("Sello", "sello");
 const CERTIFICATE_NUMBER: Attr = Attr::new("NoCertificado", "noCertificado");
+const PLACE_OF_ISSUE: Attr = Attr::new("LugarExpedicion", "LugarExpedicion");
+const EXPORT: Attr = Attr::modern_only("Exportacion");
 
 // Emisor / Receptor.
 const ISSUER_RFC: Attr = Attr::labeled("Rfc", "rfc", "Emisor@Rfc");
@@ -34,6 +36,8 @@ const NAME: Attr = Attr::new("Nombre", "nombre");
 const REGIME: Attr = Attr::new("RegimenFiscal", "RegimenFiscal");
 const REGIME_32: Attr = Attr::new("Regimen", "Regimen");
 const CFDI_USE: Attr = Attr::new("UsoCFDI", "UsoCFDI");
+const RECEIVER_REGIME: Attr = Attr::modern_only("RegimenFiscalReceptor");
+const RECEIVER_POSTAL_CODE: Attr = Attr::modern_only("DomicilioFiscalReceptor");
 
 // Impuestos (root level).
 const TAXES_TRANSFERRED: Attr = Attr::new("TotalImpuestosTrasladados", "totalImpuestosTrasladados");
@@ -49,12 +53,7 @@ const UNIT: Attr = Attr::new("Unidad", "unidad");
 const UNIT_PRICE: Attr = Attr::labeled("ValorUnitario", "valorUnitario", "Concepto@ValorUnitario");
 const ITEM_DISCOUNT: Attr = Attr::labeled("Descuento", "descuento", "Concepto@Descuento");
 const AMOUNT: Attr = Attr::labeled("Importe", "importe", "Concepto@Importe");
-// Concepto/Impuestos/Traslados/Traslado and Retenciones/Retencion (3.3 and 4.0 only).
-const TAX: Attr = Attr::modern_only("Impuesto");
-const TAX_FACTOR: Attr = Attr::modern_only("TipoFactor");
-const TAX_RATE: Attr = Attr::modern_only("TasaOCuota");
-const TAX_BASE: Attr = Attr::modern_only("Base");
-const TAX_AMOUNT: Attr = Attr::modern_only("Importe");
+const TAX_OBJECT: Attr = Attr::modern_only("ObjetoImp");
 
 // CfdiRelacionados and TimbreFiscalDigital (same spelling in every version).
 const RELATION_TYPE: Attr = Attr::field("TipoRelacion", "CfdiRelacionados@TipoRelacion");
@@ -132,6 +131,8 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let subtotal = r.required_decimal(SUBTOTAL)?;
     let total = r.required_decimal(TOTAL)?;
     let taxes = cfd.child(root, "Impuestos").map(|node| cfd.reader(node));
+    let legacy = cfd.version == Version::V32;
+    let tax_breakdown = taxes::entries(root, cfd.ns, &taxes::CFDI, legacy);
     let tax_total = |attr| taxes.map_or(Ok(None), |t| t.decimal(attr));
     let complements: Vec<Node> = cfd
         .children(root, "Complemento")
@@ -166,6 +167,15 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         items: parse_items(cfd, root)?,
         payments,
         related: parse_related(cfd, root),
+        place_of_issue: r.string(PLACE_OF_ISSUE),
+        export: r.string(EXPORT),
+        payment_totals: if invoice_type == InvoiceType::P {
+            pagos::totals(&complements)
+        } else {
+            None
+        },
+        stated_taxes: stated_taxes::parse(if legacy { &tax_breakdown } else { &[] }, &complements),
+        tax_breakdown,
     })
 }
 
@@ -233,6 +243,7 @@ fn parse_issuer(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
         name: r.string(NAME),
         regime,
         cfdi_use: None,
+        postal_code: None,
     })
 }
 
@@ -249,8 +260,9 @@ fn parse_receiver(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
     Ok(Party {
         tax_id: r.required(RECEIVER_RFC)?.to_owned(),
         name: r.string(NAME),
-        regime: None,
+        regime: r.string(RECEIVER_REGIME),
         cfdi_use,
+        postal_code: r.string(RECEIVER_POSTAL_CODE),
     })
 }
 
@@ -273,37 +285,13 @@ fn parse_item(cfd: Cfd, node: Node<'_, '_>) -> Result<Item, CfdiError> {
         discount: r.decimal(ITEM_DISCOUNT)?,
         amount: r.required_decimal(AMOUNT)?,
         taxes: parse_item_taxes(cfd, node),
+        tax_object: r.string(TAX_OBJECT),
     })
 }
 
-/// A concept's Traslado then Retencion entries; ones without `Impuesto` are skipped.
+/// A concept's Traslado then Retencion entries (3.3 and 4.0; 3.2 concepts have none).
 fn parse_item_taxes(cfd: Cfd, item: Node<'_, '_>) -> Vec<ItemTax> {
-    let groups = [
-        ("Traslados", "Traslado", TaxKind::Transferred),
-        ("Retenciones", "Retencion", TaxKind::Withheld),
-    ];
-    let mut taxes = Vec::new();
-    for taxes_node in cfd.children(item, "Impuestos") {
-        for (list, entry, kind) in groups {
-            for node in cfd
-                .children(taxes_node, list)
-                .flat_map(|l| cfd.children(l, entry))
-            {
-                let r = cfd.reader(node);
-                let lenient = |attr| r.raw(attr).and_then(xml::parse_decimal);
-                let Some(tax) = r.string(TAX) else { continue };
-                taxes.push(ItemTax {
-                    kind,
-                    tax,
-                    factor: r.string(TAX_FACTOR),
-                    rate: lenient(TAX_RATE),
-                    base: lenient(TAX_BASE),
-                    amount: lenient(TAX_AMOUNT),
-                });
-            }
-        }
-    }
-    taxes
+    taxes::entries(item, cfd.ns, &taxes::CFDI, cfd.version == Version::V32)
 }
 
 /// CfdiRelacionado entries; ones without a UUID cannot link anything and are skipped.
@@ -349,6 +337,7 @@ fn parse_stamp(complements: &[Node<'_, '_>]) -> Result<Option<Stamp>, CfdiError>
                     provider_tax_id: r.string(STAMP_PROVIDER),
                     sat_seal: either(STAMP_SAT_SEAL),
                     sat_certificate_number: either(STAMP_SAT_CERTIFICATE),
+                    original_string: certification::original_string(*node),
                 });
             }
         }

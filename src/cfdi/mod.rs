@@ -6,9 +6,12 @@
 //! with. Elements are matched by namespace URI and local name, never by
 //! prefix. The parser never panics: every bad input maps to a [`CfdiError`].
 
+mod certification;
 mod document;
 mod limits;
 mod pagos;
+mod stated_taxes;
+mod taxes;
 mod xml;
 
 #[cfg(test)]
@@ -125,6 +128,49 @@ pub struct Cfdi {
     /// Every Pago of every Pagos complement, in document order; only for type P.
     pub payments: Vec<Payment>,
     pub related: Vec<Related>,
+    // What the printed representation shows beyond the stored fields; skipped when
+    // serialized, so stored and API JSON stay as they are.
+    /// LugarExpedicion: the place of issue's postal code (3.2: as written).
+    #[serde(skip)]
+    pub place_of_issue: Option<String>,
+    /// Exportacion (4.0 only), e.g. `01` (not an export).
+    #[serde(skip)]
+    pub export: Option<String>,
+    /// The root Impuestos' entries, one per tax (Traslado then Retencion, in document
+    /// order); 3.2 names the tax (`IVA`) and gives `tasa` as a percentage.
+    #[serde(skip)]
+    pub tax_breakdown: Vec<ItemTax>,
+    /// The Pagos 2.0 Totales node (type P only).
+    #[serde(skip)]
+    pub payment_totals: Option<PaymentTotals>,
+    /// Taxes stated outside the concepts' 3.3/4.0 breakdown (see [`StatedTaxes`]).
+    pub stated_taxes: StatedTaxes,
+}
+
+/// Taxes a document states outside its concepts' breakdown, each in the concept
+/// taxes' shape. Stored beside the concepts (`invoices.stated_taxes_json`) and read
+/// back by the period summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct StatedTaxes {
+    /// CFDI 3.2's Impuestos entries: `impuesto` as its code (IVA 002, ISR 001, IEPS
+    /// 003), `tasa` as a fraction (16.00 -> 0.160000) with factor `Tasa`; 3.2 states
+    /// no base.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub legacy: Vec<ItemTax>,
+    /// Local taxes (`implocal:ImpuestosLocales`): the tax is the local tax's name as
+    /// written (ImpLocTrasladado / ImpLocRetenido), the rate a fraction, no base.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local: Vec<ItemTax>,
+    /// ISR withheld on payroll (Nómina 1.1 / 1.2 deductions of type 002), one
+    /// withheld `001` entry per Nómina complement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payroll: Vec<ItemTax>,
+}
+
+impl StatedTaxes {
+    pub fn is_empty(&self) -> bool {
+        self.legacy.is_empty() && self.local.is_empty() && self.payroll.is_empty()
+    }
 }
 
 /// Emisor or Receptor.
@@ -133,10 +179,12 @@ pub struct Party {
     /// Rfc as written (trimmed); may be empty when the attribute is present but empty.
     pub tax_id: String,
     pub name: Option<String>,
-    /// Emisor's RegimenFiscal; always None for the Receptor.
+    /// Emisor's RegimenFiscal; for the Receptor its RegimenFiscalReceptor (4.0 only).
     pub regime: Option<String>,
     /// Receptor's UsoCFDI; always None for the Emisor.
     pub cfdi_use: Option<String>,
+    /// Receptor's DomicilioFiscalReceptor (4.0 only): the postal code of its tax address.
+    pub postal_code: Option<String>,
 }
 
 /// TimbreFiscalDigital.
@@ -153,6 +201,10 @@ pub struct Stamp {
     pub sat_seal: Option<String>,
     /// NoCertificadoSAT.
     pub sat_certificate_number: Option<String>,
+    /// The original string of the stamp (cadena original del complemento de
+    /// certificación), built as the SAT's XSLT for its version builds it.
+    #[serde(skip)]
+    pub original_string: String,
 }
 
 /// A Concepto line.
@@ -172,6 +224,9 @@ pub struct Item {
     /// in document order; empty when the concept has none (and always for 3.2).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taxes: Vec<ItemTax>,
+    /// ObjetoImp (4.0 only): whether the concept is subject to tax (`01` no, `02` yes, ...).
+    #[serde(skip)]
+    pub tax_object: Option<String>,
 }
 
 /// A Traslado or Retencion of a concept. Values are as written; a decimal that does
@@ -214,6 +269,27 @@ pub struct Payment {
     pub amount: Decimal,
     /// DoctoRelacionado rows, verbatim (duplicates are kept).
     pub related_documents: Vec<RelatedDocument>,
+    /// The payment's own taxes, in MonedaP: Pagos 2.0 ImpuestosP (TrasladoP then
+    /// RetencionP), Pagos 1.0 Impuestos; read leniently like a concept's.
+    #[serde(skip)]
+    pub taxes: Vec<ItemTax>,
+}
+
+/// The Totales node of a Pagos 2.0 complement, in MXN; each None when absent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaymentTotals {
+    pub withheld_iva: Option<Decimal>,
+    pub withheld_isr: Option<Decimal>,
+    pub withheld_ieps: Option<Decimal>,
+    pub base_iva16: Option<Decimal>,
+    pub iva16: Option<Decimal>,
+    pub base_iva8: Option<Decimal>,
+    pub iva8: Option<Decimal>,
+    pub base_iva0: Option<Decimal>,
+    pub iva0: Option<Decimal>,
+    pub base_iva_exempt: Option<Decimal>,
+    /// MontoTotalPagos.
+    pub total_paid: Option<Decimal>,
 }
 
 /// A DoctoRelacionado row. Amounts are in the document's currency (MonedaDR).

@@ -3,7 +3,7 @@
 use roxmltree::Node;
 
 use super::xml::{self, Attr, Reader, PAGOS10, PAGOS20};
-use super::{CfdiError, ItemTax, Payment, RelatedDocument, TaxKind};
+use super::{taxes, CfdiError, Payment, PaymentTotals, RelatedDocument};
 
 const PAID_AT: Attr = Attr::field("FechaPago", "Pago@FechaPago");
 const PAYMENT_FORM: Attr = Attr::field("FormaDePagoP", "Pago@FormaDePagoP");
@@ -22,13 +22,6 @@ const DOC_INSTALLMENT: Attr = Attr::field("NumParcialidad", "DoctoRelacionado@Nu
 const DOC_PREVIOUS: Attr = Attr::field("ImpSaldoAnt", "DoctoRelacionado@ImpSaldoAnt");
 const DOC_PAID: Attr = Attr::field("ImpPagado", "DoctoRelacionado@ImpPagado");
 const DOC_OUTSTANDING: Attr = Attr::field("ImpSaldoInsoluto", "DoctoRelacionado@ImpSaldoInsoluto");
-
-// ImpuestosDR/TrasladosDR/TrasladoDR and RetencionesDR/RetencionDR (Pagos 2.0).
-const TAX_DR: Attr = Attr::field("ImpuestoDR", "ImpuestoDR");
-const TAX_FACTOR_DR: Attr = Attr::field("TipoFactorDR", "TipoFactorDR");
-const TAX_RATE_DR: Attr = Attr::field("TasaOCuotaDR", "TasaOCuotaDR");
-const TAX_BASE_DR: Attr = Attr::field("BaseDR", "BaseDR");
-const TAX_AMOUNT_DR: Attr = Attr::field("ImporteDR", "ImporteDR");
 
 /// Which payment complement a Pagos element belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -83,6 +76,10 @@ fn parse_pago(node: Node<'_, '_>, kind: Kind) -> Result<Payment, CfdiError> {
         exchange_rate: r.decimal(EXCHANGE_RATE)?,
         amount: r.required_decimal(AMOUNT)?,
         related_documents,
+        taxes: match kind {
+            Kind::V10 => taxes::entries(node, PAGOS10, &taxes::PAGOS10_P, false),
+            Kind::V20 => taxes::entries(node, PAGOS20, &taxes::PAGOS20_P, false),
+        },
     })
 }
 
@@ -112,40 +109,30 @@ fn parse_docto(node: Node<'_, '_>, kind: Kind) -> Result<RelatedDocument, CfdiEr
         outstanding_balance: r.decimal(DOC_OUTSTANDING)?,
         taxes: match kind {
             Kind::V10 => Vec::new(),
-            Kind::V20 => parse_docto_taxes(node),
+            Kind::V20 => taxes::entries(node, PAGOS20, &taxes::PAGOS20_DR, false),
         },
     })
 }
 
-/// A Pagos 2.0 DoctoRelacionado's TrasladoDR then RetencionDR entries. Like a
-/// concept's taxes, they are read leniently: ones without ImpuestoDR are skipped and
-/// an unreadable decimal is None, so tax detail never makes a complement unreadable.
-fn parse_docto_taxes(docto: Node<'_, '_>) -> Vec<ItemTax> {
-    let groups = [
-        ("TrasladosDR", "TrasladoDR", TaxKind::Transferred),
-        ("RetencionesDR", "RetencionDR", TaxKind::Withheld),
-    ];
-    let mut taxes = Vec::new();
-    for taxes_node in xml::children(docto, PAGOS20, "ImpuestosDR") {
-        for (list, entry, kind) in groups {
-            for node in xml::children(taxes_node, PAGOS20, list)
-                .flat_map(|l| xml::children(l, PAGOS20, entry))
-            {
-                let r = Reader::new(node, false);
-                let lenient = |attr| r.raw(attr).and_then(xml::parse_decimal);
-                let Some(tax) = r.string(TAX_DR) else {
-                    continue;
-                };
-                taxes.push(ItemTax {
-                    kind,
-                    tax,
-                    factor: r.string(TAX_FACTOR_DR),
-                    rate: lenient(TAX_RATE_DR),
-                    base: lenient(TAX_BASE_DR),
-                    amount: lenient(TAX_AMOUNT_DR),
-                });
-            }
-        }
-    }
-    taxes
+/// The Totales of the first Pagos 2.0 complement among `complements`, read leniently
+/// (an unreadable amount is None): it is printed, never summed.
+pub(super) fn totals(complements: &[Node<'_, '_>]) -> Option<PaymentTotals> {
+    let pagos = complements
+        .iter()
+        .find(|node| Kind::of(**node) == Some(Kind::V20))?;
+    let node = xml::child(*pagos, PAGOS20, "Totales")?;
+    let amount = |name| node.attribute(name).and_then(xml::parse_decimal);
+    Some(PaymentTotals {
+        withheld_iva: amount("TotalRetencionesIVA"),
+        withheld_isr: amount("TotalRetencionesISR"),
+        withheld_ieps: amount("TotalRetencionesIEPS"),
+        base_iva16: amount("TotalTrasladosBaseIVA16"),
+        iva16: amount("TotalTrasladosImpuestoIVA16"),
+        base_iva8: amount("TotalTrasladosBaseIVA8"),
+        iva8: amount("TotalTrasladosImpuestoIVA8"),
+        base_iva0: amount("TotalTrasladosBaseIVA0"),
+        iva0: amount("TotalTrasladosImpuestoIVA0"),
+        base_iva_exempt: amount("TotalTrasladosBaseIVAExento"),
+        total_paid: amount("MontoTotalPagos"),
+    })
 }

@@ -127,7 +127,7 @@ fn import_file(
         |tx| match ingest::store_document(tx, owner, direction, None, &doc) {
             Err(IngestError::Storage(e)) => Err(e),
             other => {
-                events::invoices::flush(tx, &batch, i64::MAX, &crate::time::now())?;
+                events::invoices::flush(tx, &batch, i64::MAX)?;
                 Ok(other.map_err(|e| e.to_string()))
             }
         },

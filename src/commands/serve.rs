@@ -1,10 +1,11 @@
 //! `cfdi-extract serve`: the boot sequence as named steps, then graceful shutdown.
 
+use crate::app::Context;
 use crate::cli::ServeArgs;
 use crate::config::{self, Config, Secret};
 use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
-use crate::jobs::{self, scheduler::Scheduler, Context, Waker, Workers};
+use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::Sandbox;
 use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
@@ -26,14 +27,17 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let _lock = crate::data_dir::lock(&config.data_dir)?;
     // Workers and the checkpointer hold one connection each; the rest serve requests.
     let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
-    let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?;
+    // A new event's first delivery is due after the retry schedule's first step.
+    let first_delivery = config.webhook_retry_schedule.0.first().copied();
+    let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?
+        .with_first_delivery(first_delivery.unwrap_or_default());
     let checkpointer = Checkpointer::start(&db)?;
     let cipher = Cipher::load(
         &*db.conn()?,
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;
-    let sealed = db.tx(|tx| db::webhooks::seal_plain_tokens(tx, &cipher))?;
+    let sealed = db.tx(|tx| db::webhooks::seal_plain_tokens(tx, |t| cipher.seal(t)))?;
     if sealed > 0 {
         log::info!("sealed {sealed} webhook token(s) stored in plain text by an older version");
     }
@@ -45,7 +49,6 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
-        waker: Arc::new(Waker::default()),
         stopping: AtomicBool::new(false),
         metrics: Arc::default(),
         config: config.clone(),

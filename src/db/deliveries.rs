@@ -88,16 +88,13 @@ pub fn list(
 pub struct Outgoing {
     pub delivery: Delivery,
     pub url: String,
-    pub token: String,
+    /// Sealed: the sender opens it.
+    pub token: super::webhooks::Token,
     pub payload: String,
 }
 
-/// The delivery with its webhook's token opened, to sign and send it.
-pub fn outgoing(
-    conn: &Connection,
-    cipher: &crate::crypto::Cipher,
-    id: &str,
-) -> anyhow::Result<Option<Outgoing>> {
+/// The delivery with its webhook's url and token, to sign and send it.
+pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
     let row = conn
         .prepare_cached(&format!(
             "SELECT {COLUMNS}, w.url, w.token, w.token_sealed, e.payload
@@ -120,7 +117,7 @@ pub fn outgoing(
     Ok(Some(Outgoing {
         delivery,
         url,
-        token: super::webhooks::open_token(cipher, plain, sealed)?,
+        token: super::webhooks::Token::from_columns(plain, sealed),
         payload,
     }))
 }

@@ -224,14 +224,14 @@ pub fn serial_key(entity_id: &str) -> String {
 /// Inserts a pending run and queues its job: what `POST /v1/extractions` and a
 /// schedule's slot both do.
 pub fn queue(
-    conn: &Connection,
+    tx: &super::Tx,
     org_id: &str,
     new: &NewExtraction,
     schedule_id: Option<&str>,
 ) -> anyhow::Result<Extraction> {
-    let e = insert(conn, org_id, new, schedule_id)?;
+    let e = insert(tx, org_id, new, schedule_id)?;
     super::jobs::enqueue(
-        conn,
+        tx,
         super::jobs::Kind::RunExtraction,
         &e.id,
         Some(&serial_key(&e.entity_id)),

@@ -1,6 +1,7 @@
 //! SQL for the durable job queue. A job row exists while the work is pending or running;
 //! finishing deletes it (the outcome lives on the resource it worked on).
 
+use super::Tx;
 use rusqlite::{params, Connection, OptionalExtension};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,27 +46,29 @@ pub struct Job {
 }
 
 pub fn enqueue(
-    conn: &Connection,
+    tx: &Tx,
     kind: Kind,
     target_id: &str,
     serial_key: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
-    enqueue_for_org(conn, kind, target_id, serial_key, None, run_at)
+    enqueue_for_org(tx, kind, target_id, serial_key, None, run_at)
 }
 
 /// `enqueue` with the organization the job works for; deliveries need it, so that one
 /// organization's deliveries cannot take every delivery worker. The job remembers the
-/// request it is queued on behalf of (`crate::origin`), if any.
+/// request it is queued on behalf of (`crate::origin`), if any. The workers are woken
+/// when `tx` commits.
 pub fn enqueue_for_org(
-    conn: &Connection,
+    tx: &Tx,
     kind: Kind,
     target_id: &str,
     serial_key: Option<&str>,
     org_id: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
-    let mut insert = conn.prepare_cached(
+    tx.queued_work();
+    let mut insert = tx.prepare_cached(
         "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
          VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
     )?;
@@ -274,10 +277,10 @@ mod tests {
 
     #[test]
     fn a_busy_postponement_gives_its_attempt_back_and_a_failure_keeps_it() {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
+        let conn = crate::db::Memory::new();
         let past = "2000-01-01T00:00:00.000000Z";
-        enqueue(&conn, Kind::RunExtraction, "x", None, past).expect("enqueue");
+        conn.tx(|tx| enqueue(tx, Kind::RunExtraction, "x", None, past))
+            .expect("enqueue");
         let attempts = |conn: &Connection| -> i64 {
             conn.query_row("SELECT attempts FROM jobs", [], |r| r.get(0))
                 .expect("attempts")
@@ -297,11 +300,10 @@ mod tests {
 
     #[test]
     fn a_delivery_claim_passes_over_an_organization_at_its_limit_and_its_backlog() {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
+        let conn = crate::db::Memory::new();
         let at = |s: u32| format!("2000-01-01T00:00:{s:02}.000000Z");
         let deliver = |target: &str, serial: Option<&str>, org: Option<&str>, run_at: &str| {
-            enqueue_for_org(&conn, Kind::DeliverWebhook, target, serial, org, run_at)
+            conn.tx(|tx| enqueue_for_org(tx, Kind::DeliverWebhook, target, serial, org, run_at))
                 .expect("enqueue")
         };
         // Organization A: one running, then a backlog older than anything of B's.

@@ -1,16 +1,16 @@
 //! SQL of the period summary: an entity's processed documents issued in a period, and
 //! the payment-complement entries paid in it, handed one at a time to the pure
-//! computation in `crate::summary`.
-
-use std::collections::HashMap;
+//! computation in `crate::summary`. Nothing is gathered per document: rows are
+//! read as they come (a document's concept taxes added up per line page by page), so
+//! a summary's memory does not grow with the number of documents in the period.
 
 use rusqlite::{named_params, params, Connection, Row};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
 use super::invoices::{dec, ITEMS_PAGE};
-use crate::cfdi::ItemTax;
-use crate::summary::{Document, PaidEntry};
+use crate::cfdi::{ItemTax, StatedTaxes};
+use crate::summary::{fold_into, Document, PaidEntry};
 
 /// One entity's documents of one direction, issued (or paid) on or after `from` and
 /// before `before` (both `YYYY-MM-DD`).
@@ -23,7 +23,8 @@ pub struct Period<'a> {
 }
 
 const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_transferred,
-    taxes_withheld, total, payment_method, status, items_json, items_count";
+    taxes_withheld, total, payment_method, status, items_json, items_count, exchange_rate,
+    stated_taxes_json";
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
@@ -63,6 +64,11 @@ fn document(conn: &Connection, r: &Row) -> anyhow::Result<Document> {
         payment_method: r.get(8)?,
         cancelled: r.get::<_, String>(9)? == "cancelled",
         taxes: concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?,
+        exchange_rate: dec(r.get(12)?),
+        stated: match r.get::<_, Option<String>>(13)? {
+            Some(json) => serde_json::from_str(&json)?,
+            None => StatedTaxes::default(),
+        },
     })
 }
 
@@ -73,25 +79,33 @@ struct Concept {
     taxes: Vec<ItemTax>,
 }
 
-/// Every concept's taxes: the first page on the row, the rest from their pages.
+/// Every concept's taxes added up per tax, factor and rate: the first page on the
+/// row, the rest from their pages, one page in memory at a time.
 fn concept_taxes(
     conn: &Connection,
     id: &str,
     first: Option<String>,
     count: i64,
 ) -> anyhow::Result<Vec<ItemTax>> {
-    let mut pages: Vec<String> = first.into_iter().collect();
+    let mut taxes = Vec::new();
+    let mut add_page = |page: &str| -> anyhow::Result<()> {
+        let concepts: Vec<Concept> = serde_json::from_str(page)?;
+        for t in concepts.iter().flat_map(|c| &c.taxes) {
+            fold_into(&mut taxes, t);
+        }
+        Ok(())
+    };
+    if let Some(first) = first {
+        add_page(&first)?;
+    }
     if count > ITEMS_PAGE as i64 {
         let mut stmt = conn.prepare_cached(
             "SELECT items_json FROM invoice_item_pages WHERE invoice_id = ?1 ORDER BY page",
         )?;
-        let rest = stmt.query_map([id], |r| r.get(0))?;
-        pages.extend(rest.collect::<Result<Vec<String>, _>>()?);
-    }
-    let mut taxes = Vec::new();
-    for page in pages {
-        let concepts: Vec<Concept> = serde_json::from_str(&page)?;
-        taxes.extend(concepts.into_iter().flat_map(|c| c.taxes));
+        let mut rows = stmt.query([id])?;
+        while let Some(row) = rows.next()? {
+            add_page(&row.get::<_, String>(0)?)?;
+        }
     }
     Ok(taxes)
 }
@@ -100,6 +114,8 @@ fn concept_taxes(
 #[derive(Deserialize)]
 struct StoredPayment {
     paid_at: String,
+    currency: Option<String>,
+    exchange_rate: Option<Decimal>,
     related_documents: Vec<StoredDocto>,
 }
 
@@ -120,36 +136,39 @@ struct StoredDocto {
 
 /// Calls `f` with each linkable entry (one with an IdDocumento) of the entity's
 /// complements of the direction whose FechaPago is in the period, with the invoice it
-/// pays when that is stored.
+/// pays when that is stored. One complement is in memory at a time; the paid invoice is
+/// read for each entry (an indexed lookup) rather than kept.
 pub fn each_payment(
     conn: &Connection,
     p: &Period,
     mut f: impl FnMut(PaidEntry),
 ) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT DISTINCT c.id, c.status, c.payments_json
-         FROM payment_entries e JOIN invoices c ON c.id = e.payment_invoice_id
-         WHERE e.entity_id = :entity AND c.org_id = :org AND c.direction = :direction
-           AND e.paid_at >= :from AND e.paid_at < :before
-         ORDER BY c.id",
+    // The complements' ids first, sorted (a temporary b-tree of ids only), then each
+    // complement by its id: sorting or DISTINCT over whole rows would keep every
+    // complement's payments_json in memory until the last one.
+    let mut ids = conn.prepare_cached(
+        "SELECT DISTINCT payment_invoice_id FROM payment_entries
+         WHERE entity_id = :entity AND paid_at >= :from AND paid_at < :before
+         ORDER BY payment_invoice_id",
     )?;
-    let complements = stmt
-        .query_map(
-            named_params! {
-                ":entity": p.entity_id, ":org": p.org_id, ":direction": p.direction,
-                ":from": p.from, ":before": p.before,
-            },
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)? == "cancelled",
-                    r.get::<_, Option<String>>(2)?,
-                ))
-            },
-        )?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut invoices: HashMap<String, Option<Document>> = HashMap::new();
-    for (id, cancelled, json) in complements {
+    let mut ids = ids.query(named_params! {
+        ":entity": p.entity_id, ":from": p.from, ":before": p.before,
+    })?;
+    let mut complement = conn.prepare_cached(
+        "SELECT status, payments_json FROM invoices
+         WHERE id = :id AND org_id = :org AND direction = :direction",
+    )?;
+    while let Some(row) = ids.next()? {
+        let id: String = row.get(0)?;
+        let mut found = complement.query(named_params! {
+            ":id": id, ":org": p.org_id, ":direction": p.direction,
+        })?;
+        let Some(row) = found.next()? else {
+            continue;
+        };
+        let cancelled = row.get::<_, String>(0)? == "cancelled";
+        let json: Option<String> = row.get(1)?;
+        drop(found);
         let payments: Vec<StoredPayment> = serde_json::from_str(json.as_deref().unwrap_or("[]"))?;
         for payment in payments {
             let paid_at = payment.paid_at.as_str();
@@ -165,10 +184,6 @@ pub fn each_payment(
                     continue;
                 }
                 seen.push(d);
-                if !invoices.contains_key(uuid) {
-                    let invoice = paid_invoice(conn, p.entity_id, uuid)?;
-                    invoices.insert(uuid.clone(), invoice);
-                }
                 f(PaidEntry {
                     payment_invoice_id: id.clone(),
                     payment_cancelled: cancelled,
@@ -182,7 +197,10 @@ pub fn each_payment(
                         },
                     ),
                     taxes: d.taxes.clone(),
-                    invoice: invoices.get(uuid).cloned().flatten(),
+                    invoice: paid_invoice(conn, p.entity_id, uuid)?,
+                    payment_currency: payment.currency.clone(),
+                    payment_exchange_rate: payment.exchange_rate,
+                    equivalence: d.equivalence,
                 });
             }
         }

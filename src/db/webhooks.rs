@@ -1,28 +1,37 @@
 //! SQL for `webhooks`. A webhook's token is its signing secret: it is stored sealed
-//! with the data key and opened only to sign a delivery or to show it to its owner.
+//! with the data key and read back sealed (`Token`); the caller opens it
+//! (`crypto::Cipher::open_token`) only to sign a delivery or to show it to its owner.
 
-use crate::crypto::Cipher;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
-/// A webhook with its token opened.
+/// A webhook as stored, its token sealed.
 #[derive(Debug, Clone)]
 pub struct Webhook {
     pub id: String,
     pub org_id: String,
     pub url: String,
-    pub token: String,
+    pub token: Token,
     pub events: Vec<String>,
     pub created_at: String,
 }
 
 impl Webhook {
-    pub fn view(&self) -> Value {
+    /// The API's object, with the token opened.
+    pub fn view(&self, token: &str) -> Value {
         json!({
-            "id": self.id, "url": self.url, "token": self.token,
+            "id": self.id, "url": self.url, "token": token,
             "events": self.events, "created_at": self.created_at,
         })
     }
+}
+
+/// A token as stored: sealed with the data key, or (schema 1, until `serve` seals it
+/// at start) plain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    Sealed(Vec<u8>),
+    Plain(String),
 }
 
 /// What an event needs to know of a webhook: whether it wants the event.
@@ -38,48 +47,48 @@ impl Subscriber {
     }
 }
 
-/// Opens a token from its two columns: `token_sealed`, or (schema 1, until `serve`
-/// seals it at start) the plain `token`.
-pub fn open_token(
-    cipher: &Cipher,
-    plain: String,
-    sealed: Option<Vec<u8>>,
-) -> anyhow::Result<String> {
-    match sealed {
-        Some(sealed) => cipher.open(&sealed),
-        None => Ok(plain),
+impl Token {
+    /// From its two columns: `token_sealed`, or else the plain `token`.
+    pub(super) fn from_columns(plain: String, sealed: Option<Vec<u8>>) -> Token {
+        match sealed {
+            Some(sealed) => Token::Sealed(sealed),
+            None => Token::Plain(plain),
+        }
     }
 }
 
 const COLUMNS: &str = "id, org_id, url, token, token_sealed, events, created_at";
 
-fn from_row(cipher: &Cipher, r: &rusqlite::Row) -> anyhow::Result<Webhook> {
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Webhook> {
     let events: String = r.get(5)?;
     Ok(Webhook {
         id: r.get(0)?,
         org_id: r.get(1)?,
         url: r.get(2)?,
-        token: open_token(cipher, r.get(3)?, r.get(4)?)?,
+        token: Token::from_columns(r.get(3)?, r.get(4)?),
         events: serde_json::from_str(&events).unwrap_or_default(),
         created_at: r.get(6)?,
     })
 }
 
+/// Stores a webhook whose token the caller sealed.
 pub fn insert(
     conn: &Connection,
-    cipher: &Cipher,
     org_id: &str,
     url: &str,
     events: &[String],
-    token: &str,
+    sealed_token: Vec<u8>,
 ) -> anyhow::Result<Webhook> {
     let hook = Webhook {
         id: uuid::Uuid::now_v7().to_string(),
         org_id: org_id.to_string(),
         url: url.to_string(),
-        token: token.to_string(),
+        token: Token::Sealed(sealed_token),
         events: events.to_vec(),
         created_at: crate::time::now(),
+    };
+    let Token::Sealed(sealed) = &hook.token else {
+        unreachable!("built sealed above")
     };
     conn.execute(
         "INSERT INTO webhooks (id, org_id, url, token, token_sealed, events, created_at)
@@ -88,7 +97,7 @@ pub fn insert(
             hook.id,
             hook.org_id,
             hook.url,
-            cipher.seal(token)?,
+            sealed,
             serde_json::to_string(&hook.events)?,
             hook.created_at
         ],
@@ -102,18 +111,13 @@ pub fn count_for_org(conn: &Connection, org_id: &str) -> anyhow::Result<usize> {
         .query_row([org_id], |r| r.get::<_, i64>(0))? as usize)
 }
 
-pub fn get(
-    conn: &Connection,
-    cipher: &Cipher,
-    org_id: &str,
-    id: &str,
-) -> anyhow::Result<Option<Webhook>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"
-    ))?
-    .query_row(params![id, org_id], |r| Ok(from_row(cipher, r)))
-    .optional()?
-    .transpose()
+pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Webhook>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"
+        ))?
+        .query_row(params![id, org_id], from_row)
+        .optional()?)
 }
 
 /// Whether the organization has this webhook (no token opened).
@@ -126,7 +130,6 @@ pub fn exists(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool>
 /// Newest first, keyset-paginated on id (UUIDv7 ids sort by creation).
 pub fn list(
     conn: &Connection,
-    cipher: &Cipher,
     org_id: &str,
     after: Option<&str>,
     limit: i64,
@@ -135,8 +138,8 @@ pub fn list(
         "SELECT {COLUMNS} FROM webhooks WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2)
          ORDER BY id DESC LIMIT ?3"
     ))?;
-    let rows = stmt.query_map(params![org_id, after, limit], |r| Ok(from_row(cipher, r)))?;
-    rows.map(|r| r?).collect()
+    let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 pub fn for_org(conn: &Connection, org_id: &str) -> anyhow::Result<Vec<Subscriber>> {
@@ -150,9 +153,12 @@ pub fn for_org(conn: &Connection, org_id: &str) -> anyhow::Result<Vec<Subscriber
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Seals the tokens schema 1 stored in plain text; returns how many. The old bytes are
-/// overwritten (`secure_delete`), not left in free pages.
-pub fn seal_plain_tokens(conn: &Connection, cipher: &Cipher) -> anyhow::Result<usize> {
+/// Seals the tokens schema 1 stored in plain text with `seal`; returns how many. The
+/// old bytes are overwritten (`secure_delete`), not left in free pages.
+pub fn seal_plain_tokens(
+    conn: &Connection,
+    seal: impl Fn(&str) -> anyhow::Result<Vec<u8>>,
+) -> anyhow::Result<usize> {
     let plain: Vec<(String, String)> = conn
         .prepare("SELECT id, token FROM webhooks WHERE token_sealed IS NULL")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -164,7 +170,7 @@ pub fn seal_plain_tokens(conn: &Connection, cipher: &Cipher) -> anyhow::Result<u
     for (id, token) in &plain {
         conn.execute(
             "UPDATE webhooks SET token = '', token_sealed = ?2 WHERE id = ?1",
-            params![id, cipher.seal(token)?],
+            params![id, seal(token)?],
         )?;
     }
     conn.pragma_update(None, "secure_delete", false)?;
@@ -188,6 +194,7 @@ pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::Cipher;
 
     fn db() -> Connection {
         let mut conn = Connection::open_in_memory().expect("memory db");
@@ -203,7 +210,8 @@ mod tests {
     #[test]
     fn tokens_are_stored_sealed_and_read_back_open() {
         let (conn, cipher) = (db(), Cipher::from_key(&[3u8; 32]));
-        let hook = insert(&conn, &cipher, "o1", "https://a.mx/", &[], "whsec_abc").expect("insert");
+        let sealed = cipher.seal("whsec_abc").expect("seal");
+        let hook = insert(&conn, "o1", "https://a.mx/", &[], sealed).expect("insert");
         let (plain, sealed): (String, Vec<u8>) = conn
             .query_row("SELECT token, token_sealed FROM webhooks", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -211,11 +219,11 @@ mod tests {
             .expect("row");
         assert_eq!(plain, "");
         assert!(!sealed.windows(9).any(|w| w == b"whsec_abc"));
-        let read = get(&conn, &cipher, "o1", &hook.id)
-            .expect("get")
-            .expect("found");
-        assert_eq!(read.token, "whsec_abc");
-        assert!(get(&conn, &Cipher::from_key(&[4u8; 32]), "o1", &hook.id).is_err());
+        let read = get(&conn, "o1", &hook.id).expect("get").expect("found");
+        assert_eq!(cipher.open_token(&read.token).expect("open"), "whsec_abc");
+        assert!(Cipher::from_key(&[4u8; 32])
+            .open_token(&read.token)
+            .is_err());
     }
 
     #[test]
@@ -227,19 +235,19 @@ mod tests {
             [],
         )
         .expect("legacy row");
+        let listed = list(&conn, "o1", None, 10).expect("list");
         assert_eq!(
-            list(&conn, &cipher, "o1", None, 10).expect("list")[0].token,
+            cipher.open_token(&listed[0].token).expect("open"),
             "whsec_old"
         );
-        assert_eq!(seal_plain_tokens(&conn, &cipher).expect("seal"), 1);
-        assert_eq!(seal_plain_tokens(&conn, &cipher).expect("again"), 0);
+        let seal = |t: &str| cipher.seal(t);
+        assert_eq!(seal_plain_tokens(&conn, seal).expect("seal"), 1);
+        assert_eq!(seal_plain_tokens(&conn, seal).expect("again"), 0);
         let plain: String = conn
             .query_row("SELECT token FROM webhooks", [], |r| r.get(0))
             .expect("row");
         assert_eq!(plain, "");
-        let read = get(&conn, &cipher, "o1", "w1")
-            .expect("get")
-            .expect("found");
-        assert_eq!(read.token, "whsec_old");
+        let read = get(&conn, "o1", "w1").expect("get").expect("found");
+        assert_eq!(cipher.open_token(&read.token).expect("open"), "whsec_old");
     }
 }

@@ -8,9 +8,8 @@
 //! receiver one event per invoice it changed, however many times it touched it.
 
 use super::emit;
-use crate::db::{self, invoice_changes::Changed, Db};
+use crate::db::{self, invoice_changes::Changed, Db, Tx};
 use crate::domain::event::Kind;
-use rusqlite::Connection;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::{json, value::RawValue, Map, Value};
@@ -104,13 +103,8 @@ fn snapshot(text: Option<&str>) -> anyhow::Result<Option<Snapshot>> {
 
 /// Turns up to `limit` of the batch's marks into events (deleting the marks) in the
 /// caller's transaction; returns how many marks it took.
-pub fn flush(
-    conn: &Connection,
-    batch: &str,
-    limit: i64,
-    first_attempt_at: &str,
-) -> anyhow::Result<usize> {
-    let marks = db::invoice_changes::take(conn, batch, limit)?;
+pub fn flush(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<usize> {
+    let marks = db::invoice_changes::take(tx, batch, limit)?;
     for Changed {
         invoice_id,
         org_id,
@@ -123,7 +117,7 @@ pub fn flush(
         let Some(change) = diff(before.as_ref(), after.as_ref()) else {
             continue;
         };
-        let Some(object) = db::invoices::get(conn, org_id, invoice_id)? else {
+        let Some(object) = db::invoices::get(tx, org_id, invoice_id)? else {
             continue;
         };
         let (kind, changes) = match change {
@@ -131,15 +125,7 @@ pub fn flush(
             Change::Updated(changes) => (Kind::InvoiceUpdated, Some(changes.into())),
         };
         let object = RawValue::from_string(object)?;
-        emit(
-            conn,
-            org_id,
-            kind,
-            invoice_id,
-            &object,
-            changes,
-            first_attempt_at,
-        )?;
+        emit(tx, org_id, kind, invoice_id, &object, changes)?;
     }
     Ok(marks.len())
 }
@@ -147,8 +133,8 @@ pub fn flush(
 /// All of a batch's events, `CHUNK` marks per transaction, so a large extraction never
 /// holds the write lock for all of its invoices at once. Each chunk's events commit
 /// with the removal of their marks: a crash repeats none and loses none.
-pub fn flush_all(db: &Db, batch: &str, first_attempt_at: &str) -> anyhow::Result<()> {
-    while db.tx(|tx| flush(tx, batch, CHUNK, first_attempt_at))? == CHUNK as usize {}
+pub fn flush_all(db: &Db, batch: &str) -> anyhow::Result<()> {
+    while db.tx(|tx| flush(tx, batch, CHUNK))? == CHUNK as usize {}
     Ok(())
 }
 

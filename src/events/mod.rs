@@ -1,14 +1,14 @@
 //! The outbox. An event is written in the caller's transaction together with one
 //! pending delivery (and its job) per webhook of the organization that wants it, so a
-//! state change and its notifications commit or roll back together. Callers wake the
-//! workers after commit. Invoice events are coalesced per extraction (`invoices`).
+//! state change and its notifications commit or roll back together; the transaction
+//! wakes the workers once it commits (`db::Tx`), and dates the first delivery. Invoice
+//! events are coalesced per extraction (`invoices`).
 
 pub mod invoices;
 pub mod retention;
 
-use crate::db::{self, jobs::Kind as JobKind};
+use crate::db::{self, jobs::Kind as JobKind, Tx};
 use crate::domain::event::Kind;
-use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::{value::RawValue, Value};
 
@@ -35,15 +35,15 @@ struct Resource<'a> {
     path: &'a str,
 }
 
-/// Writes the event and its deliveries; returns how many deliveries were queued.
+/// Writes the event and its deliveries, due at the transaction's first delivery time;
+/// returns how many deliveries were queued.
 pub fn emit(
-    conn: &Connection,
+    tx: &Tx,
     org_id: &str,
     kind: Kind,
     resource_id: &str,
     object: &RawValue,
     changes: Option<Value>,
-    first_attempt_at: &str,
 ) -> anyhow::Result<usize> {
     let id = uuid::Uuid::now_v7().to_string();
     let created_at = crate::time::now();
@@ -63,7 +63,7 @@ pub fn emit(
         created_at: &created_at,
     })?;
     db::events::insert(
-        conn,
+        tx,
         &db::events::NewEvent {
             id: &id,
             org_id,
@@ -74,16 +74,17 @@ pub fn emit(
         },
     )?;
 
+    let first_attempt_at = tx.first_delivery_at();
     let mut queued = 0;
-    for hook in db::webhooks::for_org(conn, org_id)?
+    for hook in db::webhooks::for_org(tx, org_id)?
         .iter()
         .filter(|h| h.wants(kind.name()))
     {
-        let delivery_id = db::deliveries::insert(conn, &hook.id, &id, first_attempt_at)?;
+        let delivery_id = db::deliveries::insert(tx, &hook.id, &id, first_attempt_at)?;
         // One resource's events reach one webhook in order.
         let serial = format!("{}|{source}", hook.id);
         db::jobs::enqueue_for_org(
-            conn,
+            tx,
             JobKind::DeliverWebhook,
             &delivery_id,
             Some(&serial),
@@ -96,19 +97,14 @@ pub fn emit(
 }
 
 /// `entity.update` with the entity as it now is.
-pub fn entity_changed(
-    conn: &Connection,
-    entity: &db::entities::Entity,
-    first_attempt_at: &str,
-) -> anyhow::Result<()> {
+pub fn entity_changed(tx: &Tx, entity: &db::entities::Entity) -> anyhow::Result<()> {
     emit(
-        conn,
+        tx,
         &entity.org_id,
         Kind::EntityUpdate,
         &entity.id,
         &serde_json::value::to_raw_value(&entity.view())?,
         None,
-        first_attempt_at,
     )?;
     Ok(())
 }

@@ -42,6 +42,7 @@ pub fn start(db: Db, keep: Duration, every: Duration) -> anyhow::Result<Periodic
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::testing;
 
     const DAY: Duration = Duration::from_secs(86_400);
 
@@ -50,48 +51,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let db = Db::open(dir.path(), 2).expect("db");
         db.tx(|tx| {
-            tx.execute_batch(
-                "INSERT INTO orgs VALUES ('o', 'O', 't');
-                 INSERT INTO webhooks (id, org_id, url, events, created_at)
-                     VALUES ('w', 'o', 'https://a.mx', '[]', 't');
-                 INSERT INTO events VALUES
-                     ('old-done', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),
-                     ('old-pending', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),
-                     ('recent', 'o', 'entity.update', 's', '{}', '2026-01-30T00:00:00.000000Z');
-                 INSERT INTO deliveries (id, webhook_id, event_id, status, created_at) VALUES
-                     ('d1', 'w', 'old-done', 'succeeded', 't'),
-                     ('d2', 'w', 'old-pending', 'pending', 't'),
-                     ('d3', 'w', 'old-pending', 'failed', 't');
-                 INSERT INTO delivery_attempts VALUES ('d1', 1, 200, NULL, 5, 't');",
-            )?;
+            testing::events_to_purge(tx);
             Ok(())
         })
         .expect("seed");
         let now = crate::time::parse("2026-02-01T00:00:00Z").expect("time");
         assert_eq!(purge(&db, 30 * DAY, now).expect("purge"), 1);
         let conn = db.conn().expect("conn");
-        let ids = |sql: &str| -> Vec<String> {
-            conn.prepare(sql)
-                .expect("prepare")
-                .query_map([], |r| r.get(0))
-                .expect("query")
-                .collect::<Result<_, _>>()
-                .expect("rows")
-        };
-        assert_eq!(
-            ids("SELECT id FROM events ORDER BY id"),
-            ["old-pending", "recent"]
-        );
-        assert_eq!(ids("SELECT id FROM deliveries ORDER BY id"), ["d2", "d3"]);
-        assert!(ids("SELECT delivery_id FROM delivery_attempts").is_empty());
+        let ids = |table, column| testing::column(&conn, table, column);
+        assert_eq!(ids("events", "id"), ["old-pending", "recent"]);
+        assert_eq!(ids("deliveries", "id"), ["d2", "d3"]);
+        assert!(ids("delivery_attempts", "delivery_id").is_empty());
         // Once its last delivery ends, the old event goes too; a recent one stays.
-        conn.execute(
-            "UPDATE deliveries SET status = 'failed' WHERE id = 'd2'",
-            [],
-        )
-        .expect("end");
+        testing::set_delivery_status(&conn, "d2", "failed");
         assert_eq!(purge(&db, 30 * DAY, now).expect("purge"), 1);
-        assert_eq!(ids("SELECT id FROM events"), ["recent"]);
+        assert_eq!(ids("events", "id"), ["recent"]);
         assert_eq!(purge(&db, Duration::MAX, now).expect("no overflow"), 0);
     }
 }

@@ -12,6 +12,8 @@ pub enum Kind {
     /// Decimal text, written as stored.
     Number,
     Bool,
+    /// A date or timestamp as the API writes it: a date cell in a spreadsheet.
+    Date,
 }
 
 pub struct Column {
@@ -24,7 +26,7 @@ const fn col(name: &'static str, path: &'static [&'static str], kind: Kind) -> C
     Column { name, path, kind }
 }
 
-use Kind::{Bool, Number, Text};
+use Kind::{Bool, Date, Number, Text};
 
 /// One row per invoice, in the list's order (newest `issued_at` first).
 pub const INVOICE: &[Column] = &[
@@ -36,8 +38,8 @@ pub const INVOICE: &[Column] = &[
     col("version", &["version"], Text),
     col("series", &["series"], Text),
     col("folio", &["folio"], Text),
-    col("issued_at", &["issued_at"], Text),
-    col("certified_at", &["certified_at"], Text),
+    col("issued_at", &["issued_at"], Date),
+    col("certified_at", &["certified_at"], Date),
     col("issuer_tax_id", &["issuer", "tax_id"], Text),
     col("issuer_name", &["issuer", "name"], Text),
     col("issuer_tax_regime", &["issuer", "tax_regime"], Text),
@@ -54,11 +56,11 @@ pub const INVOICE: &[Column] = &[
     col("payment_method", &["payment_method"], Text),
     col("payment_form", &["payment_form"], Text),
     col("status", &["status"], Text),
-    col("cancelled_at", &["cancelled_at"], Text),
+    col("cancelled_at", &["cancelled_at"], Date),
     col("paid_amount", &["paid_amount"], Number),
     col("due_amount", &["due_amount"], Number),
-    col("last_payment_date", &["last_payment_date"], Text),
-    col("fully_paid_at", &["fully_paid_at"], Text),
+    col("last_payment_date", &["last_payment_date"], Date),
+    col("fully_paid_at", &["fully_paid_at"], Date),
     col("payment_conflicts", &["payment_conflicts"], Bool),
     col("has_pdf", &["has_pdf"], Bool),
     col("items_count", &["items_count"], Number),
@@ -70,7 +72,7 @@ pub const ITEM: &[Column] = &[
     col("uuid", &["invoice", "uuid"], Text),
     col("direction", &["invoice", "direction"], Text),
     col("type", &["invoice", "type"], Text),
-    col("issued_at", &["invoice", "issued_at"], Text),
+    col("issued_at", &["invoice", "issued_at"], Date),
     col("issuer_tax_id", &["invoice", "issuer", "tax_id"], Text),
     col("receiver_tax_id", &["invoice", "receiver", "tax_id"], Text),
     col("currency", &["invoice", "currency"], Text),
@@ -160,6 +162,8 @@ pub enum Cell<'a> {
     /// Exact decimal text (serde_json keeps a number's digits as written).
     Number(String),
     Bool(bool),
+    /// A date or timestamp's text (a `Date` column).
+    Date(&'a str),
 }
 
 impl Column {
@@ -167,6 +171,7 @@ impl Column {
         let value = self.path.iter().try_fold(row, |v, key| v.get(*key));
         match value {
             None | Some(Value::Null) => Cell::Empty,
+            Some(Value::String(s)) if self.kind == Kind::Date => Cell::Date(s),
             Some(Value::String(s)) => Cell::Text(s),
             Some(Value::Number(n)) => Cell::Number(n.to_string()),
             Some(Value::Bool(b)) => Cell::Bool(*b),

@@ -39,7 +39,7 @@ impl<W: Write> Sheet for CsvSheet<W> {
         for cell in cells {
             match cell {
                 Cell::Empty => self.out.write_field("")?,
-                Cell::Text(s) => self.out.write_field(defuse(s).as_ref())?,
+                Cell::Text(s) | Cell::Date(s) => self.out.write_field(defuse(s).as_ref())?,
                 Cell::Number(n) => self.out.write_field(n)?,
                 Cell::Bool(b) => self.out.write_field(if *b { "true" } else { "false" })?,
             }

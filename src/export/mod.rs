@@ -131,7 +131,7 @@ pub fn write<W: Write + Send>(
 /// Calls `f` with each concept of an invoice and its 1-based position, a stored page
 /// of concepts at a time.
 fn each_item(
-    conn: &rusqlite::Connection,
+    conn: &crate::db::Conn,
     org_id: &str,
     invoice_id: &str,
     mut f: impl FnMut(usize, Value) -> anyhow::Result<()>,

@@ -3,10 +3,9 @@
 
 use super::{payments, IngestError, Owner};
 use crate::cfdi::{Cfdi, CfdiError};
-use crate::db::{self, documents::ToStore, invoices::write};
+use crate::db::{self, documents::ToStore, invoices::write, Conn};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use rusqlite::Connection;
 use std::collections::BTreeSet;
 
 /// A document parsed and encoded for storing: the CPU-bound part of ingesting, done
@@ -32,7 +31,7 @@ pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
 /// Parses and stores one document. `listed` is the listing entry it answers, when there
 /// is one (it carries the authority's cancellation status). Returns the invoice id.
 pub fn ingest_document(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     listed: Option<&Metadata>,
@@ -46,7 +45,7 @@ pub fn ingest_document(
 /// `ingest_document` for a document prepared beforehand (extractions, packages and
 /// imports prepare outside the write transaction).
 pub fn store_document(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     listed: Option<&Metadata>,
@@ -116,7 +115,7 @@ pub fn store_document(
 
 /// Whether `doc` is the document stored as invoice `id`: the same XML bytes (checked
 /// without decoding), or an XML that reads the same (see `same_document`).
-fn is_stored(tx: &Connection, id: &str, doc: &Prepared) -> anyhow::Result<bool> {
+fn is_stored(tx: &Conn, id: &str, doc: &Prepared) -> anyhow::Result<bool> {
     if db::documents::holds_xml(tx, id, &doc.xml)? {
         return Ok(true);
     }

@@ -2,16 +2,15 @@
 //! cancellation seen by a later run) is applied and the aggregates it affects follow.
 
 use super::{payments, Owner};
-use crate::db::{self, invoices::write};
+use crate::db::{self, invoices::write, Conn};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use rusqlite::Connection;
 use std::collections::BTreeSet;
 
 /// Records each listed invoice (new ones metadata-only) and applies status changes.
 /// Returns the positions in `listing` whose XML still has to be processed.
 pub fn record_listing(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     listing: &[Metadata],

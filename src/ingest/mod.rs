@@ -34,9 +34,3 @@ pub enum IngestError {
     #[error(transparent)]
     Storage(#[from] anyhow::Error),
 }
-
-impl From<rusqlite::Error> for IngestError {
-    fn from(e: rusqlite::Error) -> Self {
-        IngestError::Storage(e.into())
-    }
-}

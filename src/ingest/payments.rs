@@ -3,14 +3,13 @@
 
 use super::Owner;
 use crate::cfdi::{Cfdi, InvoiceType};
-use crate::db::{self, invoices::write};
+use crate::db::{self, invoices::write, Conn};
 use crate::payments::{self, Aggregate, Entry};
-use rusqlite::Connection;
 use std::collections::BTreeSet;
 
 /// Replaces a complement's entries (distinct, linkable ones); returns the uuids they name.
 pub fn replace_entries(
-    tx: &Connection,
+    tx: &Conn,
     entity_id: &str,
     id: &str,
     c: &Cfdi,
@@ -47,11 +46,7 @@ pub fn replace_entries(
 }
 
 /// Recomputes each of `uuids`' aggregates, marking them changed by `owner.batch`.
-pub fn recompute_all(
-    tx: &Connection,
-    owner: Owner,
-    uuids: &BTreeSet<String>,
-) -> anyhow::Result<()> {
+pub fn recompute_all(tx: &Conn, owner: Owner, uuids: &BTreeSet<String>) -> anyhow::Result<()> {
     for uuid in uuids {
         recompute(tx, owner, uuid)?;
     }
@@ -61,7 +56,7 @@ pub fn recompute_all(
 /// The aggregate a document about to be stored will have, from the entries already
 /// naming it: computed before its row is written, so that row is written once.
 pub fn own_aggregate(
-    tx: &Connection,
+    tx: &Conn,
     entity_id: &str,
     uuid: &str,
     c: &Cfdi,
@@ -78,7 +73,7 @@ pub fn own_aggregate(
 }
 
 /// Recomputes one invoice's payment aggregates from every stored entry naming it.
-fn recompute(tx: &Connection, owner: Owner, uuid: &str) -> anyhow::Result<()> {
+fn recompute(tx: &Conn, owner: Owner, uuid: &str) -> anyhow::Result<()> {
     let entity_id = owner.entity_id;
     let Some(basis) = write::payment_basis(tx, entity_id, uuid)? else {
         return Ok(()); // not here yet: its entries wait for it
@@ -96,7 +91,7 @@ fn recompute(tx: &Connection, owner: Owner, uuid: &str) -> anyhow::Result<()> {
 }
 
 fn aggregate_of(
-    tx: &Connection,
+    tx: &Conn,
     entity_id: &str,
     uuid: &str,
     invoice: &payments::Invoice,

@@ -3,11 +3,10 @@
 
 use super::*;
 use crate::cfdi::{Cfdi, CfdiError};
-use crate::db;
 use crate::db::invoices::{list, Filter};
+use crate::db::{self, testing};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use rusqlite::Connection;
 
 const ORG: &str = "org-1";
 const ENTITY: &str = "entity-1";
@@ -17,14 +16,9 @@ const OWNER: Owner = Owner {
     batch: "batch-1",
 };
 
-fn db() -> Connection {
-    let mut conn = Connection::open_in_memory().expect("db");
-    crate::db::migrate::apply(&mut conn).expect("schema");
-    conn.execute_batch(&format!(
-        "INSERT INTO orgs VALUES ('{ORG}', 'Org', 'now');
-         INSERT INTO entities VALUES ('{ENTITY}', '{ORG}', 'AAA010101AAA', 'E', x'00', 'valid', 'now', 'now');"
-    ))
-    .expect("seed");
+fn db() -> db::Memory {
+    let conn = db::Memory::new();
+    testing::org_with_entity(&conn, ORG, ENTITY);
     conn
 }
 
@@ -53,16 +47,11 @@ fn variant(name: &str, uuid: &str, currency: &str, total: &str) -> Vec<u8> {
     xml.into_bytes()
 }
 
-fn field(conn: &Connection, uuid: &str, name: &str) -> Option<String> {
-    conn.query_row(
-        &format!("SELECT {name} FROM invoices WHERE uuid = ?1"),
-        [uuid],
-        |r| r.get(0),
-    )
-    .expect("row")
+fn field(conn: &db::Conn, uuid: &str, name: &str) -> Option<String> {
+    testing::invoice_column(conn, uuid, name)
 }
 
-fn ingest_all(conn: &Connection, docs: &[Vec<u8>]) {
+fn ingest_all(conn: &db::Conn, docs: &[Vec<u8>]) {
     for d in docs {
         ingest_document(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
     }
@@ -134,13 +123,7 @@ fn scenario_4_and_8_every_order_of_a_usd_invoice_and_its_complements() {
             Some("4000.00")
         );
         assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("1000.00"));
-        let conflicts: bool = conn
-            .query_row(
-                "SELECT payment_conflicts FROM invoices WHERE uuid = ?1",
-                [uuid],
-                |r| r.get(0),
-            )
-            .expect("row");
+        let conflicts: bool = testing::invoice_column(&conn, uuid, "payment_conflicts");
         assert!(conflicts);
     }
 }
@@ -165,17 +148,13 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
     .expect("first");
     let b = ingest_document(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
     assert_eq!(a, b);
-    let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM invoices", [], |r| r.get(0))
-        .expect("count");
+    let n = testing::count(&conn, "invoices");
     assert_eq!(n, 1);
     assert_eq!(
         db::documents::get(&conn, &a, "xml").expect("doc"),
         Some(stamped)
     );
-    let has_pdf: bool = conn
-        .query_row("SELECT has_pdf FROM invoices", [], |r| r.get(0))
-        .expect("row");
+    let has_pdf: bool = testing::invoice_column_by_id(&conn, &a, "has_pdf");
     assert!(has_pdf, "a later download without PDF keeps the stored one");
     assert_eq!(
         field(&conn, "C2832671-DA6D-11EF-A83D-00155D012007", "paid_amount").as_deref(),
@@ -205,7 +184,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
             .expect("listing"),
         vec![0]
     );
-    let visible = |c: &Connection| {
+    let visible = |c: &db::Conn| {
         list(c, ORG, &Filter::default(), None, 10)
             .expect("list")
             .len()
@@ -323,17 +302,14 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
 }
 
 /// The events of `batch` once it ends: (event, invoice uuid, changes).
-fn flush_events(conn: &Connection, batch: &str) -> Vec<(String, String, serde_json::Value)> {
-    let before: i64 = conn
-        .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
-        .expect("count");
-    crate::events::invoices::flush(conn, batch, i64::MAX, "now").expect("flush");
-    conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
-        .expect("prepare")
-        .query_map([before], |r| crate::db::events::payload_from(r, 0))
-        .expect("query")
+fn flush_events(conn: &db::Memory, batch: &str) -> Vec<(String, String, serde_json::Value)> {
+    let before = testing::count(conn, "events");
+    conn.tx(|tx| crate::events::invoices::flush(tx, batch, i64::MAX))
+        .expect("flush");
+    testing::event_payloads(conn, before)
+        .into_iter()
         .map(|p| {
-            let p: serde_json::Value = serde_json::from_str(&p.expect("row")).expect("json");
+            let p: serde_json::Value = serde_json::from_str(&p).expect("json");
             let uuid = p["object"]["uuid"].as_str().expect("uuid").to_string();
             (
                 p["event"].as_str().expect("event").to_string(),
@@ -408,9 +384,7 @@ fn each_batch_sends_one_event_per_invoice_it_changed_visibly() {
     )
     .expect("again");
     assert!(flush_events(&conn, "d").is_empty());
-    let marks: i64 = conn
-        .query_row("SELECT COUNT(*) FROM invoice_changes", [], |r| r.get(0))
-        .expect("count");
+    let marks = testing::count(&conn, "invoice_changes");
     assert_eq!(marks, 0);
 }
 
@@ -468,18 +442,8 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
     let uuid = "5B64ADA3-AA4C-40B4-A2F5-572CED52BE31";
     let id = field(&conn, uuid, "id").expect("the complement");
     let row = || {
-        conn.query_row(
-            "SELECT type, total, updated_at FROM invoices WHERE id = ?1",
-            [&id],
-            |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            },
-        )
-        .expect("row")
+        let column = |name| testing::invoice_column_by_id::<String>(&conn, &id, name);
+        (column("type"), column("total"), column("updated_at"))
     };
     let before = row();
     let entries = || db::payment_entries::related_uuids(&conn, &id).expect("entries");
@@ -502,9 +466,7 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
         field(&conn, paid, "paid_amount").as_deref(),
         Some("17852.75")
     );
-    let n: i64 = conn
-        .query_row("SELECT COUNT(*) FROM invoices", [], |r| r.get(0))
-        .expect("count");
+    let n = testing::count(&conn, "invoices");
     assert_eq!(n, 2);
 
     // The same bytes, and the same document written out again, are still accepted.

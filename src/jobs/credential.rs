@@ -4,8 +4,9 @@
 //! check pending and retries. The same job, queued for the moment an e.firma's
 //! certificate lapses, records it `expired` and announces it.
 
-use super::{backoff, Context, Outcome};
-use crate::db::{self, efirmas::SealedEfirma, entities::Entity, jobs::Job, jobs::Kind};
+use super::{backoff, Outcome};
+use crate::app::Context;
+use crate::db::{self, efirmas::SealedEfirma, entities::Entity, jobs::Job, jobs::Kind, Tx};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
 use crate::domain::extraction::Channel;
@@ -24,7 +25,7 @@ fn expiry_key(entity_id: &str) -> String {
 }
 
 /// Queues a check of the entity's pending credentials, replacing a queued one.
-pub fn enqueue(tx: &rusqlite::Connection, entity_id: &str) -> anyhow::Result<()> {
+pub fn enqueue(tx: &Tx, entity_id: &str) -> anyhow::Result<()> {
     let key = serial_key(entity_id);
     db::jobs::drop_queued(tx, &key)?;
     let now = crate::time::now();
@@ -32,11 +33,7 @@ pub fn enqueue(tx: &rusqlite::Connection, entity_id: &str) -> anyhow::Result<()>
 }
 
 /// Queues the check that records an e.firma `expired` once `valid_to` has passed.
-pub fn enqueue_expiry(
-    tx: &rusqlite::Connection,
-    entity_id: &str,
-    valid_to: &str,
-) -> anyhow::Result<()> {
+pub fn enqueue_expiry(tx: &Tx, entity_id: &str, valid_to: &str) -> anyhow::Result<()> {
     let key = expiry_key(entity_id);
     db::jobs::drop_queued(tx, &key)?;
     let at = crate::time::parse(valid_to)
@@ -101,7 +98,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         }
         if changed {
             let fresh = db::entities::get_any(tx, &entity.id)?.unwrap_or(current);
-            announce(tx, ctx, &fresh)?;
+            announce(tx, &fresh)?;
         }
         super::settle(tx, job, &outcome)
     })?;
@@ -175,36 +172,30 @@ pub fn efirma_key(ctx: &Context, sealed: &SealedEfirma, tax_id: &str) -> anyhow:
 }
 
 /// Changes `credential_status` and emits `entity.update` in the caller's transaction.
-pub fn set_status(
-    tx: &rusqlite::Connection,
-    ctx: &Context,
-    entity: &mut Entity,
-    status: CredentialStatus,
-) -> anyhow::Result<()> {
+pub fn set_status(tx: &Tx, entity: &mut Entity, status: CredentialStatus) -> anyhow::Result<()> {
     entity.credential_status = status;
     entity.updated_at = crate::time::now();
     db::entities::update(tx, entity)?;
-    announce(tx, ctx, entity)
+    announce(tx, entity)
 }
 
 /// Records an e.firma's status (unless its files changed meanwhile) and, when that
 /// changed it, emits `entity.update`, in the caller's transaction.
 pub fn set_efirma_status(
-    tx: &rusqlite::Connection,
-    ctx: &Context,
+    tx: &Tx,
     entity_id: &str,
     checked: &SealedEfirma,
     status: EfirmaStatus,
 ) -> anyhow::Result<()> {
     if db::efirmas::set_status(tx, entity_id, checked, status)? {
         if let Some(fresh) = db::entities::get_any(tx, entity_id)? {
-            announce(tx, ctx, &fresh)?;
+            announce(tx, &fresh)?;
         }
     }
     Ok(())
 }
 
 /// `entity.update` with the entity as it now is.
-pub fn announce(tx: &rusqlite::Connection, ctx: &Context, entity: &Entity) -> anyhow::Result<()> {
-    events::entity_changed(tx, entity, &ctx.first_attempt_at())
+pub fn announce(tx: &Tx, entity: &Entity) -> anyhow::Result<()> {
+    events::entity_changed(tx, entity)
 }

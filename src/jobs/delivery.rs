@@ -2,7 +2,8 @@
 //! on the retry schedule or a final `succeeded` / `failed`. The transaction that logs
 //! the attempt also claims the worker's next delivery (`settle_and_claim`).
 
-use super::{ClaimNext, Context, Lane, Outcome};
+use super::{ClaimNext, Lane, Outcome};
+use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
 use std::time::{Duration, Instant};
@@ -30,15 +31,16 @@ pub fn agent(timeout: Duration, block_private: bool) -> ureq::Agent {
 }
 
 pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcome> {
-    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &ctx.cipher, &job.target_id)? else {
+    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &job.target_id)? else {
         return Ok(Outcome::Done); // webhook deleted
     };
+    let token = ctx.cipher.open_token(&out.token)?;
     if out.delivery.status != "pending" {
         return Ok(Outcome::Done);
     }
     let number = out.delivery.attempts + 1;
     let started = Instant::now();
-    let result = send(ctx, &out);
+    let result = send(ctx, &out, &token);
     let duration_ms = started.elapsed().as_millis() as u64;
 
     let schedule = &ctx.config.webhook_retry_schedule.0;
@@ -83,14 +85,13 @@ pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcom
 }
 
 /// One attempt: the status code, or a transport error's text.
-fn send(ctx: &Context, out: &db::deliveries::Outgoing) -> Result<u16, String> {
+fn send(ctx: &Context, out: &db::deliveries::Outgoing, token: &str) -> Result<u16, String> {
     let timestamp = chrono::Utc::now().timestamp();
     let msg_id = &out.delivery.event_id;
-    let signature =
-        crate::webhook_signing::sign(&out.token, msg_id, timestamp, out.payload.as_bytes());
+    let signature = crate::webhook_signing::sign(token, msg_id, timestamp, out.payload.as_bytes());
     ctx.agent
         .post(&out.url)
-        .header("Authorization", &format!("Bearer {}", out.token))
+        .header("Authorization", &format!("Bearer {token}"))
         .header("Content-Type", "application/json")
         .header("webhook-id", msg_id)
         .header("webhook-timestamp", &timestamp.to_string())

@@ -239,9 +239,9 @@ fn transition(
     ctx: &Context,
     id: &str,
     change: impl FnOnce(&mut Extraction),
-    also: impl FnOnce(&db::Conn, &Extraction) -> anyhow::Result<()>,
+    also: impl FnOnce(&db::Tx, &Extraction) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let committed = ctx.db.tx(|tx| {
+    ctx.db.tx(|tx| {
         let Some(mut ext) = db::extractions::get_any(tx, id)? else {
             return Ok(());
         };
@@ -259,13 +259,9 @@ fn transition(
             &ext.id,
             &serde_json::value::to_raw_value(&object)?,
             None,
-            &ctx.first_attempt_at(),
         )?;
         also(tx, &ext)
-    });
-    // The event's deliveries are due now: wake a worker rather than wait for this job to end.
-    ctx.waker.wake();
-    committed
+    })
 }
 
 fn start(ctx: &Context, id: &str, channel: Channel) -> anyhow::Result<()> {
@@ -311,7 +307,7 @@ fn finish(
     reason: Option<FailedReason>,
     refused: Refused,
 ) -> anyhow::Result<()> {
-    events::invoices::flush_all(&ctx.db, id, &ctx.first_attempt_at())?;
+    events::invoices::flush_all(&ctx.db, id)?;
     transition(
         ctx,
         id,
@@ -325,23 +321,17 @@ fn finish(
             }
         },
         |tx, ext| {
-            events::invoices::flush(tx, id, i64::MAX, &ctx.first_attempt_at())?;
+            events::invoices::flush(tx, id, i64::MAX)?;
             match refused {
                 Refused::Nothing => Ok(()),
                 Refused::Ciec => match db::entities::get_any(tx, &ext.entity_id)? {
                     Some(mut entity) if entity.credential_status != CredentialStatus::Invalid => {
-                        super::credential::set_status(
-                            tx,
-                            ctx,
-                            &mut entity,
-                            CredentialStatus::Invalid,
-                        )
+                        super::credential::set_status(tx, &mut entity, CredentialStatus::Invalid)
                     }
                     _ => Ok(()),
                 },
                 Refused::Efirma(sealed) => super::credential::set_efirma_status(
                     tx,
-                    ctx,
                     &ext.entity_id,
                     sealed,
                     EfirmaStatus::Invalid,

@@ -2,7 +2,8 @@
 //! one free for validations, delivery workers share themselves between organizations,
 //! and a delivery worker claims its next delivery while recording its last one.
 
-use super::{settle, Context, Outcome};
+use super::{settle, Outcome};
+use crate::app::Context;
 use crate::db::{self, jobs::Job};
 
 /// Which jobs a worker thread takes. Deliveries have threads of their own, so receivers
@@ -72,11 +73,7 @@ impl DeliveryShare {
 }
 
 /// Claims the lane's next job in `tx` and marks it running.
-pub(super) fn claim(
-    tx: &rusqlite::Connection,
-    lane: Lane,
-    now: &str,
-) -> anyhow::Result<Option<Job>> {
+pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Option<Job>> {
     match lane {
         Lane::Provider(lanes) => {
             let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
@@ -87,11 +84,7 @@ pub(super) fn claim(
 }
 
 /// Claims the next due delivery within the organizations' shares (`DeliveryShare`).
-fn claim_delivery(
-    tx: &rusqlite::Connection,
-    share: DeliveryShare,
-    now: &str,
-) -> anyhow::Result<Option<Job>> {
+fn claim_delivery(tx: &db::Conn, share: DeliveryShare, now: &str) -> anyhow::Result<Option<Job>> {
     let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
     db::jobs::claim_delivery(tx, now, limit)
 }
@@ -116,7 +109,7 @@ impl ClaimNext {
 /// longer counts against its organization's share. The claimed job is `running` from
 /// the commit on, as after `claim`: a crash before it runs puts it back (`recover`).
 pub(super) fn settle_and_claim(
-    tx: &rusqlite::Connection,
+    tx: &db::Conn,
     job: &Job,
     outcome: &Outcome,
     next: ClaimNext,
@@ -176,8 +169,7 @@ mod tests {
 
     #[test]
     fn recording_a_delivery_claims_the_next_due_one_within_its_orgs_share() {
-        let mut conn = rusqlite::Connection::open_in_memory().expect("memory db");
-        db::migrate::apply(&mut conn).expect("schema");
+        let conn = db::Memory::new();
         let (past, later) = ("2000-01-01T00:00:00.000000Z", "2999-01-01T00:00:00.000000Z");
         for (i, (org, run_at)) in [
             ("a", past),
@@ -190,14 +182,16 @@ mod tests {
         .enumerate()
         {
             let target = format!("d{i}");
-            db::jobs::enqueue_for_org(
-                &conn,
-                Kind::DeliverWebhook,
-                &target,
-                None,
-                Some(org),
-                run_at,
-            )
+            conn.tx(|tx| {
+                db::jobs::enqueue_for_org(
+                    tx,
+                    Kind::DeliverWebhook,
+                    &target,
+                    None,
+                    Some(org),
+                    run_at,
+                )
+            })
             .expect("enqueue");
         }
         // Four workers: two per organization, the last two free ones for idle organizations.
@@ -233,13 +227,7 @@ mod tests {
             error: "HTTP 500".into(),
         };
         assert!(record(&d1, &retry, next).is_none(), "nothing due");
-        let rows: Vec<(String, String, i64)> = conn
-            .prepare("SELECT target_id, status, attempts FROM jobs ORDER BY id")
-            .expect("select")
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let rows = db::testing::jobs(&conn);
         let rows: Vec<(&str, &str, i64)> = rows
             .iter()
             .map(|(t, s, a)| (t.as_str(), s.as_str(), *a))

@@ -4,8 +4,8 @@
 //! provider's latency or a webhook call never holds SQLite's write lock) -> record the
 //! outcome (a second short transaction). A delivery worker claims its next delivery in
 //! that second transaction (`lanes::settle_and_claim`), so a busy one commits once per
-//! delivery. Workers sleep on a condition variable that writers signal after they
-//! commit, so new work starts at once; the sleep is bounded by the next scheduled job.
+//! delivery. Workers sleep on the database's waker, which a transaction that queued
+//! work signals once it commits (`db::Tx`), so new work starts at once; the sleep is bounded by the next scheduled job.
 //! At start, jobs left `running` by a crash (claimed next deliveries included) go back
 //! to the queue.
 
@@ -16,13 +16,11 @@ pub mod extraction;
 mod lanes;
 pub mod scheduler;
 
-use crate::config::Config;
-use crate::crypto::Cipher;
-use crate::db::{self, jobs::Job, jobs::Kind, Db};
-use crate::sat::Channels;
+use crate::app::Context;
+use crate::db::{self, jobs::Job, jobs::Kind};
 use lanes::{settle_and_claim, ClaimNext, DeliveryShare, Lane, Lanes};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -49,7 +47,7 @@ pub enum Outcome {
 }
 
 /// Records a job's outcome in `tx`: a finished job is deleted, a retry rescheduled.
-pub fn settle(tx: &rusqlite::Connection, job: &Job, outcome: &Outcome) -> anyhow::Result<()> {
+pub fn settle(tx: &db::Conn, job: &Job, outcome: &Outcome) -> anyhow::Result<()> {
     match outcome {
         Outcome::Done => db::jobs::complete(tx, job.id),
         Outcome::Retry { after, error } => {
@@ -57,59 +55,6 @@ pub fn settle(tx: &rusqlite::Connection, job: &Job, outcome: &Outcome) -> anyhow
         }
         Outcome::Wait { after } => db::jobs::wait(tx, job.id, &crate::time::after(*after)),
         Outcome::Settled(_) => Ok(()),
-    }
-}
-
-/// Wakes sleeping workers after a commit that queued work.
-#[derive(Default)]
-pub struct Waker {
-    generation: Mutex<u64>,
-    cond: Condvar,
-}
-
-impl Waker {
-    pub fn wake(&self) {
-        let mut g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
-        *g = g.wrapping_add(1);
-        self.cond.notify_all();
-    }
-
-    fn current(&self) -> u64 {
-        *self.generation.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sleeps until woken after `seen` or until `timeout`.
-    fn wait(&self, seen: u64, timeout: Duration) {
-        let g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = self
-            .cond
-            .wait_timeout_while(g, timeout, |g| *g == seen)
-            .map_err(|p| p.into_inner());
-    }
-}
-
-/// Everything job handlers need, shared by all workers.
-pub struct Context {
-    pub db: Db,
-    pub cipher: Cipher,
-    /// The SAT's channels (CIEC and e.firma).
-    pub channels: Channels,
-    pub config: Config,
-    pub waker: Arc<Waker>,
-    pub agent: ureq::Agent,
-    pub stopping: AtomicBool,
-    pub metrics: Arc<crate::metrics::Metrics>,
-}
-
-impl Context {
-    /// When a new event's first delivery attempt is due.
-    pub fn first_attempt_at(&self) -> String {
-        let schedule = &self.config.webhook_retry_schedule.0;
-        crate::time::after(schedule.first().copied().unwrap_or_default())
-    }
-
-    pub fn stopping(&self) -> bool {
-        self.stopping.load(Ordering::Relaxed)
     }
 }
 
@@ -149,7 +94,7 @@ impl Workers {
     /// Asks the workers to stop and waits for them. A job cut short stays resumable.
     pub fn stop(self) {
         self.ctx.stopping.store(true, Ordering::Relaxed);
-        self.ctx.waker.wake();
+        self.ctx.db.waker().wake();
         for t in self.threads {
             let _ = t.join();
         }
@@ -160,17 +105,17 @@ fn worker_loop(ctx: &Context, lane: Lane) {
     // A delivery worker's next job, claimed when its last one was recorded.
     let mut next = None;
     while !ctx.stopping() {
-        let seen = ctx.waker.current();
+        let seen = ctx.db.waker().current();
         let claimed = match next.take() {
             Some(job) => Ok(Some(job)),
             None => claim(ctx, lane),
         };
         match claimed {
             Ok(Some(job)) => next = run(ctx, job, lane),
-            Ok(None) => ctx.waker.wait(seen, sleep_budget(ctx, lane)),
+            Ok(None) => ctx.db.waker().wait(seen, sleep_budget(ctx, lane)),
             Err(e) => {
                 log::error!("job claim failed: {e:#}");
-                ctx.waker.wait(seen, IDLE_POLL);
+                ctx.db.waker().wait(seen, IDLE_POLL);
             }
         }
     }
@@ -256,7 +201,7 @@ fn run(ctx: &Context, job: Job, lane: Lane) -> Option<Job> {
     };
     log_end(&job, &result, started.elapsed());
     // Finishing a job may unblock the next one of its serial key.
-    ctx.waker.wake();
+    ctx.db.waker().wake();
     next
 }
 

@@ -4,11 +4,10 @@
 //! together, so a crash loses or repeats neither; after downtime a due schedule runs
 //! once and its next slot is the first after now, however many slots were missed.
 
-use super::Context;
-use crate::db::{self, schedules::Schedule};
+use crate::app::Context;
+use crate::db::{self, schedules::Schedule, Conn, Tx};
 use crate::domain::extraction::NewExtraction;
 use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
-use rusqlite::Connection;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -34,11 +33,10 @@ impl Scheduler {
                     break;
                 }
                 drop(stopped);
-                match ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
-                    Ok(0) => {}
-                    Ok(_) => ctx.waker.wake(),
-                    // Busy or failed: the same schedules are due at the next tick.
-                    Err(e) => log::warn!("scheduler tick failed: {e:#}"),
+                // The runs it queues wake the workers when it commits. Busy or failed:
+                // the same schedules are due at the next tick.
+                if let Err(e) = ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
+                    log::warn!("scheduler tick failed: {e:#}");
                 }
             })?;
         Ok(Scheduler { stop, thread })
@@ -54,7 +52,7 @@ impl Scheduler {
 
 /// Whether the entity can run an extraction on some channel: its CIEC is not known to
 /// be invalid, or it has a usable e.firma. A pending CIEC counts (the run waits for it).
-fn credentials_usable(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
+fn credentials_usable(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
     use crate::domain::entity::CredentialStatus;
     Ok(db::entities::get_any(conn, entity_id)?.is_some_and(|e| {
         e.credential_status != CredentialStatus::Invalid
@@ -63,7 +61,7 @@ fn credentials_usable(conn: &Connection, entity_id: &str) -> anyhow::Result<bool
 }
 
 /// One pass at `now`; returns how many extractions it queued.
-pub fn tick(conn: &Connection, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
+pub fn tick(conn: &Tx, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
     for mut s in db::schedules::credential_changes(conn)? {
         let usable = credentials_usable(conn, &s.entity_id)?;
         if s.active && !usable {
@@ -89,11 +87,7 @@ pub fn tick(conn: &Connection, now: chrono::DateTime<chrono::Utc>) -> anyhow::Re
 }
 
 /// Queues one extraction per direction, each over the lookback period.
-fn run(
-    conn: &Connection,
-    s: &mut Schedule,
-    now: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<usize> {
+fn run(conn: &Tx, s: &mut Schedule, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
     let period = run_period(now, s.lookback_days);
     for direction in &s.directions {
         let new = NewExtraction {
@@ -115,9 +109,8 @@ mod tests {
     use crate::domain::schedule::{NewSchedule, Timing};
     use std::time::Duration;
 
-    fn setup() -> (Connection, db::entities::Entity, Schedule) {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        db::migrate::apply(&mut conn).expect("schema");
+    fn setup() -> (db::Memory, db::entities::Entity, Schedule) {
+        let conn = db::Memory::new();
         let org = db::orgs::insert(&conn, "Org").expect("org");
         let entity =
             db::entities::insert(&conn, &org.id, "AAA010101AAA", "E", b"x").expect("entity");
@@ -131,39 +124,35 @@ mod tests {
         (conn, entity, s)
     }
 
-    fn reload(conn: &Connection, s: &Schedule) -> Schedule {
+    fn reload(conn: &Conn, s: &Schedule) -> Schedule {
         db::schedules::get(conn, &s.org_id, &s.id)
             .expect("get")
             .expect("found")
     }
 
-    fn set_credential(conn: &Connection, entity: &db::entities::Entity, status: &str) {
-        conn.execute(
-            "UPDATE entities SET credential_status = ?2 WHERE id = ?1",
-            [&entity.id, status],
-        )
-        .expect("credential");
+    fn set_credential(conn: &Conn, entity: &db::entities::Entity, status: &str) {
+        db::testing::set_credential_status(conn, &entity.id, status);
     }
 
     #[test]
     fn a_due_slot_queues_each_direction_once_and_skips_while_its_run_is_open() {
         let (conn, _, s) = setup();
         let now = chrono::Utc::now();
-        assert_eq!(tick(&conn, now).expect("tick"), 2);
+        assert_eq!(conn.tx(|tx| tick(tx, now)).expect("tick"), 2);
         let after = reload(&conn, &s);
         assert_eq!(
             after.next_run_at,
             crate::time::format(now + chrono::Duration::hours(1))
         );
-        assert_eq!(tick(&conn, now).expect("not due"), 0);
+        assert_eq!(conn.tx(|tx| tick(tx, now)).expect("not due"), 0);
         // Two hours later the runs are still pending: the slot is skipped, not queued.
         let later = now + chrono::Duration::hours(2);
-        assert_eq!(tick(&conn, later).expect("skipped"), 0);
+        assert_eq!(conn.tx(|tx| tick(tx, later)).expect("skipped"), 0);
         assert!(reload(&conn, &s).next_run_at > crate::time::format(later));
-        conn.execute("UPDATE extractions SET status = 'finished'", [])
-            .expect("finish");
+        db::testing::finish_extractions(&conn);
         assert_eq!(
-            tick(&conn, later + chrono::Duration::hours(2)).expect("runs"),
+            conn.tx(|tx| tick(tx, later + chrono::Duration::hours(2)))
+                .expect("runs"),
             2
         );
     }
@@ -172,7 +161,7 @@ mod tests {
     fn invalid_credentials_pause_and_valid_ones_resume() {
         let (conn, entity, s) = setup();
         set_credential(&conn, &entity, "invalid");
-        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 0);
+        assert_eq!(conn.tx(|tx| tick(tx, chrono::Utc::now())).expect("tick"), 0);
         let paused = reload(&conn, &s);
         assert!(!paused.active);
         assert_eq!(
@@ -180,7 +169,7 @@ mod tests {
             Some(PAUSED_INVALID_CREDENTIALS)
         );
         set_credential(&conn, &entity, "valid");
-        assert_eq!(tick(&conn, chrono::Utc::now()).expect("tick"), 2);
+        assert_eq!(conn.tx(|tx| tick(tx, chrono::Utc::now())).expect("tick"), 2);
         let resumed = reload(&conn, &s);
         assert!(resumed.active && resumed.paused_reason.is_none());
     }

@@ -1,10 +1,10 @@
 //! `cfdi-extract backup`: an online copy of the database, safe while `serve` runs.
 
-use super::{copy_to_new_file, key_beside, open_existing};
+use super::{copy_to_new_file, key_beside};
 use crate::config;
 use crate::crypto::Cipher;
+use crate::db::{Access, File};
 use anyhow::bail;
-use rusqlite::OpenFlags;
 use std::path::Path;
 
 /// Copies the database of `data_dir` into the new file `dest` (0600), consistent as of
@@ -22,7 +22,7 @@ pub fn to_file(data_dir: &Path, dest: &Path, key: Option<&str>) -> anyhow::Resul
             dest.display()
         );
     }
-    let src = open_existing(&db, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let src = File::open_existing(&db, Access::ReadWrite)?;
     copy_to_new_file(&src, dest)?;
     if let Some(key) = key {
         crate::data_dir::create_private(&key_file, key.as_bytes())?;
@@ -33,10 +33,7 @@ pub fn to_file(data_dir: &Path, dest: &Path, key: Option<&str>) -> anyhow::Resul
 /// The key `serve` would use on `data_dir` (as `secret.key` holds it), for `--with-key`:
 /// refused when it is missing or not the database's.
 pub fn current_key(data_dir: &Path, configured: Option<&str>) -> anyhow::Result<String> {
-    let conn = open_existing(
-        &config::db_path(data_dir),
-        OpenFlags::SQLITE_OPEN_READ_WRITE,
-    )?;
+    let conn = File::open_existing(&config::db_path(data_dir), Access::ReadWrite)?;
     match Cipher::verify(&conn, configured, &config::key_path(data_dir))? {
         Some(cipher) => Ok(cipher.key_text()),
         None => bail!("there is no encryption key yet (the first `serve` creates it)"),

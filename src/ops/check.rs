@@ -2,10 +2,9 @@
 //! its schema version against this binary's, and the key: present, the one the
 //! database was sealed with, and opening every sealed credential. Reads only.
 
-use super::open_existing;
+use crate::config;
 use crate::crypto::Cipher;
-use crate::{config, db};
-use rusqlite::OpenFlags;
+use crate::db::{self, Access, File};
 use std::path::Path;
 
 #[derive(Debug, Default)]
@@ -29,11 +28,8 @@ fn check(dir: &Path, configured_key: Option<&str>, report: &mut Report) -> anyho
     if !std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
         anyhow::bail!("no database at {}", path.display());
     }
-    let conn = open_existing(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-    let mut stmt = conn.prepare("PRAGMA integrity_check(10)")?;
-    let verdicts = stmt
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<Result<Vec<_>, _>>()?;
+    let conn = File::open_existing(&path, Access::ReadWrite)?;
+    let verdicts = conn.integrity_check(10)?;
     if verdicts != ["ok"] {
         for v in verdicts {
             report.problems.push(format!("integrity check: {v}"));
@@ -42,7 +38,7 @@ fn check(dir: &Path, configured_key: Option<&str>, report: &mut Report) -> anyho
     }
     report.notes.push("integrity check: ok".into());
 
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let version = conn.schema_version()?;
     let ours = db::migrate::VERSION;
     if version > ours {
         anyhow::bail!(

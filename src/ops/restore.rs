@@ -4,18 +4,18 @@
 //! A `FILE.key` that does not open the backup's own credentials is refused before
 //! anything changes, and a replaced `secret.key` is kept beside it, never deleted.
 
-use super::{copy_to_new_file, key_beside, open_existing};
+use super::{copy_to_new_file, key_beside};
 use crate::crypto::Cipher;
-use crate::{config, data_dir, db};
+use crate::db::{self, Access, File};
+use crate::{config, data_dir};
 use anyhow::{bail, Context};
-use rusqlite::OpenFlags;
 use std::path::{Path, PathBuf};
 
 pub fn from_file(dir: &Path, backup: &Path, force: bool) -> anyhow::Result<()> {
     if !backup.is_file() {
         bail!("no backup at {}", backup.display());
     }
-    let src = open_existing(backup, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let src = File::open_existing(backup, Access::ReadOnly)?;
     validate(&src).with_context(|| format!("{} cannot be restored", backup.display()))?;
     let key = read_key_beside(backup)?;
     if let Some(key) = &key {
@@ -87,7 +87,7 @@ fn replaced_key_path(key_path: &Path) -> PathBuf {
 
 /// `key` decrypts every sealed credential of the backup: with any other key the restored
 /// service could open none of them.
-fn opens_every_credential(conn: &rusqlite::Connection, key: &str) -> anyhow::Result<()> {
+fn opens_every_credential(conn: &db::Conn, key: &str) -> anyhow::Result<()> {
     let cipher = Cipher::from_key_text(key).context("it does not hold a valid key")?;
     let sealed = db::sealed::all(conn)?;
     let unreadable = sealed
@@ -105,22 +105,18 @@ fn opens_every_credential(conn: &rusqlite::Connection, key: &str) -> anyhow::Res
 }
 
 /// A sound cfdi-extract database this binary can run.
-fn validate(conn: &rusqlite::Connection) -> anyhow::Result<()> {
-    let verdict: String = conn
-        .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
-        .context("not a readable SQLite database")?;
+fn validate(file: &File) -> anyhow::Result<()> {
+    let verdict = file
+        .integrity_check(1)
+        .context("not a readable SQLite database")?
+        .join("; ");
     if verdict != "ok" {
         bail!("it fails the integrity check: {verdict}");
     }
-    let is_ours: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs')",
-        [],
-        |r| r.get(0),
-    )?;
-    if !is_ours {
+    if !file.is_ours()? {
         bail!("it is not a cfdi-extract database");
     }
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let version = file.schema_version()?;
     if version > db::migrate::VERSION {
         bail!(
             "its schema version {version} is newer than this binary's ({}): upgrade cfdi-extract",

@@ -4,13 +4,18 @@
 //! uncompressed: the output is deterministic and its text can be searched.
 //!
 //! [`Canvas`] lays text out from the top of a page down and starts a new page when one
-//! is full; [`invoice`] renders a parsed CFDI; the sandbox renders its own invoices.
+//! is full, wrapping each line to its column with Adobe's metrics of the two fonts
+//! ([`Font::fit`]), so nothing runs past the margin; [`invoice`] renders a parsed
+//! CFDI; the sandbox renders its own invoices.
 
 pub mod invoice;
 mod qr;
 pub mod verification;
 
+use std::sync::LazyLock;
+
 use chrono::{Datelike, NaiveDateTime, Timelike};
+use pdf_canvas::{BuiltinFont, FontMetrics, FontSource};
 use pdf_writer::{Content, Date, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 
 pub const PAGE_WIDTH: f32 = 612.0;
@@ -34,6 +39,17 @@ pub enum Font {
     Bold,
 }
 
+/// Adobe's advance widths (1/1000 em) of Helvetica and Helvetica-Bold, indexed by
+/// WinAnsi code: a table, since every character of every line is measured.
+static WIDTHS: LazyLock<[[u16; 256]; 2]> =
+    LazyLock::new(|| [BuiltinFont::Helvetica, BuiltinFont::Helvetica_Bold].map(widths));
+
+fn widths(font: BuiltinFont) -> [u16; 256] {
+    let metrics: FontMetrics = font.get_metrics();
+    // Every byte `win_ansi` yields has a glyph; the fallback is the widest one.
+    std::array::from_fn(|code| metrics.get_width(code as u8).unwrap_or(1000))
+}
+
 impl Font {
     fn name(self) -> Name<'static> {
         match self {
@@ -41,31 +57,100 @@ impl Font {
             Font::Bold => Name(b"F2"),
         }
     }
+
+    /// Width of `text` in points at `size`: the sum of the advance widths of the
+    /// WinAnsi bytes the page shows.
+    pub fn width(self, size: f32, text: &str) -> f32 {
+        points(self.text_units(text), size)
+    }
+
+    /// Advance width of `text` in 1/1000 em.
+    fn text_units(self, text: &str) -> u32 {
+        text.chars().map(|c| self.units(win_ansi_byte(c))).sum()
+    }
+
+    /// Advance width of one WinAnsi byte in 1/1000 em.
+    fn units(self, byte: u8) -> u32 {
+        u32::from(WIDTHS[self as usize][usize::from(byte)])
+    }
+
+    /// `text` in lines no wider than `width` points at `size`: broken at spaces where
+    /// it can be, inside a word (a seal, a name without spaces) where it must. Always
+    /// at least one line; a line holds at least one character.
+    pub fn fit(self, size: f32, text: &str, width: f32) -> Vec<String> {
+        let fits = |units: u32| points(units, size) <= width;
+        let space = self.units(b' ');
+        let mut lines = Vec::new();
+        let mut line = String::new();
+        let mut line_units = 0;
+        for word in text.split(' ') {
+            let word_units = self.text_units(word);
+            let joined = if line.is_empty() {
+                word_units
+            } else {
+                line_units + space + word_units
+            };
+            if fits(joined) {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+                line_units = joined;
+                continue;
+            }
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let mut rest = word;
+            let mut rest_units = word_units;
+            while !fits(rest_units) {
+                let (cut, cut_units) = self.prefix_fitting(size, rest, width);
+                lines.push(rest[..cut].to_owned());
+                rest = &rest[cut..];
+                rest_units -= cut_units;
+            }
+            line = rest.to_owned();
+            line_units = rest_units;
+        }
+        if !line.is_empty() || lines.is_empty() {
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// Byte length and width in 1/1000 em of the longest prefix of `text` no wider
+    /// than `width` (at least its first character, so breaking always advances).
+    fn prefix_fitting(self, size: f32, text: &str, width: f32) -> (usize, u32) {
+        let mut units = 0;
+        let mut end = 0;
+        for (at, c) in text.char_indices() {
+            let next = units + self.units(win_ansi_byte(c));
+            if points(next, size) > width && at > 0 {
+                break;
+            }
+            units = next;
+            end = at + c.len_utf8();
+        }
+        (end, units)
+    }
+}
+
+/// 1/1000 em at `size` in points.
+fn points(units: u32, size: f32) -> f32 {
+    units as f32 * size / 1000.0
 }
 
 /// `text` in WinAnsiEncoding: Latin-1 letters map to themselves, anything
 /// else the standard fonts cannot show becomes '?'.
 pub fn win_ansi(text: &str) -> Vec<u8> {
-    text.chars()
-        .map(|c| match u32::from(c) {
-            code @ (0x20..=0x7e | 0xa0..=0xff) => code as u8,
-            _ => b'?',
-        })
-        .collect()
+    text.chars().map(win_ansi_byte).collect()
 }
 
-/// Width of an amount in Helvetica (digits are 556/1000 em, both weights); other
-/// letters are counted as digits, which is close enough to right-align codes.
-fn amount_width(text: &str, size: f32) -> f32 {
-    let units: u32 = text
-        .chars()
-        .map(|c| match c {
-            '.' | ',' | ' ' => 278,
-            '-' => 333,
-            _ => 556,
-        })
-        .sum();
-    units as f32 * size / 1000.0
+fn win_ansi_byte(c: char) -> u8 {
+    match u32::from(c) {
+        code @ (0x20..=0x7e | 0xa0..=0xff) => code as u8,
+        _ => b'?',
+    }
 }
 
 /// The document information dictionary of a rendered PDF.
@@ -103,22 +188,22 @@ impl Canvas {
     }
 
     pub fn text_right(&mut self, font: Font, size: f32, right: f32, text: &str) {
-        self.text(font, size, right - amount_width(text, size), text);
+        self.text(font, size, right - font.width(size, text), text);
     }
 
-    /// A line of text at the left margin, then down by its height.
-    pub fn line(&mut self, font: Font, size: f32, text: &str) {
-        self.room(size + 4.0);
-        self.text(font, size, LEFT, text);
-        self.down(size + 4.0);
-    }
-
-    /// `text` cut into lines of `per_line` characters (for seals, which have no spaces).
-    pub fn wrapped(&mut self, font: Font, size: f32, text: &str, per_line: usize) {
-        let chars: Vec<char> = text.chars().collect();
-        for chunk in chars.chunks(per_line.max(1)) {
-            self.line(font, size, &chunk.iter().collect::<String>());
+    /// A paragraph from `x` to the right margin, wrapped to fit (see [`Font::fit`]),
+    /// each line then down by its height; a full page continues on the next.
+    pub fn paragraph(&mut self, font: Font, size: f32, x: f32, text: &str) {
+        for line in font.fit(size, text, RIGHT - x) {
+            self.room(size + 4.0);
+            self.text(font, size, x, &line);
+            self.down(size + 4.0);
         }
+    }
+
+    /// A paragraph at the left margin.
+    pub fn line(&mut self, font: Font, size: f32, text: &str) {
+        self.paragraph(font, size, LEFT, text);
     }
 
     pub fn down(&mut self, by: f32) {

@@ -45,7 +45,6 @@ async fn put_entity_efirma(
         .ok_or(ApiError::NotFound)?;
     // PBKDF2 and RSA: heavy CPU work, in the organization's turn on its own pool.
     let cipher = ctx.cipher.clone();
-    let first_attempt_at = ctx.first_attempt_at();
     let (summary, sealed) = heavy
         .run(&user.org_id, move || {
             check_and_seal(&new, &entity.tax_id, &cipher)
@@ -62,12 +61,11 @@ async fn put_entity_efirma(
             credential::enqueue_expiry(tx, &id, &summary.valid_to)?;
             let entity = db::entities::get(tx, &user.org_id, &id)?;
             if let Some(e) = &entity {
-                events::entity_changed(tx, e, &first_attempt_at)?;
+                events::entity_changed(tx, e)?;
             }
             Ok(entity)
         })
         .await?;
-    ctx.waker.wake();
     Ok(Json(updated.ok_or(ApiError::NotFound)?.view()))
 }
 
@@ -102,7 +100,6 @@ async fn delete_entity_efirma(
     ctx: &Ctx,
 ) -> ApiResult<Status> {
     let id = ids::parse(id)?;
-    let first_attempt_at = ctx.first_attempt_at();
     let removed = ctx
         .db
         .write_for(request.0, move |tx| {
@@ -111,12 +108,11 @@ async fn delete_entity_efirma(
                 return Ok(false);
             }
             if let Some(e) = db::entities::get(tx, &user.org_id, &id)? {
-                events::entity_changed(tx, &e, &first_attempt_at)?;
+                events::entity_changed(tx, &e)?;
             }
             Ok(true)
         })
         .await?;
-    ctx.waker.wake();
     if removed {
         Ok(Status::NoContent)
     } else {

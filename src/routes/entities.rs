@@ -53,7 +53,6 @@ async fn create_entity(
         }
         Err(e) => return Err(e.into()),
     };
-    ctx.waker.wake();
     Ok(Created(entity.view()))
 }
 
@@ -64,8 +63,9 @@ async fn list_entities(
     ctx: &Ctx,
 ) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
-    let fetch =
-        move |c: &_, after: Option<&str>, limit| db::entities::list(c, &user.org_id, after, limit);
+    let fetch = move |c: &db::Conn, after: Option<&str>, limit| {
+        db::entities::list(c, &user.org_id, after, limit)
+    };
     list_by_id(ctx, page, fetch, |e| &e.id, |e| e.view()).await
 }
 
@@ -94,7 +94,6 @@ async fn update_entity(
         .as_deref()
         .map(|p| ctx.cipher.seal(p))
         .transpose()?;
-    let first_attempt_at = ctx.first_attempt_at();
     let updated = ctx
         .db
         .write_for(request.0, move |tx| {
@@ -113,7 +112,7 @@ async fn update_entity(
                 credential::enqueue(tx, &e.id)?;
                 db::entities::update(tx, &e)?;
                 if was != CredentialStatus::Pending {
-                    events::entity_changed(tx, &e, &first_attempt_at)?;
+                    events::entity_changed(tx, &e)?;
                 }
             } else {
                 db::entities::update(tx, &e)?;
@@ -121,7 +120,6 @@ async fn update_entity(
             Ok(Some(e))
         })
         .await?;
-    ctx.waker.wake();
     Ok(Json(updated.ok_or(ApiError::NotFound)?.view()))
 }
 

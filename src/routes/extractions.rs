@@ -38,7 +38,6 @@ async fn create_extraction(
         })
         .await?
         .ok_or(ApiError::FieldNotFound("entity_id"))?;
-    ctx.waker.wake();
     Ok(Created(created.view()))
 }
 
@@ -57,7 +56,7 @@ async fn list_extractions(
         &mut errors,
     );
     errors.into_result()?;
-    let fetch = move |c: &_, after: Option<&str>, limit| {
+    let fetch = move |c: &db::Conn, after: Option<&str>, limit| {
         db::extractions::list(
             c,
             &user.org_id,

@@ -15,12 +15,12 @@ pub mod service;
 pub mod summary;
 pub mod webhooks;
 
+use crate::app::Context;
+use crate::db::Conn;
 use crate::error::ApiResult;
 use crate::http::pagination::{Envelope, Page};
-use crate::jobs::Context;
 use rocket::serde::json::Json;
 use rocket::{Route, State};
-use rusqlite::Connection;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -52,7 +52,7 @@ pub fn keyed_by_id<T>(rows: Vec<T>, id: fn(&T) -> &str) -> Vec<(Vec<String>, T)>
 pub async fn list_by_id<T: Send + 'static>(
     ctx: &Context,
     page: Page,
-    fetch: impl FnOnce(&Connection, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
+    fetch: impl FnOnce(&Conn, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
     id: fn(&T) -> &str,
     view: fn(T) -> Value,
 ) -> ApiResult<Json<Envelope<Value>>> {

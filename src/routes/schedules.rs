@@ -67,7 +67,7 @@ async fn list_schedules(
     let page = Page::parse(query.get("limit"), query.get("cursor"), 1, &mut errors);
     let entity_id = query.uuid("entity_id", &mut errors);
     errors.into_result()?;
-    let fetch = move |c: &_, after: Option<&str>, limit| {
+    let fetch = move |c: &db::Conn, after: Option<&str>, limit| {
         db::schedules::list(c, &user.org_id, entity_id.as_deref(), after, limit)
     };
     list_by_id(ctx, page, fetch, |s| &s.id, |s| s.view()).await

@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use rocket::{get, routes, Request, Route, State};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::invoices::date;
 use super::Ctx;
@@ -81,7 +81,7 @@ async fn entity_summary(
     let (db, org) = (ctx.db.clone(), user.org_id.clone());
     // A year of documents: heavy work, in the organization's turn on its own pool.
     let view = heavy
-        .run(&org, move || -> anyhow::Result<Option<Value>> {
+        .run(&org, move || -> anyhow::Result<Option<View>> {
             let c = &*db.conn()?;
             if db::entities::get(c, &user.org_id, &id)?.is_none() {
                 return Ok(None);
@@ -97,22 +97,21 @@ async fn entity_summary(
             let mut builder = Builder::default();
             db::summary::each_document(c, &period, |d| builder.document(&d))?;
             db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
-            let mut view = json!({
-                "entity_id": id, "direction": direction, "from": from_text, "to": day(to),
-            });
-            if let (Some(obj), Value::Object(rest)) = (
-                view.as_object_mut(),
-                serde_json::to_value(builder.finish())?,
-            ) {
-                obj.extend(rest);
-            }
+            let view = View {
+                entity_id: id,
+                direction,
+                from: from_text,
+                to: day(to),
+                summary: builder.finish(),
+            };
             Ok(Some(view))
         })
         .await?
         .ok_or(ApiError::NotFound)?;
     if !params.xlsx {
-        return Ok(Summary::Json(Json(view)));
+        return Ok(Summary::Json(Json(Box::new(view))));
     }
+    let view = serde_json::to_value(&view).map_err(|e| ApiError::Internal(e.into()))?;
     let filename = format!(
         "summary-{}-{}-{}.xlsx",
         day(from),
@@ -131,8 +130,20 @@ fn day(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
 
+/// The answer: the period, then the summary's sections. Serialized straight from the
+/// sums (no JSON tree of the whole answer is built for the JSON format).
+#[derive(Serialize)]
+pub struct View {
+    entity_id: String,
+    direction: String,
+    from: String,
+    to: String,
+    #[serde(flatten)]
+    summary: summary::Summary,
+}
+
 pub enum Summary {
-    Json(Json<Value>),
+    Json(Json<Box<View>>),
     Xlsx { bytes: Vec<u8>, filename: String },
 }
 

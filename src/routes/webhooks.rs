@@ -34,20 +34,19 @@ async fn create_webhook(
 ) -> ApiResult<Created> {
     let new = NewWebhook::parse(&body?.0).map_err(ApiError::Validation)?;
     let token = crate::crypto::webhook_token()?;
-    let cipher = ctx.cipher.clone();
+    let sealed = ctx.cipher.seal(&token)?;
     let hook = ctx
         .db
         .write(move |tx| {
             if db::webhooks::count_for_org(tx, &user.org_id)? >= webhook::MAX_PER_ORG {
                 return Ok(None);
             }
-            let hook =
-                db::webhooks::insert(tx, &cipher, &user.org_id, &new.url, &new.events, &token)?;
+            let hook = db::webhooks::insert(tx, &user.org_id, &new.url, &new.events, sealed)?;
             Ok(Some(hook))
         })
         .await?
         .ok_or_else(|| ApiError::Validation(webhook::too_many()))?;
-    Ok(Created(hook.view()))
+    Ok(Created(hook.view(&token)))
 }
 
 #[get("/v1/webhooks")]
@@ -58,21 +57,32 @@ async fn list_webhooks(
 ) -> ApiResult<Json<Envelope<Value>>> {
     let page = Page::from_query(&query, 1)?;
     let cipher = ctx.cipher.clone();
-    let fetch = move |c: &_, after: Option<&str>, limit| {
-        db::webhooks::list(c, &cipher, &user.org_id, after, limit)
+    let fetch = move |c: &db::Conn, after: Option<&str>, limit| {
+        let hooks = db::webhooks::list(c, &user.org_id, after, limit)?;
+        hooks
+            .into_iter()
+            .map(|w| Ok((cipher.open_token(&w.token)?, w)))
+            .collect()
     };
-    list_by_id(ctx, page, fetch, |w| &w.id, |w| w.view()).await
+    list_by_id(
+        ctx,
+        page,
+        fetch,
+        |(_, w)| &w.id,
+        |(token, w)| w.view(&token),
+    )
+    .await
 }
 
 #[get("/v1/webhooks/<id>")]
 async fn get_webhook(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
     let id = ids::parse(id)?;
-    let cipher = ctx.cipher.clone();
     let hook = ctx
         .db
-        .read(move |c| db::webhooks::get(c, &cipher, &user.org_id, &id))
-        .await?;
-    Ok(Json(hook.ok_or(ApiError::NotFound)?.view()))
+        .read(move |c| db::webhooks::get(c, &user.org_id, &id))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(hook.view(&ctx.cipher.open_token(&hook.token)?)))
 }
 
 #[delete("/v1/webhooks/<id>")]

@@ -1,12 +1,13 @@
 //! Tax lines: amounts by source, kind, tax, rate, factor and currency, with the
-//! number of documents (or payment entries) behind each, and the net of the sources.
+//! number of documents (or payment entries) behind each, their peso equivalent, and
+//! the net of the sources.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use super::Document;
+use super::{cents, Document};
 use crate::cfdi::{ItemTax, TaxKind};
 
 /// Where a line's amounts come from (and the order lines are listed in).
@@ -19,8 +20,10 @@ pub enum Source {
     Pue,
     /// Payment-complement entries paid in the period (cash basis).
     Payments,
-    /// Type E documents issued in the period (cash basis: those that are not PPD).
+    /// Type E documents issued in the period.
     CreditNotes,
+    /// Payroll documents (a Nómina complement) issued in the period.
+    Payroll,
     /// The other sources added up, credit notes subtracted.
     Net,
 }
@@ -32,6 +35,7 @@ impl Source {
             Source::Pue => "pue",
             Source::Payments => "payments",
             Source::CreditNotes => "credit_notes",
+            Source::Payroll => "payroll",
             Source::Net => "net",
         }
     }
@@ -41,7 +45,8 @@ impl Source {
 pub struct TaxLine {
     pub source: Source,
     pub kind: TaxKind,
-    /// Impuesto (001, 002, 003); null for documents without a concept breakdown.
+    /// Impuesto (001, 002, 003), or a local tax's name; null for documents without a
+    /// breakdown.
     pub tax: Option<String>,
     pub tax_name: Option<&'static str>,
     pub factor: Option<String>,
@@ -51,6 +56,10 @@ pub struct TaxLine {
     pub amount: Decimal,
     /// Documents (or payment entries) behind the line; null on net lines.
     pub count: Option<u64>,
+    /// `base` and `amount` in pesos, each document's (or payment entry's) share
+    /// converted and rounded to cents; null when one behind the line has no rate.
+    pub base_mxn: Option<Decimal>,
+    pub amount_mxn: Option<Decimal>,
 }
 
 fn tax_name(code: Option<&str>) -> Option<&'static str> {
@@ -59,6 +68,33 @@ fn tax_name(code: Option<&str>) -> Option<&'static str> {
         "002" => Some("IVA"),
         "003" => Some("IEPS"),
         _ => None,
+    }
+}
+
+/// How an amount in a document's currency becomes pesos: × `mul` ÷ `div`, rounded
+/// to cents. Multiplying first keeps every digit of both rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pesos {
+    mul: Decimal,
+    div: Decimal,
+}
+
+impl Pesos {
+    pub const SAME: Pesos = Pesos {
+        mul: Decimal::ONE,
+        div: Decimal::ONE,
+    };
+
+    /// × `mul` ÷ `div`; None when `div` is zero.
+    pub fn new(mul: Decimal, div: Decimal) -> Option<Pesos> {
+        (!div.is_zero()).then_some(Pesos { mul, div })
+    }
+
+    /// Always written with two decimals (1000.00, not 1000).
+    pub fn of(self, v: Decimal) -> Decimal {
+        let mut pesos = cents(v * self.mul / self.div);
+        pesos.rescale(2);
+        pesos
     }
 }
 
@@ -77,6 +113,43 @@ struct Sums {
     base: Decimal,
     amount: Decimal,
     count: u64,
+    base_mxn: Decimal,
+    amount_mxn: Decimal,
+    /// One behind the line had no rate to pesos.
+    no_mxn: bool,
+}
+
+impl Sums {
+    fn add(&mut self, base: Decimal, amount: Decimal, pesos: Option<Pesos>) {
+        self.base += base;
+        self.amount += amount;
+        match pesos {
+            Some(p) => {
+                self.base_mxn += p.of(base);
+                self.amount_mxn += p.of(amount);
+            }
+            None => self.no_mxn = true,
+        }
+    }
+}
+
+/// Adds `t` into the entry of `acc` with its kind, tax, factor and rate (the same
+/// rate by value), or appends it: a document's taxes per line, in first-seen order.
+pub fn fold_into(acc: &mut Vec<ItemTax>, t: &ItemTax) {
+    let plus = |a: Option<Decimal>, b: Option<Decimal>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
+    };
+    match acc
+        .iter_mut()
+        .find(|a| (a.kind, &a.tax, &a.factor, a.rate) == (t.kind, &t.tax, &t.factor, t.rate))
+    {
+        Some(a) => {
+            a.base = plus(a.base, t.base);
+            a.amount = plus(a.amount, t.amount);
+        }
+        None => acc.push(t.clone()),
+    }
 }
 
 #[derive(Debug, Default)]
@@ -85,34 +158,46 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// One document's (or payment entry's) taxes: each line it touches counts it once.
+    /// One document's (or payment entry's) taxes: each line it touches counts it once,
+    /// and takes its amounts in pesos rounded once per line (`pesos` None: no rate).
     pub fn add_all<'a>(
         &mut self,
         source: Source,
         currency: Option<&str>,
         taxes: impl IntoIterator<Item = &'a ItemTax>,
+        pesos: Option<Pesos>,
     ) {
-        let mut touched = BTreeSet::new();
+        let mut own = Vec::new();
         for t in taxes {
+            fold_into(&mut own, t);
+        }
+        for t in own {
             let key: Key = (
                 t.kind,
-                Some(t.tax.clone()),
+                Some(t.tax),
                 t.rate,
-                t.factor.clone(),
+                t.factor,
                 currency.map(str::to_owned),
             );
-            let sums = self.by.entry((source, key.clone())).or_default();
-            sums.base += t.base.unwrap_or_default();
-            sums.amount += t.amount.unwrap_or_default();
-            touched.insert(key);
-        }
-        for key in touched {
-            self.by.entry((source, key)).or_default().count += 1;
+            let sums = self.by.entry((source, key)).or_default();
+            sums.add(
+                t.base.unwrap_or_default(),
+                t.amount.unwrap_or_default(),
+                pesos,
+            );
+            sums.count += 1;
         }
     }
 
-    /// A document without concept taxes (CFDI 3.2): its Impuestos totals, tax unknown.
-    pub fn add_unbroken(&mut self, source: Source, currency: Option<&str>, d: &Document) {
+    /// A document without any tax breakdown (a CFDI 3.2 stored before its Impuestos
+    /// entries were read): its Impuestos totals, tax unknown.
+    pub fn add_unbroken(
+        &mut self,
+        source: Source,
+        currency: Option<&str>,
+        d: &Document,
+        pesos: Option<Pesos>,
+    ) {
         let totals = [
             (TaxKind::Transferred, d.taxes_transferred),
             (TaxKind::Withheld, d.taxes_withheld),
@@ -123,13 +208,13 @@ impl Lines {
             };
             let key: Key = (kind, None, None, None, currency.map(str::to_owned));
             let sums = self.by.entry((source, key)).or_default();
-            sums.amount += total;
+            sums.add(Decimal::ZERO, total, pesos);
             sums.count += 1;
         }
     }
 
-    /// The lines in order, then one net line per key: `plus` sources added, `minus`
-    /// ones subtracted.
+    /// The lines in order, then (when there are `plus` or `minus` sources) one net
+    /// line per key: `plus` sources added, `minus` ones subtracted.
     pub fn finish(self, plus: &[Source], minus: &[Source]) -> Vec<TaxLine> {
         let mut net: BTreeMap<Key, Sums> = BTreeMap::new();
         let mut out = Vec::new();
@@ -141,9 +226,14 @@ impl Lines {
             } else {
                 Decimal::ZERO
             };
-            let n = net.entry(key.clone()).or_default();
-            n.base += sign * sums.base;
-            n.amount += sign * sums.amount;
+            if !sign.is_zero() {
+                let n = net.entry(key.clone()).or_default();
+                n.base += sign * sums.base;
+                n.amount += sign * sums.amount;
+                n.base_mxn += sign * sums.base_mxn;
+                n.amount_mxn += sign * sums.amount_mxn;
+                n.no_mxn |= sums.no_mxn;
+            }
             out.push(line(source, key, sums, Some(sums.count)));
         }
         out.extend(
@@ -156,6 +246,7 @@ impl Lines {
 
 fn line(source: Source, key: Key, sums: Sums, count: Option<u64>) -> TaxLine {
     let (kind, tax, rate, factor, currency) = key;
+    let mxn = |v: Decimal| (!sums.no_mxn).then_some(v);
     TaxLine {
         source,
         kind,
@@ -167,5 +258,7 @@ fn line(source: Source, key: Key, sums: Sums, count: Option<u64>) -> TaxLine {
         base: sums.base,
         amount: sums.amount,
         count,
+        base_mxn: mxn(sums.base_mxn),
+        amount_mxn: mxn(sums.amount_mxn),
     }
 }

@@ -1,18 +1,26 @@
 //! The period summary of an entity: counts and totals by type and currency, taxes by
-//! tax and rate from the documents' own concept taxes, and the cash-basis view of IVA
-//! (what was paid in the period). Pure and exact: the database layer
-//! (`db::summary`) feeds it documents and payment entries, and every amount is a
-//! `Decimal`. The rules, as `/docs/summary` states them:
+//! tax and rate from the documents' own breakdown, local and payroll taxes, and the
+//! cash-basis view of IVA (what was paid in the period), each tax line also in pesos.
+//! Pure and exact: the database layer (`db::summary`) feeds it documents and payment
+//! entries one at a time, and every amount is a `Decimal`. The rules, as
+//! `/docs/summary` states them:
 //!
 //! - Cancelled documents are left out (and counted); so are the payments of cancelled
 //!   complements.
 //! - Document basis: type I documents are `invoices`, type E `credit_notes`; `net` is
-//!   invoices minus credit notes. Other types (P, T, N) count in the totals only.
+//!   invoices minus credit notes. Other types (P, T, N) count in the totals only,
+//!   except that payroll ISR withheld (Nómina) has a section of its own.
+//! - A document's breakdown is its concepts' taxes, or for CFDI 3.2 its Impuestos
+//!   entries; local taxes (implocal) are a section of their own.
 //! - Cash basis (IVA only): PUE invoices (every I that is not PPD) by their date, plus
 //!   what complements paid in the period (by FechaPago): the DoctoRelacionado's own
 //!   IVA (Pagos 2.0 ImpuestosDR) where it has some, else the paid proportion
-//!   ImpPagado / invoice total × the invoice's IVA, rounded to cents; minus credit
-//!   notes that are not PPD by their date.
+//!   ImpPagado / invoice total × the invoice's IVA per tax, factor and rate, rounded
+//!   once to cents; minus credit notes (PPD ones too: no complement pays a credit
+//!   note) by their date.
+//! - Pesos: a document's amounts × its TipoCambio; a payment entry's × TipoCambioP ÷
+//!   EquivalenciaDR (Pagos 1.0 TipoCambioDR); rounded to cents per document (entry)
+//!   and line.
 
 mod lines;
 pub mod sheet;
@@ -24,8 +32,8 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use crate::cfdi::ItemTax;
-pub use lines::{Lines, Source, TaxLine};
+use crate::cfdi::{ItemTax, StatedTaxes};
+pub use lines::{fold_into, Lines, Pesos, Source, TaxLine};
 
 /// IVA's code (Impuesto 002): the only tax of the cash-basis view.
 const IVA: &str = "002";
@@ -42,14 +50,44 @@ pub struct Document {
     pub total: Decimal,
     pub payment_method: Option<String>,
     pub cancelled: bool,
-    /// Every concept's taxes, in document order.
+    /// The concepts' taxes (the database layer hands them added up per tax, factor
+    /// and rate, which is all the summary reads).
     pub taxes: Vec<ItemTax>,
+    /// TipoCambio.
+    pub exchange_rate: Option<Decimal>,
+    /// Taxes stated outside the concepts (3.2, local, payroll).
+    pub stated: StatedTaxes,
 }
 
 impl Document {
     fn is_ppd(&self) -> bool {
         self.payment_method.as_deref() == Some("PPD")
     }
+
+    /// The document's tax breakdown: its concepts' taxes, or CFDI 3.2's Impuestos
+    /// entries (3.2 concepts carry none).
+    fn breakdown(&self) -> &[ItemTax] {
+        if self.taxes.is_empty() {
+            &self.stated.legacy
+        } else {
+            &self.taxes
+        }
+    }
+
+    /// Its amounts in pesos: × TipoCambio; a peso document (MXN, or no Moneda) without
+    /// one as is; None for another currency without one.
+    fn pesos(&self) -> Option<Pesos> {
+        match self.exchange_rate {
+            Some(rate) => Pesos::new(rate, Decimal::ONE),
+            None if is_pesos(self.currency.as_deref()) => Some(Pesos::SAME),
+            None => None,
+        }
+    }
+}
+
+/// MXN, or no currency stated.
+fn is_pesos(currency: Option<&str>) -> bool {
+    currency.is_none_or(|c| c.trim().eq_ignore_ascii_case("MXN"))
 }
 
 /// A related-document entry of a payment complement, paid (FechaPago) in the period.
@@ -67,6 +105,37 @@ pub struct PaidEntry {
     pub taxes: Vec<ItemTax>,
     /// The paid invoice, when it is stored for the entity.
     pub invoice: Option<Document>,
+    /// MonedaP and TipoCambioP of the Pago.
+    pub payment_currency: Option<String>,
+    pub payment_exchange_rate: Option<Decimal>,
+    /// MonedaDR units per unit of MonedaP (EquivalenciaDR, Pagos 1.0 TipoCambioDR).
+    pub equivalence: Option<Decimal>,
+}
+
+impl PaidEntry {
+    /// An amount in MonedaDR in pesos: ÷ EquivalenciaDR gives MonedaP, × TipoCambioP
+    /// pesos. A peso payment needs no TipoCambioP, an entry in the payment's currency
+    /// no EquivalenciaDR; otherwise a missing one leaves the pesos unknown (None).
+    fn pesos(&self) -> Option<Pesos> {
+        let to_payment = match self.equivalence {
+            Some(e) => e,
+            None if same_currency(&self.currency, &self.payment_currency) => Decimal::ONE,
+            None => return None,
+        };
+        let rate = match self.payment_exchange_rate {
+            Some(r) => r,
+            None if is_pesos(self.payment_currency.as_deref()) => Decimal::ONE,
+            None => return None,
+        };
+        Pesos::new(rate, to_payment)
+    }
+}
+
+fn same_currency(a: &Option<String>, b: &Option<String>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.trim().eq_ignore_ascii_case(b.trim()),
+        _ => true,
+    }
 }
 
 /// Counts and sums of one type in one currency.
@@ -78,6 +147,10 @@ pub struct Totals {
     pub taxes_transferred: Decimal,
     pub taxes_withheld: Decimal,
     pub total: Decimal,
+    /// implocal TotaldeTraslados / TotaldeRetenciones (as the entries add up): with
+    /// them, subtotal − discount + taxes − withheld + local − local withheld = total.
+    pub local_taxes_transferred: Decimal,
+    pub local_taxes_withheld: Decimal,
 }
 
 impl Totals {
@@ -88,6 +161,13 @@ impl Totals {
         self.taxes_transferred += sign * d.taxes_transferred.unwrap_or_default();
         self.taxes_withheld += sign * d.taxes_withheld.unwrap_or_default();
         self.total += sign * d.total;
+        for t in &d.stated.local {
+            let amount = sign * t.amount.unwrap_or_default();
+            match t.kind {
+                crate::cfdi::TaxKind::Transferred => self.local_taxes_transferred += amount,
+                crate::cfdi::TaxKind::Withheld => self.local_taxes_withheld += amount,
+            }
+        }
     }
 }
 
@@ -135,6 +215,10 @@ pub struct Summary {
     pub cash_basis_iva: Vec<TaxLine>,
     pub unresolved_payments: Vec<Unresolved>,
     pub excluded: Excluded,
+    /// Local taxes (implocal) of invoices and credit notes, and their net.
+    pub local_taxes: Vec<TaxLine>,
+    /// ISR withheld on payroll (the Nómina complement's deductions of type 002).
+    pub payroll_taxes: Vec<TaxLine>,
 }
 
 /// Gathers documents and payment entries one at a time (memory is per line, not per
@@ -145,6 +229,8 @@ pub struct Builder {
     net: BTreeMap<Option<String>, Totals>,
     taxes: Lines,
     cash: Lines,
+    local: Lines,
+    payroll: Lines,
     unresolved: Vec<Unresolved>,
     excluded: Excluded,
 }
@@ -157,6 +243,10 @@ impl Builder {
         }
         let key = (d.invoice_type.clone(), d.currency.clone());
         self.totals.entry(key).or_default().add(d, Decimal::ONE);
+        let currency = d.currency.as_deref();
+        let pesos = d.pesos();
+        self.payroll
+            .add_all(Source::Payroll, currency, &d.stated.payroll, pesos);
         let source = match d.invoice_type.as_str() {
             "I" => Source::Invoices,
             "E" => Source::CreditNotes,
@@ -168,19 +258,21 @@ impl Builder {
             Decimal::NEGATIVE_ONE
         };
         self.net.entry(d.currency.clone()).or_default().add(d, sign);
-        let currency = d.currency.as_deref();
-        if d.taxes.is_empty() {
-            // No concept taxes (CFDI 3.2): only the document's Impuestos totals.
-            self.taxes.add_unbroken(source, currency, d);
+        let taxes = d.breakdown();
+        if taxes.is_empty() {
+            // No breakdown at all: only the document's Impuestos totals.
+            self.taxes.add_unbroken(source, currency, d, pesos);
         }
-        self.taxes.add_all(source, currency, &d.taxes);
-        if !d.is_ppd() {
-            let cash = match source {
-                Source::Invoices => Source::Pue,
-                _ => Source::CreditNotes,
-            };
-            self.cash.add_all(cash, currency, iva(&d.taxes));
-        }
+        self.taxes.add_all(source, currency, taxes, pesos);
+        self.local.add_all(source, currency, &d.stated.local, pesos);
+        // Credit notes count by their date whatever their MetodoPago: no payment
+        // complement ever pays one (the SAT's guide has them PUE).
+        let cash = match source {
+            Source::Invoices if d.is_ppd() => return,
+            Source::Invoices => Source::Pue,
+            _ => Source::CreditNotes,
+        };
+        self.cash.add_all(cash, currency, iva(taxes), pesos);
     }
 
     pub fn payment(&mut self, e: &PaidEntry) {
@@ -188,26 +280,20 @@ impl Builder {
             self.excluded.cancelled_payments += 1;
             return;
         }
+        let pesos = e.pesos();
         if !e.taxes.is_empty() {
             // The complement's own breakdown of what this payment carried.
             let currency = e.currency.as_deref();
-            self.cash.add_all(Source::Payments, currency, iva(&e.taxes));
+            self.cash
+                .add_all(Source::Payments, currency, iva(&e.taxes), pesos);
             return;
         }
         match proportion(e) {
             Ok((invoice, paid)) => {
-                // Each line's share is rounded once per payment, after multiplying,
-                // so no precision is lost to an intermediate ratio.
-                let share = |v: Option<Decimal>| v.map(|v| cents(v * paid / invoice.total));
-                let shares: Vec<ItemTax> = iva(&invoice.taxes)
-                    .map(|tax| ItemTax {
-                        base: share(tax.base),
-                        amount: share(tax.amount),
-                        ..tax.clone()
-                    })
-                    .collect();
+                let shares = paid_shares(invoice, paid);
                 let currency = invoice.currency.as_deref();
-                self.cash.add_all(Source::Payments, currency, &shares);
+                self.cash
+                    .add_all(Source::Payments, currency, &shares, pesos);
             }
             Err(reason) => self.unresolved.push(Unresolved {
                 payment_invoice_id: e.payment_invoice_id.clone(),
@@ -221,9 +307,8 @@ impl Builder {
     }
 
     pub fn finish(self) -> Summary {
-        let taxes = self
-            .taxes
-            .finish(&[Source::Invoices], &[Source::CreditNotes]);
+        let invoices_less_credit_notes =
+            |lines: Lines| lines.finish(&[Source::Invoices], &[Source::CreditNotes]);
         let cash_basis_iva = self
             .cash
             .finish(&[Source::Pue, Source::Payments], &[Source::CreditNotes]);
@@ -238,12 +323,30 @@ impl Builder {
             net: (self.net.into_iter())
                 .map(|(currency, totals)| NetTotals { currency, totals })
                 .collect(),
-            taxes,
+            taxes: invoices_less_credit_notes(self.taxes),
             cash_basis_iva,
             unresolved_payments: self.unresolved,
             excluded: self.excluded,
+            local_taxes: invoices_less_credit_notes(self.local),
+            payroll_taxes: self.payroll.finish(&[], &[]),
         }
     }
+}
+
+/// The paid share of an invoice's IVA: per tax, factor and rate (the invoice's
+/// entries of one line added up first), Base and Importe × paid ÷ total, multiplied
+/// before dividing and rounded once to cents, as the SAT's Pagos guide takes it.
+fn paid_shares(invoice: &Document, paid: Decimal) -> Vec<ItemTax> {
+    let mut lines = Vec::new();
+    for t in iva(invoice.breakdown()) {
+        fold_into(&mut lines, t);
+    }
+    let share = |v: Option<Decimal>| v.map(|v| cents(v * paid / invoice.total));
+    for t in &mut lines {
+        t.base = share(t.base);
+        t.amount = share(t.amount);
+    }
+    lines
 }
 
 /// The invoice an entry pays and the amount it paid, or why the paid proportion

@@ -1,5 +1,5 @@
 use super::*;
-use crate::cfdi::TaxKind;
+use crate::cfdi::{StatedTaxes, TaxKind};
 
 fn d(s: &str) -> Decimal {
     s.parse().unwrap_or_else(|_| panic!("decimal {s}"))
@@ -29,6 +29,8 @@ fn doc(kind: &str, method: &str, total: &str, taxes: Vec<ItemTax>) -> Document {
         payment_method: Some(method.into()),
         cancelled: false,
         taxes,
+        exchange_rate: None,
+        stated: StatedTaxes::default(),
     }
 }
 
@@ -42,6 +44,9 @@ fn entry(paid: &str, taxes: Vec<ItemTax>, invoice: Option<Document>) -> PaidEntr
         amount_paid: Some(d(paid)),
         taxes,
         invoice,
+        payment_currency: Some("MXN".into()),
+        payment_exchange_rate: None,
+        equivalence: None,
     }
 }
 
@@ -143,6 +148,7 @@ fn payments_that_cannot_be_proportioned_are_listed_with_why() {
 
 #[test]
 fn documents_without_concept_taxes_show_their_totals_with_no_tax_code() {
+    // A 3.2 document stored before its Impuestos entries were read.
     let mut legacy = doc("I", "PUE", "116", vec![]);
     legacy.taxes_transferred = Some(d("16"));
     legacy.payment_method = None;
@@ -165,4 +171,394 @@ fn rates_written_with_other_scales_share_a_line() {
     b.document(&doc("I", "PUE", "23.2", vec![iva("10", "1.6"), short]));
     let s = b.finish();
     assert_eq!(line(&s.taxes, Source::Invoices).amount, d("3.2"));
+}
+
+fn tax(kind: TaxKind, code: &str, rate: Option<&str>, base: Option<&str>, amount: &str) -> ItemTax {
+    ItemTax {
+        kind,
+        tax: code.into(),
+        factor: rate.map(|_| "Tasa".into()),
+        rate: rate.map(d),
+        base: base.map(d),
+        amount: Some(d(amount)),
+    }
+}
+
+/// The figure: two concepts at 16% (Importe 592.5888 and 71.9984) on a
+/// 4,818.26 invoice paid 2,000.00. Per line: (592.5888 + 71.9984) × 2000.00 ÷ 4818.26
+/// = 275.8619… → 275.86. Rounding each entry first gave 245.98 + 29.89 = 275.87.
+#[test]
+fn the_paid_share_is_taken_per_tax_factor_and_rate_and_rounded_once() {
+    let invoice = doc(
+        "I",
+        "PPD",
+        "4818.26",
+        vec![iva("3703.68", "592.5888"), iva("449.99", "71.9984")],
+    );
+    let mut b = Builder::default();
+    b.payment(&entry("2000.00", vec![], Some(invoice)));
+    let s = b.finish();
+    let paid = line(&s.cash_basis_iva, Source::Payments);
+    assert_eq!(paid.amount, d("275.86"));
+    // Base: (3703.68 + 449.99) × 2000 ÷ 4818.26 = 1724.1369… → 1724.14.
+    assert_eq!(paid.base, d("1724.14"));
+    assert_eq!(paid.count, Some(1));
+    assert_eq!(
+        (paid.base_mxn, paid.amount_mxn),
+        (Some(d("1724.14")), Some(d("275.86")))
+    );
+}
+
+/// USD documents in pesos. The PUE invoice (the shared sample
+/// cfdi40-ingreso-pue-usd-descuento-unstamped: IVA 448.00 on 2800.00, TipoCambio
+/// 18.9008): 448.00 × 18.9008 = 8467.5584 → 8467.56; 2800.00 × 18.9008 = 52922.24.
+#[test]
+fn pue_documents_convert_at_their_tipo_cambio() {
+    let mut usd = doc("I", "PUE", "3248.00", vec![iva("2800.00", "448.00")]);
+    usd.currency = Some("USD".into());
+    usd.exchange_rate = Some(d("18.9008"));
+    let mut no_rate = usd.clone();
+    no_rate.exchange_rate = None;
+    let mut b = Builder::default();
+    b.document(&usd);
+    let s = b.finish();
+    let pue = line(&s.cash_basis_iva, Source::Pue);
+    assert_eq!(
+        (pue.currency.as_deref(), pue.amount),
+        (Some("USD"), d("448.00"))
+    );
+    assert_eq!(pue.amount_mxn, Some(d("8467.56")));
+    assert_eq!(pue.base_mxn, Some(d("52922.24")));
+    assert_eq!(
+        line(&s.cash_basis_iva, Source::Net).amount_mxn,
+        Some(d("8467.56"))
+    );
+    assert_eq!(
+        line(&s.taxes, Source::Invoices).amount_mxn,
+        Some(d("8467.56"))
+    );
+    // A foreign document without TipoCambio has no peso figure, and neither has its line.
+    let mut b = Builder::default();
+    b.document(&usd);
+    b.document(&no_rate);
+    let s = b.finish();
+    let pue = line(&s.cash_basis_iva, Source::Pue);
+    assert_eq!((pue.amount, pue.amount_mxn), (d("896.00"), None));
+}
+
+/// Payments in pesos: the DR amount ÷ EquivalenciaDR (MonedaP) × TipoCambioP.
+#[test]
+fn payment_entries_convert_through_the_payment_currency() {
+    let mut usd_invoice = doc("I", "PPD", "1160.00", vec![iva("1000.00", "160.00")]);
+    usd_invoice.currency = Some("USD".into());
+    usd_invoice.exchange_rate = Some(d("17.00"));
+    let usd_entry = |paid: &str, taxes: Vec<ItemTax>| PaidEntry {
+        currency: Some("USD".into()),
+        ..entry(paid, taxes, Some(usd_invoice.clone()))
+    };
+    // Pagos 2.0, a USD payment (TipoCambioP 17.2580) of a USD invoice with its own
+    // taxes: 80.00 × 17.2580 = 1380.64; base 500.00 × 17.2580 = 8629.00.
+    let mut b = Builder::default();
+    b.payment(&PaidEntry {
+        payment_currency: Some("USD".into()),
+        payment_exchange_rate: Some(d("17.2580")),
+        equivalence: Some(d("1")),
+        ..usd_entry("580.00", vec![iva("500.00", "80.00")])
+    });
+    let s = b.finish();
+    let p = line(&s.cash_basis_iva, Source::Payments);
+    assert_eq!((p.amount, p.amount_mxn), (d("80.00"), Some(d("1380.64"))));
+    assert_eq!(p.base_mxn, Some(d("8629.00")));
+    // Pagos 1.0, a MXN payment of the USD invoice, TipoCambioDR 0.050522 USD per peso,
+    // no taxes of its own: the share 580.00 ÷ 1160.00 × 160.00 = 80.00 USD,
+    // 80.00 ÷ 0.050522 = 1583.4685… → 1583.47; base 500.00 ÷ 0.050522 = 9896.6786… →
+    // 9896.68.
+    let mut b = Builder::default();
+    b.payment(&PaidEntry {
+        equivalence: Some(d("0.050522")),
+        ..usd_entry("580.00", vec![])
+    });
+    let s = b.finish();
+    let p = line(&s.cash_basis_iva, Source::Payments);
+    assert_eq!((p.amount, p.amount_mxn), (d("80.00"), Some(d("1583.47"))));
+    assert_eq!(p.base_mxn, Some(d("9896.68")));
+    // A MXN payment of a USD invoice without TipoCambioDR: no peso figure is guessed.
+    let mut b = Builder::default();
+    b.payment(&usd_entry("580.00", vec![]));
+    let s = b.finish();
+    assert_eq!(line(&s.cash_basis_iva, Source::Payments).amount_mxn, None);
+    // A USD payment of a MXN invoice (EquivalenciaDR 18.50 pesos per dollar,
+    // TipoCambioP 18.50): the DR amount is already in pesos, 16.00 ÷ 18.50 × 18.50.
+    let mut b = Builder::default();
+    b.payment(&PaidEntry {
+        payment_currency: Some("USD".into()),
+        payment_exchange_rate: Some(d("18.50")),
+        equivalence: Some(d("18.50")),
+        ..entry("116.00", vec![iva("100.00", "16.00")], None)
+    });
+    let s = b.finish();
+    assert_eq!(
+        line(&s.cash_basis_iva, Source::Payments).amount_mxn,
+        Some(d("16.00"))
+    );
+}
+
+#[test]
+fn ppd_credit_notes_count_by_their_date() {
+    let mut b = Builder::default();
+    b.document(&doc("I", "PUE", "116.00", vec![iva("100.00", "16.00")]));
+    b.document(&doc("E", "PPD", "11.60", vec![iva("10.00", "1.60")]));
+    let s = b.finish();
+    assert_eq!(
+        line(&s.cash_basis_iva, Source::CreditNotes).amount,
+        d("1.60")
+    );
+    assert_eq!(line(&s.cash_basis_iva, Source::Net).amount, d("14.40"));
+}
+
+/// A CFDI 3.2 invoice (the shared sample cfdi32-ingreso-real-legacy-tfd10: IVA 16%
+/// 646.21, no MetodoPago) lands on the IVA 16% line, document and cash basis alike.
+#[test]
+fn cfdi32_entries_land_on_their_tax_and_rate() {
+    let mut legacy = doc("I", "PUE", "4685.00", vec![]);
+    legacy.payment_method = None;
+    legacy.stated.legacy = vec![tax(
+        TaxKind::Transferred,
+        "002",
+        Some("0.160000"),
+        None,
+        "646.21",
+    )];
+    let mut b = Builder::default();
+    b.document(&legacy);
+    b.document(&doc("I", "PUE", "116.00", vec![iva("100.00", "16.00")]));
+    let s = b.finish();
+    let l = line(&s.taxes, Source::Invoices);
+    assert_eq!(
+        (l.tax_name, l.amount, l.count),
+        (Some("IVA"), d("662.21"), Some(2))
+    );
+    // 3.2 states no base: only the 3.3 document's.
+    assert_eq!(l.base, d("100.00"));
+    assert_eq!(line(&s.cash_basis_iva, Source::Pue).amount, d("662.21"));
+}
+
+/// The implocal sample (SubTotal 1709.12 + IVA 273.46 + IH 2.5% 27.43 = 2010.01) and a
+/// payroll document (ISR withheld 2272.25) next to an invoice.
+#[test]
+fn local_and_payroll_taxes_have_sections_and_totals_add_up() {
+    let mut hotel = doc("I", "PUE", "2010.01", vec![iva("1709.12", "273.46")]);
+    hotel.subtotal = d("1709.12");
+    hotel.stated.local = vec![tax(
+        TaxKind::Transferred,
+        "IH",
+        Some("0.025000"),
+        None,
+        "27.43",
+    )];
+    let mut refund = doc("E", "PUE", "10.25", vec![]);
+    refund.stated.local = vec![tax(TaxKind::Transferred, "IH", Some("0.025"), None, "0.25")];
+    let mut payroll = doc("N", "PUE", "12574.40", vec![]);
+    payroll.stated.payroll = vec![tax(TaxKind::Withheld, "001", None, None, "2272.25")];
+    let mut b = Builder::default();
+    b.document(&hotel);
+    b.document(&refund);
+    b.document(&payroll);
+    let s = b.finish();
+    let t = &s
+        .totals
+        .iter()
+        .find(|t| t.invoice_type == "I")
+        .expect("I")
+        .totals;
+    assert_eq!(t.local_taxes_transferred, d("27.43"));
+    assert_eq!(
+        t.subtotal - t.discount + t.taxes_transferred - t.taxes_withheld
+            + t.local_taxes_transferred
+            - t.local_taxes_withheld,
+        t.total
+    );
+    assert_eq!(s.net[0].totals.local_taxes_transferred, d("27.18"));
+    let local = line(&s.local_taxes, Source::Invoices);
+    assert_eq!(
+        (local.tax.as_deref(), local.tax_name, local.amount),
+        (Some("IH"), None, d("27.43"))
+    );
+    assert_eq!(line(&s.local_taxes, Source::Net).amount, d("27.18"));
+    let isr = line(&s.payroll_taxes, Source::Payroll);
+    assert_eq!(
+        (
+            isr.kind,
+            isr.tax_name,
+            isr.amount,
+            isr.count,
+            isr.amount_mxn
+        ),
+        (
+            TaxKind::Withheld,
+            Some("ISR"),
+            d("2272.25"),
+            Some(1),
+            Some(d("2272.25"))
+        )
+    );
+    assert!(s.payroll_taxes.iter().all(|l| l.source != Source::Net));
+    // Payroll and local taxes are not IVA: the cash basis has the hotel's IVA only.
+    assert_eq!(line(&s.cash_basis_iva, Source::Net).amount, d("273.46"));
+}
+
+/// A shared sample as the database layer hands it over.
+fn sample(name: &str) -> crate::cfdi::Cfdi {
+    let path = format!(
+        "{}/../shared/cfdi-samples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    crate::cfdi::Cfdi::parse(&std::fs::read(path).expect("sample")).expect("parses")
+}
+
+fn stored(c: &crate::cfdi::Cfdi) -> Document {
+    let mut taxes = Vec::new();
+    for t in c.items.iter().flat_map(|i| &i.taxes) {
+        fold_into(&mut taxes, t);
+    }
+    Document {
+        invoice_type: c.invoice_type.as_str().into(),
+        currency: c.currency.clone(),
+        subtotal: c.subtotal,
+        discount: c.discount,
+        taxes_transferred: c.taxes_transferred,
+        taxes_withheld: c.taxes_withheld,
+        total: c.total,
+        payment_method: c.payment_method.clone(),
+        cancelled: false,
+        taxes,
+        exchange_rate: c.exchange_rate,
+        stated: c.stated_taxes.clone(),
+    }
+}
+
+/// Every entry of a complement sample, with `invoice` as the paid invoice.
+fn paid_entries(c: &crate::cfdi::Cfdi, invoice: Option<&Document>) -> Vec<PaidEntry> {
+    c.payments
+        .iter()
+        .flat_map(|p| p.related_documents.iter().map(move |d| (p, d)))
+        .map(|(p, d)| PaidEntry {
+            payment_invoice_id: "p".into(),
+            payment_cancelled: false,
+            related_uuid: d.uuid.clone().unwrap_or_default(),
+            paid_at: p.paid_at.clone(),
+            currency: d.currency.clone(),
+            amount_paid: d.amount_paid,
+            taxes: d.taxes.clone(),
+            invoice: invoice.cloned(),
+            payment_currency: Some(p.currency.clone()),
+            payment_exchange_rate: p.exchange_rate,
+            equivalence: d.equivalence,
+        })
+        .collect()
+}
+
+fn cash(s: &Summary) -> Vec<String> {
+    let opt = |v: Option<Decimal>| v.map_or("null".to_owned(), |v| v.to_string());
+    s.cash_basis_iva
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {:?} {} {} {} {} {}",
+                l.source.as_str(),
+                l.kind,
+                opt(l.rate),
+                l.base,
+                l.amount,
+                opt(l.count.map(Decimal::from)),
+                opt(l.amount_mxn)
+            )
+        })
+        .collect()
+}
+
+/// The real PPD invoice with withholdings (cfdi40-ingreso-ppd-retenciones-tfd-oneline:
+/// total 1191.95; IVA 16% 200.05 and IVA withheld 0.106667 133.37 on 1250.30; ISR
+/// withheld 125.03) paid 500.00 by a Pagos 1.0 entry (no taxes of its own):
+/// 200.05 × 500 ÷ 1191.95 = 83.9171… → 83.92; 133.37 × 500 ÷ 1191.95 = 55.9461… →
+/// 55.95; base 1250.30 × 500 ÷ 1191.95 = 524.4766… → 524.48. ISR is not IVA.
+#[test]
+fn withholdings_of_a_real_invoice_paid_in_part() {
+    let invoice = stored(&sample("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"));
+    assert_eq!(invoice.total, d("1191.95"));
+    let mut b = Builder::default();
+    b.document(&invoice);
+    b.payment(&entry("500.00", vec![], Some(invoice.clone())));
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "payments Transferred 0.160000 524.48 83.92 1 83.92",
+            "payments Withheld 0.106667 524.48 55.95 1 55.95",
+            "net Transferred 0.160000 524.48 83.92 null 83.92",
+            "net Withheld 0.106667 524.48 55.95 null 55.95",
+        ]
+    );
+    // The document basis has the whole invoice, ISR included.
+    let isr = s
+        .taxes
+        .iter()
+        .find(|l| l.source == Source::Invoices && l.tax_name == Some("ISR"))
+        .expect("ISR line");
+    assert_eq!((isr.kind, isr.amount), (TaxKind::Withheld, d("125.03")));
+}
+
+/// The real Pagos 2.0 complement with two Pagos (cfdi40-pago20-two-pagos-retenciones):
+/// their own TrasladoDR / RetencionDR count as written (1941.0656 + 388.3120 =
+/// 2329.3776 transferred; 258.9556 withheld at 0.106700), each entry's pesos rounded
+/// once (1941.07 + 388.31 = 2329.38; 258.96).
+#[test]
+fn a_real_complements_own_taxes_with_withholdings() {
+    let complement = sample("cfdi40-pago20-two-pagos-retenciones.xml");
+    let mut b = Builder::default();
+    for e in paid_entries(&complement, None) {
+        b.payment(&e);
+    }
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "payments Transferred 0.160000 14558.6100 2329.3776 2 2329.38",
+            "payments Withheld 0.106700 2426.9500 258.9556 1 258.96",
+            "net Transferred 0.160000 14558.6100 2329.3776 null 2329.38",
+            "net Withheld 0.106700 2426.9500 258.9556 null 258.96",
+        ]
+    );
+    assert!(
+        s.unresolved_payments.is_empty(),
+        "own taxes need no invoice"
+    );
+}
+
+/// The real USD PUE invoice (cfdi40-ingreso-pue-usd-descuento-unstamped: IVA 448.00 on
+/// 2800.00, TipoCambio 18.9008) and a Pagos 1.0 peso payment of a USD invoice
+/// (cfdi33-pago10-tfd-usd-docto-mxn-payment: ImpPagado 4000.00 USD, TipoCambioDR
+/// 0.050522) of a 4,640.00 USD invoice with IVA 640.00 on 4000.00: 640.00 × 4000.00 ÷
+/// 4640.00 = 551.7241… → 551.72 USD, and 551.72 ÷ 0.050522 = 10920.3911… → 10920.39
+/// pesos (the payment is in pesos: no TipoCambioP).
+#[test]
+fn real_usd_documents_in_pesos() {
+    let pue = stored(&sample("cfdi40-ingreso-pue-usd-descuento-unstamped.xml"));
+    let mut ppd = doc("I", "PPD", "4640.00", vec![iva("4000.00", "640.00")]);
+    ppd.currency = Some("USD".into());
+    let complement = sample("cfdi33-pago10-tfd-usd-docto-mxn-payment.xml");
+    let mut b = Builder::default();
+    b.document(&pue);
+    for e in paid_entries(&complement, Some(&ppd)) {
+        b.payment(&e);
+    }
+    let s = b.finish();
+    assert_eq!(
+        cash(&s),
+        [
+            "pue Transferred 0.160000 2800 448 1 8467.56",
+            "payments Transferred 0.160000 3448.28 551.72 1 10920.39",
+            "net Transferred 0.160000 6248.28 999.72 null 19387.95",
+        ]
+    );
 }

@@ -1,6 +1,6 @@
 //! HTTP Basic authentication on `/v1`.
 
-use crate::helpers::{basic, TestApp, INVALID, MISSING};
+use crate::common::app::{basic, TestApp, INVALID, MISSING};
 
 const ENTITIES: &str = "/v1/entities";
 
@@ -165,7 +165,7 @@ fn concurrent_requests_all_succeed_when_credentials_are_fresh() {
 #[test]
 fn concurrent_requests_with_a_wrong_password_are_all_refused() {
     let app = TestApp::spawn();
-    let wrong = crate::helpers::Creds {
+    let wrong = crate::common::app::Creds {
         password: "not the password".into(),
         ..app.creds.clone()
     };
@@ -195,12 +195,12 @@ fn b64_bytes(b: &[u8]) -> String {
 #[test]
 fn list_entities_returns_200_when_password_contains_colons() {
     let app = TestApp::spawn();
-    let creds = crate::helpers::Creds {
+    let creds = crate::common::app::Creds {
         org_id: app.creds.org_id.clone(),
-        email: crate::helpers::email("colon"),
+        email: crate::common::app::email("colon"),
         password: "pa:ss:wörd".into(),
     };
-    crate::helpers::add_user(app.data_dir(), &creds);
+    crate::common::app::add_user(app.data_dir(), &creds);
     app.client_as(&creds).get(ENTITIES).expect(200);
     app.request("GET", ENTITIES, Some((&creds.email, "pa:ss")), None, &[])
         .expect_unauthorized(INVALID);
@@ -209,7 +209,7 @@ fn list_entities_returns_200_when_password_contains_colons() {
 /// Sends `password` for `creds.email` with extra headers; returns the status.
 fn login_status(
     app: &TestApp,
-    creds: &crate::helpers::Creds,
+    creds: &crate::common::app::Creds,
     password: &str,
     headers: &[(&str, &str)],
 ) -> u16 {

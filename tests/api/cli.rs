@@ -1,11 +1,11 @@
 //! The `org` and `user` subcommands, on fresh directories and next to a running server.
 
-use crate::helpers::{cli_on, command, email, run_cli, run_command, TestApp};
+use crate::common::app::{cli_on, command, email, run_cli, run_command, TestApp};
 use tempfile::TempDir;
 
 /// Asserts a failed command with a one-line message on stderr.
 #[track_caller]
-fn assert_fails_with_one_line(out: &crate::helpers::CliOutput, what: &str) {
+fn assert_fails_with_one_line(out: &crate::common::app::CliOutput, what: &str) {
     assert!(
         !out.status.success(),
         "{what} should fail\nstdout: {}\nstderr: {}",
@@ -36,7 +36,7 @@ fn create_user(
     org: &str,
     email: &str,
     password: &str,
-) -> crate::helpers::CliOutput {
+) -> crate::common::app::CliOutput {
     cli_on(
         dir,
         &[

@@ -1,7 +1,7 @@
 //! What the data directory holds stays private: file modes, the encryption key, logs.
 
-use crate::helpers::{command, tax_id, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{command, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -21,11 +21,11 @@ fn data_directory_is_0700_and_every_file_in_it_0600() {
     let dir = parent.path().join("fresh");
     let app_dir = tempfile::TempDir::new_in(parent.path()).expect("tmp");
     // A directory the service creates itself, and one a CLI command created first.
-    let out = crate::helpers::cli_on(&dir, &["org", "list"], None);
+    let out = crate::common::app::cli_on(&dir, &["org", "list"], None);
     out.expect_success("org list");
     assert_eq!(mode(&dir), 0o700);
 
-    let creds = crate::helpers::provision(app_dir.path(), "Modes");
+    let creds = crate::common::app::provision(app_dir.path(), "Modes");
     let app = TestApp::start_in(app_dir, creds, &[]);
     let e = app.client().create_entity(&tax_id("MOD"), "12345678");
     app.client()
@@ -83,7 +83,7 @@ fn serve_refuses_to_start_when_the_key_beside_sealed_credentials_is_missing() {
 fn no_secret_reaches_the_log_at_trace_level() {
     let receiver = Receiver::start();
     let dir = tempfile::TempDir::new().expect("tmp");
-    let creds = crate::helpers::provision(dir.path(), "Trace");
+    let creds = crate::common::app::provision(dir.path(), "Trace");
     let mut app = TestApp::start_in(dir, creds, &[]);
     app.kill();
     app.env = vec![("RUST_LOG".into(), "trace,ureq_proto::client=trace".into())];

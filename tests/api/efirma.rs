@@ -1,12 +1,12 @@
 //! `PUT/DELETE /v1/entities/{id}/efirma`: uploading the e.firma (FIEL), every refusal
 //! with its field, and its secrets kept out of responses, events, logs and the disk.
 
-use crate::efirma_files::{
+use crate::common::app::{files_under, TestApp, DEADLINE};
+use crate::common::efirma_files::{
     csd_password, fiel_password, fiel_upload, key_with_rounds, own, sat, upload, FIEL_RFC,
     FIEL_SERIAL,
 };
-use crate::helpers::{files_under, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::receiver::Receiver;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Value};
@@ -192,7 +192,7 @@ fn efirma_routes_answer_404_for_other_organizations_and_unknown_ids() {
     // Without credentials: 401 first.
     app.anonymous()
         .delete(&path(&entity))
-        .expect_unauthorized(crate::helpers::MISSING);
+        .expect_unauthorized(crate::common::app::MISSING);
 }
 
 #[test]

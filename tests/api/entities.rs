@@ -1,7 +1,7 @@
 //! `/v1/entities`: validation, uniqueness, lists, updates, credential validation, and
 //! the CIEC password's secrecy.
 
-use crate::helpers::{files_under, tax_id, TestApp};
+use crate::common::app::{files_under, tax_id, TestApp};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Error shapes and the order of checks: 401, then 413/422, then 404.
 
-use crate::helpers::{TestApp, MISSING};
+use crate::common::app::{TestApp, MISSING};
 use serde_json::json;
 
 const MIB: usize = 1024 * 1024;
@@ -96,7 +96,7 @@ fn create_entity_parses_json_when_content_type_says_otherwise() {
     let body = json!({ "tax_id": "CTY010101AAA", "name": "Any type", "ciec_password": "12345678", "extra": [1, 2] });
     let bytes = serde_json::to_vec(&body).expect("json");
     for ct in ["text/plain", "application/x-www-form-urlencoded"] {
-        let tax_id = crate::helpers::tax_id("CTY");
+        let tax_id = crate::common::app::tax_id("CTY");
         let mut body = body.clone();
         body["tax_id"] = json!(tax_id);
         let bytes = serde_json::to_vec(&body).expect("json");
@@ -128,7 +128,7 @@ fn create_entity_returns_413_when_body_is_over_1_mib() {
 #[test]
 fn create_entity_is_not_413_when_body_is_exactly_1_mib() {
     let app = TestApp::spawn();
-    let tax_id = crate::helpers::tax_id("MIB");
+    let tax_id = crate::common::app::tax_id("MIB");
     let mut body = serde_json::to_vec(
         &json!({ "tax_id": tax_id, "name": "Padded", "ciec_password": "12345678" }),
     )
@@ -292,7 +292,7 @@ fn list_deliveries_returns_422_before_404_when_limit_is_bad_and_id_is_not_a_uuid
 fn requests_return_500_with_a_generic_message_when_the_database_is_broken() {
     let app = TestApp::spawn();
     app.get("/v1/webhooks").expect(200);
-    let db = crate::helpers::files_under(app.data_dir())
+    let db = crate::common::app::files_under(app.data_dir())
         .into_iter()
         .find(|f| f.extension().is_some_and(|e| e == "db"))
         .expect("a .db file in the data dir");
@@ -336,7 +336,7 @@ fn a_write_answers_503_with_retry_after_when_the_database_stays_locked() {
     db.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let res = client.post_json(
         "/v1/entities",
-        &json!({ "tax_id": crate::helpers::tax_id("LCK"), "name": "Locked", "ciec_password": "12345678" }),
+        &json!({ "tax_id": crate::common::app::tax_id("LCK"), "name": "Locked", "ciec_password": "12345678" }),
     );
     db.execute_batch("ROLLBACK").expect("unlock");
     let body = res.expect_error(503);

@@ -1,11 +1,11 @@
 //! Event retention through the binary: `--event-retention-days 0` keeps an event only
 //! while one of its deliveries is pending.
 
-use crate::helpers::{eventually, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use std::time::Duration;
 
-fn event_ids(client: &crate::helpers::Client) -> Vec<String> {
+fn event_ids(client: &crate::common::app::Client) -> Vec<String> {
     client
         .list_all("/v1/events", 100)
         .iter()
@@ -64,7 +64,7 @@ fn events_past_retention_are_purged_unless_a_delivery_is_pending() {
 
 #[test]
 fn the_retention_setting_is_validated() {
-    let out = crate::helpers::run_cli(&["serve", "--event-retention-days", "4000"], None);
+    let out = crate::common::app::run_cli(&["serve", "--event-retention-days", "4000"], None);
     assert!(!out.status.success());
     assert!(
         out.stderr.contains("event-retention-days"),

@@ -1,6 +1,6 @@
 //! `cfdi-extract healthcheck`: the container health check, through the binary.
 
-use crate::helpers::{command, run_command, TestApp};
+use crate::common::app::{command, run_command, TestApp};
 
 #[test]
 fn healthcheck_exits_0_while_the_server_answers_and_1_when_it_does_not() {

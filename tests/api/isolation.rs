@@ -1,7 +1,7 @@
 //! Organizations never see each other's resources: 404, never 403.
 
-use crate::helpers::{tax_id, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{tax_id, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use serde_json::json;
 
 #[test]
@@ -70,7 +70,7 @@ fn lists_show_only_own_resources_when_two_orgs_have_some() {
     let ha = a.create_webhook("https://example.com/a", None);
     let hb = b.create_webhook("https://example.com/b", None);
 
-    let ids = |client: &crate::helpers::Client, path: &str| -> Vec<String> {
+    let ids = |client: &crate::common::app::Client, path: &str| -> Vec<String> {
         client
             .list_all(path, 1)
             .iter()

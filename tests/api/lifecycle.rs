@@ -1,6 +1,6 @@
 //! Starting and stopping `serve`.
 
-use crate::helpers::{cli_on, Creds, TestApp};
+use crate::common::app::{cli_on, Creds, TestApp};
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -29,13 +29,15 @@ fn serve_exits_successfully_within_10s_when_sent_sigterm() {
 #[test]
 fn serve_exits_successfully_when_sent_sigterm_while_a_delivery_hangs() {
     // A delivery attempt is in flight (the receiver never answers) when SIGTERM comes.
-    let receiver = crate::receiver::Receiver::start();
-    receiver.set_default(crate::receiver::Reply::Hang(Duration::from_secs(30)));
+    let receiver = crate::common::receiver::Receiver::start();
+    receiver.set_default(crate::common::receiver::Reply::Hang(Duration::from_secs(
+        30,
+    )));
     let mut app = TestApp::spawn_with(&["--webhook-timeout", "3s"]);
     app.client().create_webhook(&receiver.url(), None);
     app.client()
-        .create_entity(&crate::helpers::tax_id("SIG"), "12345678");
-    receiver.wait_for(1, crate::helpers::DEADLINE);
+        .create_entity(&crate::common::app::tax_id("SIG"), "12345678");
+    receiver.wait_for(1, crate::common::app::DEADLINE);
     app.sigterm();
     let status = app
         .wait_exit(Duration::from_secs(10))
@@ -63,7 +65,7 @@ fn serve_prints_the_real_port_when_port_is_zero() {
 fn serve_fails_with_non_zero_exit_when_port_is_taken() {
     let app = TestApp::spawn();
     let dir = TempDir::new().expect("tmp");
-    let mut child = crate::helpers::command()
+    let mut child = crate::common::app::command()
         .args(["serve", "--data-dir"])
         .arg(dir.path())
         .args(["--address", "127.0.0.1", "--port", &app.port.to_string()])
@@ -71,10 +73,11 @@ fn serve_fails_with_non_zero_exit_when_port_is_taken() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let status =
-        crate::helpers::eventually(Duration::from_secs(15), "the second server to exit", || {
-            child.try_wait().expect("try_wait")
-        });
+    let status = crate::common::app::eventually(
+        Duration::from_secs(15),
+        "the second server to exit",
+        || child.try_wait().expect("try_wait"),
+    );
     assert!(!status.success(), "binding a taken port must fail");
     app.anonymous().get("/up").expect(200);
 }
@@ -90,7 +93,7 @@ fn serve_dev_prints_demo_credentials_that_work_when_data_dir_is_fresh() {
     );
     app.get("/v1/entities").expect(200);
     app.client()
-        .create_entity(&crate::helpers::tax_id("DEV"), "12345678");
+        .create_entity(&crate::common::app::tax_id("DEV"), "12345678");
 }
 
 #[test]
@@ -109,7 +112,7 @@ fn serve_dev_does_not_create_another_user_when_started_again() {
 #[test]
 fn serve_dev_creates_no_demo_user_when_a_user_exists() {
     let dir = TempDir::new().expect("tmp");
-    let creds = crate::helpers::provision(dir.path(), "Existing");
+    let creds = crate::common::app::provision(dir.path(), "Existing");
     let app = TestApp::start_in(dir, creds, &["--dev"]);
     app.get("/v1/entities").expect(200);
     app.request(
@@ -119,7 +122,7 @@ fn serve_dev_creates_no_demo_user_when_a_user_exists() {
         None,
         &[],
     )
-    .expect_unauthorized(crate::helpers::INVALID);
+    .expect_unauthorized(crate::common::app::INVALID);
     let users = cli_on(app.data_dir(), &["user", "list"], None).expect_success("user list");
     assert_eq!(users.lines().count(), 1, "{users}");
 }

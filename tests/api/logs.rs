@@ -2,8 +2,8 @@
 //! response carries `X-Request-Id` (the client's when sane), the request's access line
 //! carries the same id, and no secret reaches the log even at `trace`.
 
-use crate::helpers::{eventually, tax_id, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{eventually, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use serde_json::Value;
 
 fn json_lines(app: &TestApp) -> Vec<Value> {

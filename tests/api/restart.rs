@@ -1,7 +1,7 @@
 //! Durability: deliveries and jobs survive a crash (SIGKILL) or a graceful stop.
 
-use crate::helpers::{as_u64, tax_id, Client, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{as_u64, tax_id, Client, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ fn long_schedule() -> String {
 }
 
 fn first_failed_attempt(client: &Client, webhook_id: &str) -> Value {
-    crate::helpers::eventually(DEADLINE, "a failed delivery attempt", || {
+    crate::common::app::eventually(DEADLINE, "a failed delivery attempt", || {
         client
             .deliveries(webhook_id)
             .into_iter()
@@ -45,9 +45,9 @@ fn delivery_arrives_after_restart_when_server_was_killed_while_receiver_was_down
     assert_eq!(body["resource"]["id"], e["id"], "{body}");
     assert_eq!(body["object"]["credential_status"], "valid", "{body}");
     assert_eq!(r.header("webhook-id"), Some(event_id.as_str()));
-    crate::webhooks::assert_signed(&r, hook["token"].as_str().expect("token"));
+    crate::api::webhooks::assert_signed(&r, hook["token"].as_str().expect("token"));
 
-    let done = crate::helpers::eventually(DEADLINE, "the delivery to succeed", || {
+    let done = crate::common::app::eventually(DEADLINE, "the delivery to succeed", || {
         app.client()
             .deliveries(&hook_id)
             .into_iter()

@@ -1,7 +1,7 @@
 //! Schedules through the binary: CRUD and its errors, runs on a short interval, no
 //! overlap, one run after downtime, and the pause on invalid credentials.
 
-use crate::helpers::{eventually, tax_id, Client, TestApp, DEADLINE, MISSING};
+use crate::common::app::{eventually, tax_id, Client, TestApp, DEADLINE, MISSING};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,8 @@
 //! `--webhook-block-private`: deliveries to private, reserved, documentation and
 //! local addresses are refused before any connection, and the log says why.
 
-use crate::helpers::{as_u64, eventually, tax_id, TestApp, DEADLINE};
-use crate::receiver::Receiver;
+use crate::common::app::{as_u64, eventually, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use serde_json::Value;
 
 #[test]

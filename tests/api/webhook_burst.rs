@@ -2,8 +2,8 @@
 //! which claims its next delivery in the transaction that records its last attempt:
 //! every delivery arrives exactly as often as its recorded attempts, and ends recorded.
 
-use crate::helpers::{as_u64, eventually, tax_id, TestApp, DEADLINE};
-use crate::receiver::{Receiver, Reply};
+use crate::common::app::{as_u64, eventually, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::{Receiver, Reply};
 use serde_json::Value;
 use std::collections::HashMap;
 

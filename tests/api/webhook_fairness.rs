@@ -2,8 +2,8 @@
 //! holds neither the validation/extraction workers nor another organization's
 //! deliveries; and an organization has at most 20 webhooks.
 
-use crate::helpers::{eventually, tax_id, TestApp, DEADLINE};
-use crate::receiver::{Receiver, Reply};
+use crate::common::app::{eventually, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::{Receiver, Reply};
 use serde_json::json;
 use std::time::{Duration, Instant};
 

@@ -1,9 +1,9 @@
 //! What the service keeps of a webhook: the URL as it will call it, and the token
 //! (the signing secret) sealed at rest, also when an older version stored it in plain.
 
-use crate::helpers::{files_under, tax_id, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::webhooks::assert_signed;
+use crate::api::webhooks::assert_signed;
+use crate::common::app::{files_under, tax_id, TestApp, DEADLINE};
+use crate::common::receiver::Receiver;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
@@ -84,6 +84,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE jobs DROP COLUMN request_id;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
+         ALTER TABLE invoices DROP COLUMN stated_taxes_json;
          DROP TABLE invoice_item_pages;
          DROP TABLE documents;
          DROP TABLE certificates;

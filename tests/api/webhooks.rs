@@ -1,8 +1,8 @@
 //! `/v1/webhooks` and the delivery of events: body, headers, Standard Webhooks
 //! signatures, event filters, retries, timeouts and deletion.
 
-use crate::helpers::{as_u64, tax_id, Client, TestApp, DEADLINE};
-use crate::receiver::{Receiver, Recorded, Reply};
+use crate::common::app::{as_u64, tax_id, Client, TestApp, DEADLINE};
+use crate::common::receiver::{Receiver, Recorded, Reply};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -108,7 +108,7 @@ fn wait_delivery(
     pred: impl Fn(&Value) -> bool,
 ) -> Value {
     let mut last = vec![];
-    let found = crate::helpers::eventually(DEADLINE, what, || {
+    let found = crate::common::app::eventually(DEADLINE, what, || {
         last = client.deliveries(webhook_id);
         last.iter().find(|d| pred(d)).cloned()
     });
@@ -153,7 +153,7 @@ fn create_webhook_returns_201_with_whsec_token_and_both_events_when_events_absen
     let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, raw)
         .expect("base64 after whsec_");
     assert_eq!(bytes.len(), 32, "32 random bytes");
-    crate::entities::assert_timestamp(&hook["created_at"]);
+    crate::api::entities::assert_timestamp(&hook["created_at"]);
 
     // Empty means all; a subset is kept; each webhook gets its own token.
     let all = app
@@ -274,7 +274,7 @@ fn entity_update_is_delivered_signed_when_entity_validates() {
         uuid::Uuid::parse_str(body["id"].as_str().unwrap_or("")).is_ok(),
         "{body}"
     );
-    crate::entities::assert_timestamp(&body["created_at"]);
+    crate::api::entities::assert_timestamp(&body["created_at"]);
     let current = app.get(&format!("/v1/entities/{id}")).expect(200);
     assert_eq!(body["object"], current, "object is the entity: {body}");
     assert!(!r.text().contains("12345678"), "{}", r.text());
@@ -292,8 +292,8 @@ fn entity_update_is_delivered_signed_when_entity_validates() {
     assert_eq!(as_u64(&d["response_status"]), 200, "{d}");
     assert!(d["next_attempt_at"].is_null(), "{d}");
     assert!(d["last_error"].is_null(), "{d}");
-    crate::entities::assert_timestamp(&d["last_attempt_at"]);
-    crate::entities::assert_timestamp(&d["created_at"]);
+    crate::api::entities::assert_timestamp(&d["last_attempt_at"]);
+    crate::api::entities::assert_timestamp(&d["created_at"]);
     // Exactly once.
     assert_eq!(receiver.count(), 1, "{:?}", receiver.requests());
 }
@@ -327,10 +327,11 @@ fn entity_updates_arrive_in_order_when_credential_status_changes() {
     )
     .expect(200);
     app.client().wait_for_credential(id, "invalid");
-    let statuses = crate::helpers::eventually(DEADLINE, "three entity.update deliveries", || {
-        let got = entity_updates_of(&receiver, id);
-        (got.len() >= 3).then_some(got)
-    });
+    let statuses =
+        crate::common::app::eventually(DEADLINE, "three entity.update deliveries", || {
+            let got = entity_updates_of(&receiver, id);
+            (got.len() >= 3).then_some(got)
+        });
     let seq: Vec<&str> = statuses
         .iter()
         .map(|b| b["object"]["credential_status"].as_str().unwrap_or(""))
@@ -428,7 +429,7 @@ fn delivery_records_the_failed_attempt_when_receiver_answers_500() {
     assert_eq!(d["status"], "pending", "{d}");
     assert_eq!(as_u64(&d["response_status"]), 500, "{d}");
     assert!(d["last_error"].is_string(), "{d}");
-    crate::entities::assert_timestamp(&d["next_attempt_at"]);
+    crate::api::entities::assert_timestamp(&d["next_attempt_at"]);
     assert!(
         d["next_attempt_at"].as_str() > d["last_attempt_at"].as_str(),
         "{d}"
@@ -585,7 +586,7 @@ fn entity_updates_wait_for_a_failing_earlier_one_when_they_concern_the_same_enti
         &json!({ "ciec_password": "badpass1" }),
     )
     .expect(200);
-    let got = crate::helpers::eventually(DEADLINE, "four deliveries", || {
+    let got = crate::common::app::eventually(DEADLINE, "four deliveries", || {
         let got = entity_updates_of(&receiver, id);
         (got.len() >= 4).then_some(got)
     });

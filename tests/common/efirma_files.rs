@@ -1,10 +1,13 @@
 //! e.firma files for `PUT /v1/entities/{id}/efirma`. Tests through the binary upload the
 //! long-lived test e.firma in `tests/fixtures/efirma` (the server checks certificates
 //! against the real clock, and the SAT's public test e.firma expires in 2027); the SAT's
-//! own files in `shared/sat-ws-fixtures` serve for refusals (its CSD, a foreign key).
+//! own files in `shared/sat-ws-fixtures` serve for refusals (its CSD, a foreign key), and,
+//! checked at a fixed instant, for the tests that drive the web-service client directly.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use cfdi_extract::sat::efirma::Fiel;
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 pub const FIEL_RFC: &str = "EKU9003173C9";
@@ -21,6 +24,26 @@ pub fn own(name: &str) -> Vec<u8> {
 /// A file of the SAT's fixtures (`sat("fake-csd/EKU9003173C9.cer")`).
 pub fn sat(path: &str) -> Vec<u8> {
     std::fs::read(format!("{SAT}{path}")).expect("fixture")
+}
+
+/// An instant inside the validity of the SAT's public test e.firma (2023-05-18 to
+/// 2027-05-17).
+pub fn instant() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
+        .expect("time")
+        .with_timezone(&Utc)
+}
+
+/// The SAT's public test e.firma (`fake-fiel/`), checked at `instant()`.
+pub fn sat_fiel() -> Fiel {
+    Fiel::parse(
+        &sat("fake-fiel/EKU9003173C9.cer"),
+        &sat("fake-fiel/EKU9003173C9.key"),
+        &text(sat("fake-fiel/EKU9003173C9-password.txt")),
+        FIEL_RFC,
+        instant(),
+    )
+    .expect("test e.firma")
 }
 
 fn text(bytes: Vec<u8>) -> String {

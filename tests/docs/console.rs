@@ -2,8 +2,8 @@
 //! security headers and no reference to another host; `/console` is its page; and the
 //! docs carry the same headers.
 
-use crate::helpers::{files_under, Resp, TestApp};
-use crate::static_files::{allowed_types, external_host, media_type, references};
+use crate::common::app::{files_under, Resp, TestApp};
+use crate::docs::static_files::{allowed_types, external_host, media_type, references};
 use std::path::Path;
 
 /// `(path relative to static/<dir> with '/' separators, contents)` of every file.

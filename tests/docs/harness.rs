@@ -1,7 +1,7 @@
-//! What the docs tests need beyond the shared harness (`tests/api/helpers.rs`): a GET
+//! What the docs tests need beyond the shared harness (`tests/common/app.rs`): a GET
 //! that sends its path exactly as written.
 
-use crate::helpers::TestApp;
+use crate::common::app::TestApp;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The OpenAPI document: its structure, and that it lists exactly the routes the code
 //! mounts (read from the `#[get(...)]`-style attributes under `src/routes`).
 
-use crate::helpers::{files_under, TestApp};
+use crate::common::app::{files_under, TestApp};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;

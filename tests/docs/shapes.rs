@@ -3,9 +3,9 @@
 //! must validate against the documented schema (with formats asserted) and carry no
 //! property the schema does not list.
 
-use crate::efirma_files::fiel_upload;
-use crate::helpers::{eventually, Resp, TestApp};
-use crate::openapi::{deref, document, operations, Operation};
+use crate::common::app::{eventually, Resp, TestApp};
+use crate::common::efirma_files::fiel_upload;
+use crate::docs::openapi::{deref, document, operations, Operation};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -883,11 +883,24 @@ fn real_responses_match_the_documented_schemas() {
     c.check("get", cfdi, &url, res);
 
     // --- The period summary: JSON with lines of every section (the imported 2020 PPD
-    // invoice and its complement, a month of the sandbox's received invoices), XLSX, 422.
+    // invoice and its complement, the 2018 implocal invoice, the 2017 CFDI 3.2, the 2026
+    // payroll, a month of the sandbox's received invoices), XLSX, 422.
     let summary = "/v1/entities/{id}/summary";
     for (query, media) in [
         (
             "from=2020-01-01&to=2020-12-31&direction=issued",
+            "application/json",
+        ),
+        (
+            "from=2018-01-01&to=2018-01-31&direction=issued",
+            "application/json",
+        ),
+        (
+            "from=2017-03-01&to=2017-03-31&direction=issued",
+            "application/json",
+        ),
+        (
+            "from=2026-01-01&to=2026-01-31&direction=issued",
             "application/json",
         ),
         (

@@ -1,8 +1,8 @@
 //! Every file under `static/docs` is served at its URL, with the right type and caching,
 //! references no other host, and nothing outside `static/docs` can be reached.
 
-use crate::harness::raw_get;
-use crate::helpers::{files_under, TestApp};
+use crate::common::app::{files_under, TestApp};
+use crate::docs::harness::raw_get;
 use std::path::{Path, PathBuf};
 
 /// `static/docs` on disk.

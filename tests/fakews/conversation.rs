@@ -8,8 +8,9 @@ use cfdi_extract::sat::efirma::package::Package;
 use cfdi_extract::sat::efirma::responses::{RequestState, SatCode};
 use cfdi_extract::sat::Metadata;
 
-use crate::fake_sat_ws::{Call, Direction, Op, Settings};
-use crate::support::{day, load_sandbox, window, Session, RFC};
+use crate::common::efirma_files::FIEL_RFC;
+use crate::common::fake_sat_ws::{Call, Direction, Op, Settings};
+use crate::fakews::support::{day, load_sandbox, window, Session};
 
 /// Every metadata row of the packages, by UUID.
 fn metadata_rows(s: &Session, package_ids: &[String]) -> BTreeMap<String, Metadata> {
@@ -31,7 +32,7 @@ fn metadata_rows(s: &Session, package_ids: &[String]) -> BTreeMap<String, Metada
 
 #[test]
 fn issued_metadata_then_cfdi_through_every_state_and_package() {
-    let fake = crate::support::start(Settings {
+    let fake = crate::fakews::support::start(Settings {
         in_progress_checks: 2,
         cfdi_per_package: 4,
         metadata_per_package: 5,
@@ -73,7 +74,7 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
         let row = &rows[&invoice.uuid];
         assert_eq!(
             (row.issuer_tax_id.as_str(), row.receiver_tax_id.as_str()),
-            (RFC, invoice.receiver_tax_id.as_str())
+            (FIEL_RFC, invoice.receiver_tax_id.as_str())
         );
         assert_eq!(row.total, Some(invoice.total));
         assert_eq!(
@@ -121,7 +122,7 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
     }
     for invoice in &expected {
         let rendered = cfdi_extract::sandbox::docs::render_xml(
-            RFC,
+            FIEL_RFC,
             cfdi_extract::sandbox::docs::Direction::Issued,
             invoice,
         )
@@ -163,7 +164,7 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
 
 #[test]
 fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let loaded = load_sandbox(&fake, Direction::Received, 1, 20);
     let cancelled: BTreeSet<_> = loaded
         .iter()
@@ -231,7 +232,7 @@ fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
     for invoice in loaded.iter().filter(|i| i.cancelled_at.is_some()) {
         let row = &rows[&invoice.uuid];
         assert!(row.cancelled);
-        assert_eq!(row.receiver_tax_id, RFC);
+        assert_eq!(row.receiver_tax_id, FIEL_RFC);
         assert_eq!(
             row.cancelled_at,
             invoice
@@ -243,7 +244,7 @@ fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
 
 #[test]
 fn a_package_is_served_twice_and_refused_the_third_time() {
-    let fake = crate::support::start(Settings {
+    let fake = crate::fakews::support::start(Settings {
         in_progress_checks: 0,
         ..Settings::default()
     });
@@ -298,7 +299,7 @@ fn a_package_is_served_twice_and_refused_the_third_time() {
 
 #[test]
 fn a_query_by_uuid_packages_that_one_cfdi_of_the_requester() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let loaded = load_sandbox(&fake, Direction::Received, 3, 3);
     let s = Session::open(&fake);
     let wanted = &loaded[0];

@@ -5,11 +5,11 @@ use cfdi_extract::sat::efirma::client::ClientError;
 use cfdi_extract::sat::efirma::envelope::{DocumentStatus, RequestType};
 use cfdi_extract::sat::efirma::responses::{RequestState, SatCode};
 
-use crate::fake_sat_ws::{Direction, FakeSatWs, Op, Settings};
-use crate::support::{load_sandbox, window, Session};
+use crate::common::fake_sat_ws::{Direction, FakeSatWs, Op, Settings};
+use crate::fakews::support::{load_sandbox, window, Session};
 
 fn quick() -> FakeSatWs {
-    crate::support::start(Settings {
+    crate::fakews::support::start(Settings {
         in_progress_checks: 0,
         ..Settings::default()
     })
@@ -124,7 +124,7 @@ fn a_window_over_the_maximum_ends_with_5003_and_a_split_one_finishes() {
     let loaded = load_sandbox(&fake, Direction::Issued, 1, 4);
     let first_half = loaded
         .iter()
-        .filter(|i| i.issued_at.date() <= crate::support::day(2))
+        .filter(|i| i.issued_at.date() <= crate::fakews::support::day(2))
         .count();
     fake.configure(|settings| settings.max_metadata = loaded.len() - 1);
     assert!(

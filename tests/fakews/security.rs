@@ -6,9 +6,10 @@ use cfdi_extract::sat::efirma::endpoints::Operation;
 use cfdi_extract::sat::efirma::envelope::{self, DocumentStatus, RequestType};
 use cfdi_extract::sat::efirma::responses::{self, ResponseError, SatCode, Token};
 
-use crate::fake_sat_ws::xmldsig::{self, Refusal};
-use crate::fake_sat_ws::{Direction, Op, Settings};
-use crate::support::{fiel, fixture, post, sign_by_hand, window, Session, RFC};
+use crate::common::efirma_files::{sat, sat_fiel, FIEL_RFC};
+use crate::common::fake_sat_ws::xmldsig::{self, Refusal};
+use crate::common::fake_sat_ws::{Direction, Op, Settings};
+use crate::fakews::support::{post, sign_by_hand, window, Session};
 
 const SIGNED_RECORDINGS: [&str; 5] = [
     "query/request-issued.xml",
@@ -20,17 +21,17 @@ const SIGNED_RECORDINGS: [&str; 5] = [
 
 #[test]
 fn the_checker_accepts_the_recorded_requests_and_refuses_them_altered() {
-    let auth = xmldsig::parse(&fixture("authenticate/request.xml")).expect("xml");
+    let auth = xmldsig::parse(&sat("authenticate/request.xml")).expect("xml");
     let checked =
         xmldsig::check_authentication(&auth).expect("the recorded authentication verifies");
-    assert_eq!(checked.signer.rfc, RFC);
+    assert_eq!(checked.signer.rfc, FIEL_RFC);
     assert_eq!(checked.created.to_rfc3339(), "2019-08-01T03:38:19+00:00");
     assert_eq!((checked.expires - checked.created).num_minutes(), 5);
     for path in SIGNED_RECORDINGS {
-        let doc = xmldsig::parse(&fixture(path)).expect("xml");
+        let doc = xmldsig::parse(&sat(path)).expect("xml");
         let (signer, operation, _) =
             xmldsig::check_enveloped(&doc).unwrap_or_else(|e| panic!("{path}: {e:?}"));
-        assert_eq!(signer.rfc, RFC, "{path}");
+        assert_eq!(signer.rfc, FIEL_RFC, "{path}");
         assert_eq!(
             signer.serial,
             "292233162870206001759766198462772978647764840757"
@@ -39,7 +40,7 @@ fn the_checker_accepts_the_recorded_requests_and_refuses_them_altered() {
     }
 
     let altered = |path: &str, from: &str, to: &str| {
-        let text = String::from_utf8(fixture(path)).expect("utf-8");
+        let text = String::from_utf8(sat(path)).expect("utf-8");
         assert!(text.contains(from), "{path} holds {from}");
         xmldsig::parse(text.replacen(from, to, 1).as_bytes()).expect("xml")
     };
@@ -86,7 +87,7 @@ fn verify_code(body: &str) -> SatCode {
 
 #[test]
 fn a_tampered_signature_or_body_is_refused_with_302() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let s = Session::open(&fake);
     let id = s.accepted(&window(
         Direction::Issued,
@@ -140,7 +141,7 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
 
 #[test]
 fn a_request_for_another_rfc_is_refused_with_303() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let s = Session::open(&fake);
     let id = s.accepted(&window(
         Direction::Issued,
@@ -161,7 +162,12 @@ fn a_request_for_another_rfc_is_refused_with_303() {
     let url = fake.endpoints().verify;
     let action = Operation::Verify.soap_action();
     // Signed by hand, independently of the library: accepted for the e.firma's RFC.
-    let (_, body) = post(&url, action, Some(&s.token), &sign_by_hand(&envelope(RFC)));
+    let (_, body) = post(
+        &url,
+        action,
+        Some(&s.token),
+        &sign_by_hand(&envelope(FIEL_RFC)),
+    );
     assert_eq!(verify_code(&body), SatCode::Accepted);
     let (_, body) = post(
         &url,
@@ -174,7 +180,7 @@ fn a_request_for_another_rfc_is_refused_with_303() {
 
 #[test]
 fn unknown_missing_and_expired_tokens_are_refused_with_300() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let s = Session::open(&fake);
     let query = window(
         Direction::Issued,
@@ -236,7 +242,7 @@ fn refused_authentication(result: Result<Token, ClientError>) -> bool {
 
 #[test]
 fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
-    let fake = crate::support::start(Settings::default());
+    let fake = crate::fakews::support::start(Settings::default());
     let s = Session::open(&fake);
     let token = fake.calls()[0].clone();
     assert_eq!((token.op, token.http), (Op::Authenticate, 200));
@@ -251,26 +257,26 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
 
     fake.refuse_authentication_for("AAA010101AAA");
     assert!(s.client.authenticate(&s.fiel, fake.now()).is_ok());
-    fake.refuse_authentication_for(RFC);
+    fake.refuse_authentication_for(FIEL_RFC);
     assert!(refused_authentication(
         s.client.authenticate(&s.fiel, fake.now())
     ));
 
-    let other = crate::support::start(Settings::default());
+    let other = crate::fakews::support::start(Settings::default());
     other.refuse_all_authentication();
     let client = cfdi_extract::sat::efirma::client::Client::new(
         other.endpoints(),
         std::time::Duration::from_secs(5),
     );
     assert!(refused_authentication(
-        client.authenticate(&fiel(), other.now())
+        client.authenticate(&sat_fiel(), other.now())
     ));
     assert_eq!(other.count(Op::Authenticate), 1);
 }
 
 #[test]
 fn an_expired_certificate_is_refused_304_and_cannot_authenticate() {
-    let fake = crate::support::start(Settings {
+    let fake = crate::fakews::support::start(Settings {
         token_lifetime: chrono::Duration::minutes(30),
         ..Settings::default()
     });

@@ -9,45 +9,18 @@ use cfdi_extract::sat::efirma::client::Client;
 use cfdi_extract::sat::efirma::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
 use cfdi_extract::sat::efirma::responses::{RequestState, Token, VerifyAnswer};
 use cfdi_extract::sat::efirma::Fiel;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 use rsa::pkcs8::DecodePrivateKey;
 use sha1::{Digest, Sha1};
 
-use crate::fake_sat_ws::{xmldsig, Direction, FakeSatWs, Settings};
-
-pub const RFC: &str = "EKU9003173C9";
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
-
-pub fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
-}
-
-/// An instant inside the test e.firma's validity (2023-05-18 to 2027-05-17).
-pub fn instant() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
-        .expect("time")
-        .with_timezone(&Utc)
-}
+use crate::common::efirma_files::{instant, sat, sat_fiel, FIEL_RFC};
+use crate::common::fake_sat_ws::{xmldsig, Direction, FakeSatWs, Settings};
 
 /// A fake whose clock runs from `instant()`, so the tests outlive the certificate.
 pub fn start(settings: Settings) -> FakeSatWs {
     let fake = FakeSatWs::start_with(settings);
     fake.set_now(instant());
     fake
-}
-
-/// The public test e.firma, checked at a fixed instant inside its validity.
-pub fn fiel() -> Fiel {
-    let password =
-        String::from_utf8(fixture("fake-fiel/EKU9003173C9-password.txt")).expect("utf-8");
-    Fiel::parse(
-        &fixture("fake-fiel/EKU9003173C9.cer"),
-        &fixture("fake-fiel/EKU9003173C9.key"),
-        password.trim(),
-        RFC,
-        instant(),
-    )
-    .expect("test e.firma")
 }
 
 pub struct Session {
@@ -60,7 +33,7 @@ impl Session {
     /// Authenticated against `fake` at the fake's clock.
     pub fn open(fake: &FakeSatWs) -> Session {
         let client = Client::new(fake.endpoints(), Duration::from_secs(10));
-        let fiel = fiel();
+        let fiel = sat_fiel();
         let token = client.authenticate(&fiel, fake.now()).expect("token");
         Session {
             client,
@@ -136,9 +109,9 @@ pub fn load_sandbox(
         Direction::Issued => sandbox_docs::Direction::Issued,
         Direction::Received => sandbox_docs::Direction::Received,
     };
-    let invoices = sandbox_docs::invoices_for_period(RFC, dir, day(from), day(to));
+    let invoices = sandbox_docs::invoices_for_period(FIEL_RFC, dir, day(from), day(to));
     for invoice in &invoices {
-        let xml = sandbox_docs::render_xml(RFC, dir, invoice).expect("xml");
+        let xml = sandbox_docs::render_xml(FIEL_RFC, dir, invoice).expect("xml");
         assert_eq!(fake.add_cfdi(&xml), invoice.uuid);
         if let Some(at) = invoice.cancelled_at {
             fake.cancel(&invoice.uuid, at);
@@ -152,7 +125,7 @@ pub fn load_sandbox(
 /// SAT's documentation describes, independently of the library's signer.
 pub fn sign_by_hand(envelope: &str) -> String {
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
-    let pem = String::from_utf8(fixture("fake-fiel/EKU9003173C9.key.pem")).expect("pem");
+    let pem = String::from_utf8(sat("fake-fiel/EKU9003173C9.key.pem")).expect("pem");
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(&pem).expect("key");
     let unsigned = xmldsig::parse(envelope.replace("{SIGNATURE}", "").as_bytes()).expect("xml");
     let (body, parent) =
@@ -176,7 +149,7 @@ pub fn sign_by_hand(envelope: &str) -> String {
             &Sha1::digest(signed_info.as_bytes()),
         )
         .expect("sign");
-    let cert = fiel();
+    let cert = sat_fiel();
     let signature = format!(
         concat!(
             r#"<Signature xmlns="{}"><SignedInfo>{}</SignedInfo><SignatureValue>{}</SignatureValue>"#,

@@ -2,11 +2,11 @@
 //! directory, a server there with the same data and working credentials; `check`, the
 //! refusals, and scheduled backups with retention.
 
-use crate::helpers::{cli_on, tax_id, Client, TestApp};
-use crate::receiver::Receiver;
-use crate::support::{
+use crate::common::app::{cli_on, tax_id, Client, TestApp};
+use crate::common::invoices::{
     create_extraction, extract, id_of, invoices_by_uuid, month, valid_entity, wait_extraction_done,
 };
+use crate::common::receiver::Receiver;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -236,7 +236,7 @@ fn scheduled_backups_run_beside_the_server_and_keep_the_newest() {
     };
     // Each run adds one and prunes to two: three names seen means rotation.
     let mut seen = BTreeSet::new();
-    crate::helpers::eventually(Duration::from_secs(20), "three scheduled backups", || {
+    crate::common::app::eventually(Duration::from_secs(20), "three scheduled backups", || {
         seen.extend(listed(&dir).into_iter().filter(|n| n.ends_with(".db")));
         (seen.len() >= 3).then_some(())
     });

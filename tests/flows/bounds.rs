@@ -2,9 +2,9 @@
 //! what stored text can hold, extraction periods the SAT can have, a `Fecha` that is
 //! no date, schedule intervals read back exactly, and CSV text split on semicolons.
 
-use crate::helpers::TestApp;
-use crate::import::{edited_sample, import_refused, REAL_40, REAL_40_ISSUER, REAL_40_UUID};
-use crate::support::*;
+use crate::common::app::TestApp;
+use crate::common::invoices::*;
+use crate::flows::import::{edited_sample, import_refused, REAL_40, REAL_40_ISSUER, REAL_40_UUID};
 use serde_json::json;
 use tempfile::TempDir;
 

@@ -2,8 +2,8 @@
 //! without one, as the spec says, unless `render=true` asks for one printed from the
 //! XML), or the invoice JSON, negotiated on `Accept` or `?format=`.
 
-use crate::helpers::{Client, Resp, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, Resp, TestApp};
+use crate::common::invoices::*;
 use cfdi_extract::sandbox::docs as sandbox_docs;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -382,7 +382,31 @@ fn every_imported_sample_without_a_pdf_gets_a_rendered_one_when_asked() {
             body.contains(uuid) || body.contains(&hex),
             "{file}: uuid printed"
         );
+        // A complete printed CFDI: the stamp's original string, and taxes by tax.
+        let parsed = cfdi_extract::cfdi::Cfdi::parse(&sample_bytes(file)).expect("parses");
+        let original = &parsed.stamp.as_ref().expect("stamp").original_string;
+        assert!(original.starts_with("||1."), "{file}: {original}");
+        for text in [
+            "Cadena original del complemento de certificación digital del SAT",
+            &original[..40],
+        ] {
+            assert!(printed(&resp.body, text), "{file}: {text} printed");
+        }
+        if *file == "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml" {
+            for text in ["Retención 001 ISR", "Retención 002 IVA"] {
+                assert!(printed(&resp.body, text), "{file}: {text} printed");
+            }
+        }
     }
+}
+
+/// Whether a PDF shows `text` (WinAnsi): as a literal string, or as the hex string
+/// the writer uses for text with accents.
+fn printed(pdf: &[u8], text: &str) -> bool {
+    let bytes = cfdi_extract::pdf::win_ansi(text);
+    let hex: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
+    let body = String::from_utf8_lossy(pdf);
+    pdf.windows(bytes.len()).any(|w| w == bytes.as_slice()) || body.contains(&hex)
 }
 
 #[test]

@@ -2,13 +2,13 @@
 //! bulk-download web service: the same invoices and webhooks as the CIEC channel, waits
 //! that survive `kill -9`, and the SAT's answers by window year (`/docs/sandbox#efirma`).
 
-use crate::efirma_files::{fiel_upload, FIEL_RFC};
-use crate::helpers::{eventually, Client, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::support::{
+use crate::common::app::{eventually, Client, TestApp, DEADLINE};
+use crate::common::efirma_files::{fiel_upload, FIEL_RFC};
+use crate::common::invoices::{
     create_extraction, date, extract, found, id_of, invoices_by_uuid, processed,
     wait_extraction_done,
 };
+use crate::common::receiver::Receiver;
 use serde_json::Value;
 
 /// Checks of the simulated service come quickly: 50 ms, 100 ms, 200 ms, ...
@@ -54,7 +54,9 @@ fn efirma_extraction_gives_the_invoices_and_webhooks_of_the_ciec_channel() {
 
     // Organization A: the CIEC channel.
     let ciec = app.client();
-    let ciec_entity = id_of(&crate::support::valid_entity(&ciec, FIEL_RFC, "sandbox1"));
+    let ciec_entity = id_of(&crate::common::invoices::valid_entity(
+        &ciec, FIEL_RFC, "sandbox1",
+    ));
     let by_ciec = extract(&ciec, &ciec_entity, from, to, "issued");
     assert!(by_ciec.get("channel").is_none(), "{by_ciec}");
 
@@ -181,7 +183,7 @@ fn the_sats_answers_by_window_year_end_as_documented() {
     let big = efirma_run(&client, &entity, "2025-01-01", "2025-04-30");
     assert_eq!(big["status"], "finished", "{big}");
     assert!(found(&big) > 500, "{big}");
-    let stored = crate::support::invoices(
+    let stored = crate::common::invoices::invoices(
         &client,
         &format!("entity_id={entity}&issued_from=2025-01-01&issued_to=2025-04-30"),
     );

@@ -3,13 +3,13 @@
 //! certificate it carries (`tests/common/fake_sat_ws.rs`), answers in the recorded
 //! shapes and serves packages built from the sandbox's documents.
 
-use crate::efirma_files::{fiel_upload, FIEL_RFC};
-use crate::fake_sat_ws::{FakeSatWs, Op, Settings};
-use crate::helpers::{eventually, Client, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::support::{
+use crate::common::app::{eventually, Client, TestApp, DEADLINE};
+use crate::common::efirma_files::{fiel_upload, FIEL_RFC};
+use crate::common::fake_sat_ws::{FakeSatWs, Op, Settings};
+use crate::common::invoices::{
     create_extraction, date, found, id_of, invoices_by_uuid, processed, wait_extraction_done,
 };
+use crate::common::receiver::Receiver;
 use cfdi_extract::sandbox::docs as sandbox_docs;
 use chrono::NaiveDate;
 use serde_json::Value;
@@ -248,15 +248,16 @@ fn a_package_document_under_a_stored_uuid_is_recorded_on_the_run_and_the_stored_
     // Stored first: another document of the entity, forged under that UUID.
     let dir = tempfile::TempDir::new().expect("tmp");
     let sample = "cfdi40-ingreso-pue-descuento-tfd.xml";
-    let forged = crate::import::edited_sample(
+    let forged = crate::flows::import::edited_sample(
         &dir,
         "forged.xml",
         sample,
         &[("6F35D3B5-3651-5370-BC2C-14CDBE384CD7", &taken)],
     );
-    let id = crate::support::import(&app, &entity, "issued", std::slice::from_ref(&forged))
-        .remove(0)
-        .1;
+    let id =
+        crate::common::invoices::import(&app, &entity, "issued", std::slice::from_ref(&forged))
+            .remove(0)
+            .1;
     let before = client.get(&format!("/v1/invoices/{id}")).expect(200);
 
     let done = run(&client, &entity, from, to);

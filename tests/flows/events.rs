@@ -3,9 +3,9 @@
 //! changed), nothing for the rest; and the events feed holding exactly what the
 //! webhooks carried, under the same ids.
 
-use crate::helpers::{Client, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::support::*;
+use crate::common::app::{Client, TestApp, DEADLINE};
+use crate::common::invoices::*;
+use crate::common::receiver::Receiver;
 use cfdi_extract::sandbox::docs::SandboxInvoice;
 use chrono::NaiveDate;
 use serde_json::{json, Value};

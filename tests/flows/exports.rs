@@ -7,8 +7,8 @@ use std::io::Cursor;
 use calamine::{Data, Reader, Xlsx};
 use rust_decimal::Decimal;
 
-use crate::helpers::{Client, Resp, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, Resp, TestApp};
+use crate::common::invoices::*;
 
 const SPECIAL: &str = "cfdi32-ingreso-tfd11-special-chars-rfc.xml";
 const NOMINA: &str = "cfdi40-nomina-compensacion-tfd.xml";
@@ -223,6 +223,10 @@ fn assert_same_cells(xlsx: &[u8], csv: &str) {
                 }
                 Data::Bool(b) => assert_eq!(b.to_string(), field, "{at}"),
                 Data::Empty => assert_eq!(field, "", "{at}"),
+                Data::DateTime(d) => {
+                    let serial = excel_serial(field).expect(&at);
+                    assert!((d.as_f64() - serial).abs() < 1e-8, "{at}");
+                }
                 other => panic!("{at}: unexpected {other:?}"),
             }
         }
@@ -244,11 +248,34 @@ fn xlsx_exports_hold_the_csv_values_cell_by_cell_with_amounts_as_numbers() {
             Some("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
         );
         assert_same_cells(&resp.body, &csv);
+        // Every date or timestamp column holds date cells.
+        let sheet = &read_xlsx(&resp.body)[0];
+        let mut dates = 0;
+        for (c, name) in sheet[0].iter().enumerate() {
+            let Data::String(name) = name else { continue };
+            let date_column = name.ends_with("_at") || name.ends_with("_date");
+            for row in &sheet[1..] {
+                match &row[c] {
+                    Data::DateTime(_) if date_column => dates += 1,
+                    Data::Empty => {}
+                    other if date_column => panic!("{path} {name}: {other:?}"),
+                    _ => {}
+                }
+            }
+        }
+        assert!(dates > 0, "{path}: some date cells");
     }
     let sheets = read_xlsx(&export(&client, "export", "format=XLSX&type=N").body);
     assert_eq!(sheets[0][1][22], Data::Float(12574.4), "total is a number");
     assert_eq!(sheets[0][1][32], Data::Bool(false), "has_pdf is a boolean");
-    assert_eq!(sheets[0][1][8], Data::String("2026-01-21T16:42:35".into()));
+    // issued_at is a date cell (a month filter works), holding the time as written.
+    match &sheets[0][1][8] {
+        Data::DateTime(d) => {
+            let serial = excel_serial("2026-01-21T16:42:35").expect("a timestamp");
+            assert!((d.as_f64() - serial).abs() < 1e-8, "{d:?}");
+        }
+        other => panic!("issued_at is not a date cell: {other:?}"),
+    }
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! Extractions against the sandbox tax authority, end to end over HTTP, with a local
 //! webhook receiver; expected documents come from `sandbox_docs`.
 
-use crate::helpers::{eventually, Client, TestApp, DEADLINE};
-use crate::receiver::{Receiver, Recorded};
-use crate::support::*;
+use crate::common::app::{eventually, Client, TestApp, DEADLINE};
+use crate::common::invoices::*;
+use crate::common::receiver::{Receiver, Recorded};
 use cfdi_extract::sandbox::docs::SandboxInvoice;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};

@@ -3,9 +3,9 @@
 //! organization's list and `/up` answering, and past its share the organization is told
 //! 429 with `Retry-After`.
 
-use crate::efirma_files::{fiel_password, key_with_rounds, own, upload, FIEL_RFC};
-use crate::helpers::{basic, eventually, Client, TestApp};
-use crate::support::{create_extraction, date, id_of, valid_entity};
+use crate::common::app::{basic, eventually, Client, TestApp};
+use crate::common::efirma_files::{fiel_password, key_with_rounds, own, upload, FIEL_RFC};
+use crate::common::invoices::{create_extraction, date, id_of, valid_entity};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -65,7 +65,7 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
         (e["status"] == "finished").then_some(())
     });
     let b = app.client_as(&app.create_user_in_new_org());
-    b.create_entity(&crate::helpers::tax_id("FAR"), "12345678");
+    b.create_entity(&crate::common::app::tax_id("FAR"), "12345678");
     let anonymous = app.anonymous();
     let efirma = a.create_entity(FIEL_RFC, "12345678");
 

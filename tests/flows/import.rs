@@ -1,8 +1,8 @@
 //! `invoices import`: bounded parsing outside the write transaction, the entity's
 //! party check, and the CFDI field rules, through the binary.
 
-use crate::helpers::TestApp;
-use crate::support::*;
+use crate::common::app::TestApp;
+use crate::common::invoices::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -83,14 +83,14 @@ fn a_hostile_document_is_refused_fast_while_the_api_keeps_writing() {
                 "issued",
                 &path,
             ];
-            crate::helpers::cli_on(&app_dir, &args, None)
+            crate::common::app::cli_on(&app_dir, &args, None)
         })
     };
     let mut writes = 0;
     while !importing.is_finished() || writes == 0 {
         let created = client.post_json(
             "/v1/entities",
-            &json!({"tax_id": crate::helpers::tax_id("WRT"), "name": "W", "ciec_password": "sandbox1"}),
+            &json!({"tax_id": crate::common::app::tax_id("WRT"), "name": "W", "ciec_password": "sandbox1"}),
         );
         assert_eq!(created.status, 201, "{}", created.text());
         writes += 1;

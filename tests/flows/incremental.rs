@@ -2,13 +2,13 @@
 //! report: a late cancellation seen by a second extraction (status, `cancelled_at`,
 //! balances) and a cancelled payment complement (the invoice it paid owes it again).
 
-use crate::efirma_ws::{app_for, efirma_entity, load, run};
-use crate::fake_sat_ws::FakeSatWs;
-use crate::helpers::{Client, TestApp};
-use crate::support::{
+use crate::common::app::{Client, TestApp};
+use crate::common::fake_sat_ws::FakeSatWs;
+use crate::common::invoices::{
     assert_amount, dec, extract, id_of, invoices, invoices_by_uuid, month, sandbox, valid_entity,
     LOCAL_TIME,
 };
+use crate::flows::efirma_ws::{app_for, efirma_entity, load, run};
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
@@ -189,7 +189,7 @@ fn incremental_parameters_are_validated_by_name() {
 /// A PPD invoice of the e.firma test RFC paid by complements in the same two months,
 /// none withheld; with the window.
 fn paid_ppd() -> (NaiveDate, NaiveDate, SandboxInvoice, Vec<SandboxInvoice>) {
-    let rfc = crate::efirma_files::FIEL_RFC;
+    let rfc = crate::common::efirma_files::FIEL_RFC;
     for m in 1..=10 {
         let (from, _) = month(2025, m);
         let to = from

@@ -1,8 +1,8 @@
 //! Invoices: the real CFDI samples imported through the CLI, then read over HTTP; and
 //! metadata-only invoices of the sandbox.
 
-use crate::helpers::{as_u64, TestApp};
-use crate::support::*;
+use crate::common::app::{as_u64, TestApp};
+use crate::common::invoices::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -894,7 +894,7 @@ fn amounts_inside_items_and_payments_are_json_numbers() {
 }
 
 #[track_caller]
-fn assert_scenario_1(client: &crate::helpers::Client, ppd_id: &str, payment_id: &str) {
+fn assert_scenario_1(client: &crate::common::app::Client, ppd_id: &str, payment_id: &str) {
     let inv = client.get(&format!("/v1/invoices/{ppd_id}")).expect(200);
     assert_eq!(inv["uuid"], PPD_UUID);
     assert_eq!(inv["total"].to_string(), "17852.75");
@@ -1050,7 +1050,7 @@ fn another_organization_gets_404_on_the_invoice_its_document_and_its_payments() 
     f.app
         .anonymous()
         .get(&format!("/v1/invoices/{id}"))
-        .expect_unauthorized(crate::helpers::MISSING);
+        .expect_unauthorized(crate::common::app::MISSING);
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! An invoice's concepts: the invoice object carries the first 1,000, and
 //! `/v1/invoices/{id}/items` pages through all of them.
 
-use crate::helpers::TestApp;
-use crate::import::{edited_sample, REAL_40, REAL_40_ISSUER};
-use crate::support::*;
+use crate::common::app::TestApp;
+use crate::common::invoices::*;
+use crate::flows::import::{edited_sample, REAL_40, REAL_40_ISSUER};
 use serde_json::Value;
 use tempfile::TempDir;
 

@@ -1,9 +1,9 @@
 //! `/metrics` through the binary: on `--metrics-address` only, in the OpenMetrics text
 //! format, with request, job, extraction, delivery, size and memory figures that move.
 
-use crate::helpers::{agent, eventually, request, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::support::{extract, id_of, month, valid_entity};
+use crate::common::app::{agent, eventually, request, TestApp, DEADLINE};
+use crate::common::invoices::{extract, id_of, month, valid_entity};
+use crate::common::receiver::Receiver;
 
 /// The metrics base URL the server printed.
 fn metrics_url(app: &TestApp) -> String {

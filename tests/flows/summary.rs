@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use calamine::{Data, Reader, Xlsx};
 use serde_json::Value;
 
-use crate::helpers::{Client, TestApp};
-use crate::support::*;
+use crate::common::app::{Client, TestApp};
+use crate::common::invoices::*;
 
 const PPD: &str = "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml";
 const FULL_PAYMENT: &str = "cfdi40-pago20-tfd-full-payment-of-ppd.xml";
@@ -383,6 +383,7 @@ fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
                         let d: rust_decimal::Decimal = x.to_string().parse().expect("decimal");
                         d.normalize().to_string()
                     }
+                    Data::DateTime(d) => format!("date {:.6}", d.as_f64()),
                     other => panic!("unexpected cell {other:?}"),
                 })
                 .collect();
@@ -394,7 +395,17 @@ fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// A JSON value as the sheet shows it: text as is, numbers normalized, null empty.
+/// A JSON value as the sheet shows it: text as is (a date field as its date cell's
+/// serial), numbers normalized, null empty.
+fn shown_field(name: &str, v: &Value) -> String {
+    match v {
+        Value::String(s) if ["from", "to", "paid_at"].contains(&name) => {
+            format!("date {:.6}", excel_serial(s).expect("a date"))
+        }
+        other => shown(other),
+    }
+}
+
 fn shown(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -427,11 +438,14 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
     let sheet = sheet_rows(&resp.body);
     let mut expected: Vec<Vec<String>> = ["entity_id", "direction", "from", "to"]
         .iter()
-        .map(|k| vec![k.to_string(), shown(&json[*k])])
+        .map(|k| vec![k.to_string(), shown_field(k, &json[*k])])
         .collect();
-    let sections: [(&str, &str, &[&str]); 5] = [
-        ("Totals by type and currency", "totals", TOTALS),
-        ("Net: invoices (I) minus credit notes (E)", "net", NET),
+    let local = ["local_taxes_transferred", "local_taxes_withheld"];
+    let totals = [TOTALS, &local].concat();
+    let net = [NET, &local].concat();
+    let sections: [(&str, &str, &[&str]); 7] = [
+        ("Totals by type and currency", "totals", &totals),
+        ("Net: invoices (I) minus credit notes (E)", "net", &net),
         ("Taxes by tax and rate", "taxes", TAX_ALL),
         ("Cash-basis IVA", "cash_basis_iva", TAX_ALL),
         (
@@ -446,13 +460,16 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
                 "reason",
             ],
         ),
+        ("Local taxes", "local_taxes", TAX_ALL),
+        ("Payroll ISR withheld", "payroll_taxes", TAX_ALL),
     ];
     for (title, key, columns) in sections {
         expected.push(vec![]);
         expected.push(vec![title.to_string()]);
         expected.push(columns.iter().map(|c| c.to_string()).collect());
         for line in json[key].as_array().expect("lines") {
-            let mut cells: Vec<String> = columns.iter().map(|c| shown(&line[*c])).collect();
+            let mut cells: Vec<String> =
+                columns.iter().map(|c| shown_field(c, &line[*c])).collect();
             while cells.last().is_some_and(String::is_empty) {
                 cells.pop();
             }
@@ -469,10 +486,23 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
     let mut book = Xlsx::new(Cursor::new(resp.body.clone())).expect("xlsx");
     let range = book.worksheet_range("Summary").expect("sheet");
     assert_eq!(range.get((7, 7)), Some(&Data::Float(1160.0)), "E's total");
+    // The period's dates are date cells (2020-01-01 is Excel's day 43831).
+    assert!(matches!(range.get((2, 1)), Some(Data::DateTime(d)) if d.as_f64() == 43831.0));
 }
 
 const TAX_ALL: &[&str] = &[
-    "source", "kind", "tax", "tax_name", "factor", "rate", "currency", "base", "amount", "count",
+    "source",
+    "kind",
+    "tax",
+    "tax_name",
+    "factor",
+    "rate",
+    "currency",
+    "base",
+    "amount",
+    "count",
+    "base_mxn",
+    "amount_mxn",
 ];
 
 #[test]
@@ -510,4 +540,307 @@ fn bad_parameters_are_422_and_another_organizations_entity_is_404() {
     app.anonymous()
         .get(&format!("/v1/entities/{entity}/summary?{ok}"))
         .expect_unauthorized("");
+}
+
+// ---------------------------------------------------------------------------------------
+// Hand-worked figures of synthetic documents (issued by AAA010101AAA in March 2021),
+// imported with the CLI and read back through the summary.
+
+const ISSUER: &str = "AAA010101AAA";
+
+fn stamp(uuid: &str) -> String {
+    format!(
+        r#"<tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital"
+            Version="1.1" UUID="{uuid}" FechaTimbrado="2021-03-31T00:00:00" RfcProvCertif="SAT970701NN3"/>"#
+    )
+}
+
+/// A CFDI 4.0 I or E with one Traslado of IVA 16% per (base, importe) concept.
+fn invoice_40(
+    uuid: &str,
+    kind: &str,
+    method: &str,
+    currency: &str,
+    date: &str,
+    (subtotal, iva, total): (&str, &str, &str),
+    concepts: &[(&str, &str)],
+) -> String {
+    let concepts: String = concepts
+        .iter()
+        .map(|(base, amount)| {
+            format!(
+                r#"<cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="E48" Descripcion="Servicio"
+                    ValorUnitario="{base}" Importe="{base}" ObjetoImp="02"><cfdi:Impuestos><cfdi:Traslados>
+                    <cfdi:Traslado Base="{base}" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="{amount}"/>
+                    </cfdi:Traslados></cfdi:Impuestos></cfdi:Concepto>"#
+            )
+        })
+        .collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Fecha="{date}" SubTotal="{subtotal}"
+    Total="{total}" {currency} TipoDeComprobante="{kind}" MetodoPago="{method}" FormaPago="99" Exportacion="01" LugarExpedicion="01000">
+  <cfdi:Emisor Rfc="{ISSUER}" Nombre="EMISOR" RegimenFiscal="601"/>
+  <cfdi:Receptor Rfc="XAXX010101000" Nombre="PUBLICO" DomicilioFiscalReceptor="01000" RegimenFiscalReceptor="616" UsoCFDI="S01"/>
+  <cfdi:Conceptos>{concepts}</cfdi:Conceptos>
+  <cfdi:Impuestos TotalImpuestosTrasladados="{iva}"/>
+  <cfdi:Complemento>{}</cfdi:Complemento>
+</cfdi:Comprobante>"#,
+        stamp(uuid)
+    )
+}
+
+/// A payment complement: `pagos` is the Pagos element (1.0 on CFDI 3.3, 2.0 on 4.0).
+fn payment(uuid: &str, version: &str, date: &str, pagos: &str) -> String {
+    let ns = if version == "4.0" { "cfd/4" } else { "cfd/3" };
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/{ns}" Version="{version}" Fecha="{date}" SubTotal="0" Total="0"
+    Moneda="XXX" TipoDeComprobante="P" Exportacion="01" LugarExpedicion="01000">
+  <cfdi:Emisor Rfc="{ISSUER}" Nombre="EMISOR" RegimenFiscal="601"/>
+  <cfdi:Receptor Rfc="XAXX010101000" Nombre="PUBLICO" UsoCFDI="CP01"/>
+  <cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="ACT" Descripcion="Pago"
+    ValorUnitario="0" Importe="0"/></cfdi:Conceptos>
+  <cfdi:Complemento>{pagos}{}</cfdi:Complemento>
+</cfdi:Comprobante>"#,
+        stamp(uuid)
+    )
+}
+
+fn synthetic_uuid(n: u32) -> String {
+    format!("bbbbbbbb-0000-4000-8000-{n:012}")
+}
+
+/// The documents: (file name, XML).
+fn synthetic() -> Vec<(&'static str, String)> {
+    let u = synthetic_uuid;
+    vec![
+        // Two concepts of IVA 16% (592.5888 and 71.9984) on 4,818.26, PPD.
+        (
+            "ppd.xml",
+            invoice_40(
+                &u(1),
+                "I",
+                "PPD",
+                r#"Moneda="MXN""#,
+                "2021-03-01T10:00:00",
+                ("4153.67", "664.59", "4818.26"),
+                &[("3703.68", "592.5888"), ("449.99", "71.9984")],
+            ),
+        ),
+        // Paid 2,000.00 by Pagos 1.0 (no taxes of its own).
+        (
+            "pago10.xml",
+            payment(
+                &u(2),
+                "3.3",
+                "2021-03-15T10:00:00",
+                &format!(
+                    r#"<pago10:Pagos xmlns:pago10="http://www.sat.gob.mx/Pagos" Version="1.0">
+                    <pago10:Pago FechaPago="2021-03-15T09:00:00" FormaDePagoP="03" MonedaP="MXN" Monto="2000.00">
+                    <pago10:DoctoRelacionado IdDocumento="{}" MonedaDR="MXN" MetodoDePagoDR="PPD" NumParcialidad="1"
+                        ImpSaldoAnt="4818.26" ImpPagado="2000.00" ImpSaldoInsoluto="2818.26"/>
+                    </pago10:Pago></pago10:Pagos>"#,
+                    u(1)
+                ),
+            ),
+        ),
+        // A USD PPD invoice, TipoCambio 20.00.
+        (
+            "usd-ppd.xml",
+            invoice_40(
+                &u(3),
+                "I",
+                "PPD",
+                r#"Moneda="USD" TipoCambio="20.00""#,
+                "2021-03-02T10:00:00",
+                ("100.00", "16.00", "116.00"),
+                &[("100.00", "16.00")],
+            ),
+        ),
+        // Half of it paid in pesos by Pagos 2.0: 58.00 USD at EquivalenciaDR 0.05 USD
+        // per peso is 1,160.00 MXN, with its own TrasladoDR of 8.00 USD on 50.00.
+        (
+            "pago20.xml",
+            payment(
+                &u(4),
+                "4.0",
+                "2021-03-20T10:00:00",
+                &format!(
+                    r#"<pago20:Pagos xmlns:pago20="http://www.sat.gob.mx/Pagos20" Version="2.0">
+                    <pago20:Totales MontoTotalPagos="1160.00" TotalTrasladosBaseIVA16="1000.00" TotalTrasladosImpuestoIVA16="160.00"/>
+                    <pago20:Pago FechaPago="2021-03-20T09:00:00" FormaDePagoP="03" MonedaP="MXN" TipoCambioP="1" Monto="1160.00">
+                    <pago20:DoctoRelacionado IdDocumento="{}" MonedaDR="USD" EquivalenciaDR="0.05" NumParcialidad="1"
+                        ImpSaldoAnt="116.00" ImpPagado="58.00" ImpSaldoInsoluto="58.00" ObjetoImpDR="02">
+                      <pago20:ImpuestosDR><pago20:TrasladosDR>
+                        <pago20:TrasladoDR BaseDR="50.00" ImpuestoDR="002" TipoFactorDR="Tasa" TasaOCuotaDR="0.160000" ImporteDR="8.00"/>
+                      </pago20:TrasladosDR></pago20:ImpuestosDR>
+                    </pago20:DoctoRelacionado></pago20:Pago></pago20:Pagos>"#,
+                    u(3)
+                ),
+            ),
+        ),
+        // A USD PUE invoice at TipoCambio 20.50.
+        (
+            "usd-pue.xml",
+            invoice_40(
+                &u(5),
+                "I",
+                "PUE",
+                r#"Moneda="USD" TipoCambio="20.50""#,
+                "2021-03-03T10:00:00",
+                ("200.00", "32.00", "232.00"),
+                &[("200.00", "32.00")],
+            ),
+        ),
+        // A PPD credit note: no complement ever pays it, it counts by its date.
+        (
+            "credit-note-ppd.xml",
+            invoice_40(
+                &u(6),
+                "E",
+                "PPD",
+                r#"Moneda="MXN""#,
+                "2021-03-25T10:00:00",
+                ("100.00", "16.00", "116.00"),
+                &[("100.00", "16.00")],
+            ),
+        ),
+    ]
+}
+
+const TAX_MXN: &[&str] = &[
+    "source",
+    "kind",
+    "tax_name",
+    "rate",
+    "currency",
+    "base",
+    "amount",
+    "count",
+    "base_mxn",
+    "amount_mxn",
+];
+
+#[test]
+fn cash_basis_shares_pesos_and_ppd_credit_notes_by_hand() {
+    let app = TestApp::spawn();
+    let entity = id_of(&app.client().create_entity(ISSUER, "sandbox1"));
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let paths: Vec<PathBuf> = synthetic()
+        .into_iter()
+        .map(|(name, xml)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, xml).expect("write");
+            path
+        })
+        .collect();
+    import(&app, &entity, "issued", &paths);
+    let s = summary(
+        &app.client(),
+        &entity,
+        "from=2021-03-01&to=2021-03-31&direction=issued",
+    );
+    assert_eq!(
+        rows(&s["cash_basis_iva"], TAX_MXN),
+        [
+            // 32.00 × 20.50 = 656.00; 200.00 × 20.50 = 4100.00.
+            "pue transferred IVA 0.160000 USD 200.00 32.00 1 4100.00 656.00",
+            // Pagos 1.0: (592.5888 + 71.9984) × 2000.00 ÷ 4818.26 = 275.8619… → 275.86
+            // (each entry rounded first gave 245.98 + 29.89 = 275.87);
+            // (3703.68 + 449.99) × 2000.00 ÷ 4818.26 = 1724.1369… → 1724.14.
+            "payments transferred IVA 0.160000 MXN 1724.14 275.86 1 1724.14 275.86",
+            // Pagos 2.0, its own TrasladoDR: 8.00 USD ÷ 0.05 × 1 = 160.00 MXN; 50.00 USD
+            // ÷ 0.05 = 1000.00.
+            "payments transferred IVA 0.160000 USD 50.00 8.00 1 1000.00 160.00",
+            // The PPD credit note.
+            "credit_notes transferred IVA 0.160000 MXN 100.00 16.00 1 100.00 16.00",
+            // 275.86 − 16.00; 1724.14 − 100.00.
+            "net transferred IVA 0.160000 MXN 1624.14 259.86 null 1624.14 259.86",
+            // 32.00 + 8.00 USD; 656.00 + 160.00 MXN.
+            "net transferred IVA 0.160000 USD 250.00 40.00 null 5100.00 816.00",
+        ]
+    );
+    assert_eq!(s["unresolved_payments"], Value::Array(vec![]));
+    // The document basis in pesos: the PPD USD invoice at 20.00, the PUE at 20.50.
+    assert_eq!(
+        rows(&s["taxes"], TAX_MXN)
+            .into_iter()
+            .filter(|l| l.contains("USD"))
+            .collect::<Vec<_>>(),
+        [
+            // 16.00 × 20.00 + 32.00 × 20.50 = 320.00 + 656.00
+            "invoices transferred IVA 0.160000 USD 300.00 48.00 2 6100.00 976.00",
+            "net transferred IVA 0.160000 USD 300.00 48.00 null 6100.00 976.00",
+        ]
+    );
+}
+
+#[test]
+fn cfdi32_local_and_payroll_taxes_from_real_samples() {
+    let app = TestApp::spawn();
+    let mut entities = Default::default();
+    let implocal = "cfdi33-ingreso-pue-real-implocal-tfd.xml";
+    let legacy = "cfdi32-ingreso-real-legacy-tfd10.xml";
+    let payroll = "cfdi40-nomina-compensacion-tfd.xml";
+    import_by_issuer(&app, &mut entities, &[implocal, legacy, payroll]);
+    let client = app.client();
+    let of = |name: &str| entities[&issuer_of(name)].clone();
+
+    // The hotel invoice: SubTotal 1709.12 + IVA 273.46 + lodging tax (IH 2.5%) 27.43
+    // = 2010.01.
+    let s = summary(
+        &client,
+        &of(implocal),
+        "from=2018-01-01&to=2018-01-31&direction=issued",
+    );
+    let mut totals = TOTALS.to_vec();
+    totals.extend(["local_taxes_transferred", "local_taxes_withheld"]);
+    assert_eq!(
+        rows(&s["totals"], &totals),
+        ["I MXN 1 1709.12 0 273.46 0 2010.01 27.43 0"]
+    );
+    assert_eq!(
+        rows(
+            &s["local_taxes"],
+            &["source", "kind", "tax", "rate", "amount", "count"]
+        ),
+        [
+            "invoices transferred IH 0.025000 27.43 1",
+            "net transferred IH 0.025000 27.43 null",
+        ]
+    );
+
+    // CFDI 3.2: impuesto="IVA" tasa="16" importe="646.21" on the IVA 16% line; 3.2 has
+    // no MetodoPago, so the cash basis counts it at issue. 3.2 states no base.
+    let s = summary(
+        &client,
+        &of(legacy),
+        "from=2017-03-01&to=2017-03-31&direction=issued",
+    );
+    let tax = &[
+        "source", "kind", "tax", "tax_name", "factor", "rate", "base", "amount", "count",
+    ];
+    assert_eq!(
+        rows(&s["taxes"], tax),
+        [
+            "invoices transferred 002 IVA Tasa 0.160000 0 646.21 1",
+            "net transferred 002 IVA Tasa 0.160000 0 646.21 null",
+        ]
+    );
+    assert_eq!(
+        rows(&s["cash_basis_iva"], tax)[0],
+        "pue transferred 002 IVA Tasa 0.160000 0 646.21 1"
+    );
+
+    // Payroll: ISR withheld 2272.25 (nomina12 Deduccion TipoDeduccion 002).
+    let s = summary(
+        &client,
+        &of(payroll),
+        "from=2026-01-01&to=2026-01-31&direction=issued",
+    );
+    assert_eq!(
+        rows(&s["payroll_taxes"], TAX_MXN),
+        ["payroll withheld ISR null MXN 0 2272.25 1 0.00 2272.25"]
+    );
 }

@@ -3,11 +3,11 @@
 //! sealed credentials and its documents stored before compression; a database newer than
 //! the binary is refused, by `serve` and by `check`.
 
-use crate::helpers::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
-use crate::receiver::Receiver;
-use crate::support::{
+use crate::common::app::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
+use crate::common::invoices::{
     extract, import_samples, month, sample_bytes, stored_certificate, stored_document,
 };
+use crate::common::receiver::Receiver;
 use base64::Engine;
 use cfdi_extract::crypto::Cipher;
 use std::process::Stdio;

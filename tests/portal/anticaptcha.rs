@@ -1,8 +1,8 @@
 //! The anti-captcha.com resolver against a local fake of its API, alone and in a login.
 
-use crate::fake_http::{Request, Response, Server};
-use crate::fake_portal::{FakePortal, Setup};
-use crate::support::*;
+use crate::common::fake_http::{Request, Response, Server};
+use crate::common::fake_sat_portal::{FakePortal, Setup};
+use crate::portal::support::*;
 use base64::Engine as _;
 use cfdi_extract::sat::ciec::Authority;
 use cfdi_extract::sat::ciec::{

@@ -1,8 +1,8 @@
 //! A whole extraction through the service binary against the fake portal:
 //! `serve --sat portal --sat-login-url ... --sat-portal-url ... --captcha-command ...`.
 
-use crate::fake_portal::{FakePortal, Setup};
-use crate::support::*;
+use crate::common::fake_sat_portal::{FakePortal, Setup};
+use crate::portal::support::*;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -179,7 +179,7 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
     // The same webhooks as the sandbox path: entity.update on validation, then
     // extraction.update for running and finished, each naming its entity, and one
     // invoice.created per invoice the run made visible.
-    let receiver = crate::receiver::Receiver::start();
+    let receiver = crate::common::receiver::Receiver::start();
     api.post("/v1/webhooks", json!({"url": receiver.url()}));
 
     let entity = api.post(

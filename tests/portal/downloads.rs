@@ -1,9 +1,9 @@
 //! Downloads through the row links, within the session that listed them.
 
-use crate::fake_portal::{FakePortal, Setup};
-use crate::listing::session;
-use crate::pages;
-use crate::support::*;
+use crate::common::fake_sat_portal::{FakePortal, Setup};
+use crate::common::invoices::sample_bytes;
+use crate::portal::listing::session;
+use crate::portal::support::*;
 use cfdi_extract::domain::extraction::{Direction, Period};
 use cfdi_extract::sat::{Metadata, SatError};
 
@@ -50,7 +50,7 @@ fn xml_and_pdf_come_back_in_order_and_missing_links_give_none() {
     assert_eq!((docs[0].xml.as_ref(), docs[0].pdf.is_some()), (None, true));
     assert_eq!(
         docs[1].xml.as_deref(),
-        Some(pages::sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml").as_slice())
+        Some(sample_bytes("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml").as_slice())
     );
     assert!(docs[1].pdf.as_ref().is_some_and(|p| p.starts_with(b"%PDF")));
     assert_eq!(docs[2].xml.as_deref(), with_xml(&no_pdf));
@@ -67,7 +67,7 @@ fn xml_and_pdf_come_back_in_order_and_missing_links_give_none() {
     });
 }
 
-fn with_xml(inv: &crate::fake_portal::FakeInvoice) -> Option<&[u8]> {
+fn with_xml(inv: &crate::common::fake_sat_portal::FakeInvoice) -> Option<&[u8]> {
     inv.xml.as_deref()
 }
 

@@ -1,8 +1,8 @@
 //! Outages and unrecognised pages are `Unavailable`, never a hang or a panic.
 
-use crate::fake_portal::{FakePortal, Fault, Setup};
-use crate::listing::session;
-use crate::support::*;
+use crate::common::fake_sat_portal::{FakePortal, Fault, Setup};
+use crate::portal::listing::session;
+use crate::portal::support::*;
 use cfdi_extract::domain::extraction::{Direction, Period};
 use cfdi_extract::sat::ciec::Authority;
 use cfdi_extract::sat::ciec::{Portal, PortalConfig};

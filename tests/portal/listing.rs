@@ -1,9 +1,9 @@
 //! Listing: per-day queries (page, mode postback, search), results parsed by caption,
 //! and windows split while the portal's 500-row cap is hit.
 
-use crate::fake_portal::{FakePortal, Setup};
-use crate::pages;
-use crate::support::*;
+use crate::common::fake_sat_portal::pages;
+use crate::common::fake_sat_portal::{FakePortal, Setup};
+use crate::portal::support::*;
 use cfdi_extract::domain::extraction::{Direction, Period};
 use cfdi_extract::sat::ciec::Portal;
 use cfdi_extract::sat::ciec::{Authority, Session};

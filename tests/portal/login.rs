@@ -1,7 +1,7 @@
 //! Logging in: captcha, credential POST, SSO redirect, WS-Fed auto-post, RFC check.
 
-use crate::fake_portal::{FakePortal, Fault, Setup};
-use crate::support::*;
+use crate::common::fake_sat_portal::{FakePortal, Fault, Setup};
+use crate::portal::support::*;
 use cfdi_extract::sat::ciec::Authority;
 use cfdi_extract::sat::ciec::{CaptchaConfig, Portal, NO_RESOLVER};
 use cfdi_extract::sat::{RunContext, SatError};

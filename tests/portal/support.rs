@@ -1,8 +1,9 @@
 //! Shared pieces of the portal tests: captcha solver scripts, configurations pointing at
 //! the fake portal, credentials and invoices.
 
-use crate::fake_portal::{FakeInvoice, FakePortal};
-use crate::pages::{self, RowSpec};
+use crate::common::fake_sat_portal::pages::{self, RowSpec};
+use crate::common::fake_sat_portal::{FakeInvoice, FakePortal};
+use crate::common::invoices::sample_bytes;
 use cfdi_extract::sat::ciec::{CaptchaConfig, CommandResolver, PortalConfig};
 use cfdi_extract::sat::Credential;
 use chrono::{NaiveDate, NaiveDateTime};
@@ -91,7 +92,7 @@ fn maybe_attr<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
 
 /// An invoice served from a CFDI sample: its row says what the XML says.
 pub fn sample_invoice(file: &str, with_pdf: bool) -> FakeInvoice {
-    let xml = pages::sample(file);
+    let xml = sample_bytes(file);
     let text = String::from_utf8_lossy(&xml).to_string();
     let uuid = attr(&text, "UUID").to_ascii_uppercase();
     let issued =

@@ -24,8 +24,10 @@ fn assert_refused_fast(text: &str, needle: &str) {
         matches!(&result, Err(CfdiError::OverLimit(m)) if m.contains(needle)),
         "{result:?}"
     );
+    // Refused before the work a hostile document asks for, which would take minutes:
+    // a bound generous enough for a busy machine (speed is bench/run's to measure).
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(30),
         "{:?}",
         started.elapsed()
     );

@@ -127,13 +127,13 @@ pub fn upsert_processed(
             issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name,
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
             payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
-            paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
+            stated_taxes_json, paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
             created_at, updated_at)
          VALUES (:id, :org, :entity, :uuid, :direction, 1, :type, :version, :series, :folio,
             :issued_at, :certified_at, :issuer, :issuer_name, :issuer_regime, :receiver, :receiver_name,
             :cfdi_use, :currency, :rate, :subtotal, :discount, :transferred, :withheld, :total,
             :method, :form, :status, :cancelled_at, :has_pdf, :items, :items_count, :payments,
-            :paid, :due, :last, :full, :conflicts, :outstanding, :now, :now)
+            :stated, :paid, :due, :last, :full, :conflicts, :outstanding, :now, :now)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             xml_processed = 1, type = excluded.type, version = excluded.version, series = excluded.series,
             folio = excluded.folio, issued_at = excluded.issued_at, certified_at = excluded.certified_at,
@@ -147,7 +147,7 @@ pub fn upsert_processed(
             status = excluded.status, cancelled_at = excluded.cancelled_at,
             has_pdf = (excluded.has_pdf OR has_pdf), items_json = excluded.items_json,
             items_count = excluded.items_count,
-            payments_json = excluded.payments_json,
+            payments_json = excluded.payments_json, stated_taxes_json = excluded.stated_taxes_json,
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
@@ -155,6 +155,7 @@ pub fn upsert_processed(
                     AND cancelled_at IS excluded.cancelled_at AND (has_pdf OR NOT excluded.has_pdf)
                     AND total IS excluded.total AND items_json IS excluded.items_json
                     AND payments_json IS excluded.payments_json
+                    AND stated_taxes_json IS excluded.stated_taxes_json
                     AND paid_amount IS excluded.paid_amount AND due_amount IS excluded.due_amount
                     AND last_payment_date IS excluded.last_payment_date
                     AND fully_paid_at IS excluded.fully_paid_at
@@ -175,6 +176,7 @@ pub fn upsert_processed(
         ":items": serde_json::to_string(super::first_items(&c.items))?,
         ":items_count": c.items.len() as i64,
         ":payments": payments_json, ":now": now,
+        ":stated": (!c.stated_taxes.is_empty()).then(|| serde_json::to_string(&c.stated_taxes)).transpose()?,
         ":paid": agg.paid_amount.to_string(), ":due": agg.due_amount.to_string(),
         ":last": agg.last_payment_date, ":full": agg.fully_paid_at, ":conflicts": agg.payment_conflicts,
         ":outstanding": agg.due_amount > rust_decimal::Decimal::ZERO,

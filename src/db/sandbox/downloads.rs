@@ -1,16 +1,11 @@
 //! `downloads`: how many times each package of the sandbox's web-service
 //! simulation was downloaded, so the SAT's two-download limit holds across restarts.
 
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// Counts a download of `package_id` unless it already had `max`; returns whether it
 /// was allowed.
-pub fn take(
-    tx: &Transaction,
-    package_id: &str,
-    request_id: &str,
-    max: i64,
-) -> anyhow::Result<bool> {
+pub fn take(tx: &Connection, package_id: &str, request_id: &str, max: i64) -> anyhow::Result<bool> {
     let done: i64 = tx
         .query_row(
             "SELECT downloads FROM downloads WHERE package_id = ?1",

@@ -2,13 +2,13 @@
 //! late cancellations depend on it). Shared by the CIEC sandbox and its web-service
 //! simulation, so both channels agree on what a run sees.
 
-use rusqlite::{params, Transaction};
+use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
 /// Records `extraction_id` as the first to list each of `uuids` unless another run was
 /// first; returns, per uuid, whether `extraction_id` is the one that listed it first.
 pub fn record<'a>(
-    tx: &Transaction,
+    tx: &Connection,
     entity_id: &str,
     direction: &str,
     extraction_id: &str,

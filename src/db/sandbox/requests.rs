@@ -2,7 +2,7 @@
 //! bulk-download web service (`sandbox::efirma`), kept so a request id asked again after
 //! a restart answers as before.
 
-use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// One request, with the query's parameters as the sandbox stores them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,7 @@ fn from_row(r: &Row) -> rusqlite::Result<Request> {
     })
 }
 
-pub fn insert(tx: &Transaction, r: &Request) -> anyhow::Result<()> {
+pub fn insert(tx: &Connection, r: &Request) -> anyhow::Result<()> {
     tx.execute(
         &format!(
             "INSERT INTO requests ({COLUMNS})
@@ -118,7 +118,7 @@ pub fn get(conn: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Requ
 }
 
 /// Counts one more verification of `rfc`'s request `id` and returns it as it is now.
-pub fn verify(tx: &Transaction, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
+pub fn verify(tx: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
     tx.execute(
         "UPDATE requests SET verifications = verifications + 1
          WHERE id = ?1 AND rfc = ?2",

@@ -220,7 +220,7 @@ fn seals(canvas: &mut Canvas, stamp: &Stamp) {
         ("Sello digital del SAT", &stamp.sat_seal),
     ] {
         canvas.line(Font::Bold, 7.0, label);
-        canvas.wrapped(Font::Regular, 6.0, seal, 150);
+        canvas.line(Font::Regular, 6.0, seal);
         canvas.down(3.0);
     }
     canvas.line(

@@ -4,9 +4,10 @@
 use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use super::xmldsig::SAT_NS;
+
 const ENVELOPE_OPEN: &str = r#"<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">"#;
 const BODY_OPEN: &str = r#"<s:Body xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">"#;
-const SAT_NS: &str = "http://DescargaMasivaTerceros.sat.gob.mx";
 
 /// The SAT's usual `Mensaje` for a code.
 pub fn message(code: u32) -> &'static str {

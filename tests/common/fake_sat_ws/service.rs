@@ -6,11 +6,11 @@ use cfdi_extract::sat::efirma::endpoints::{Endpoints, Operation};
 use chrono::{DateTime, Utc};
 
 use super::answers::{self, Verification};
-use super::fake_http::{Request as HttpRequest, Response};
 use super::packages::{self, Doc};
 use super::params::read_params;
 use super::xmldsig::{self, Signer};
 use super::{Call, Direction, DocumentStatus, Filter, Op, QueryParams, RequestType, Settings};
+use crate::common::fake_http::{Request as HttpRequest, Response};
 
 #[derive(Default)]
 pub struct Scripts {

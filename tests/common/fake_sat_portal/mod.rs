@@ -4,12 +4,14 @@
 //! and checks cookies at every step, and checks that the connector sends back the state
 //! it was handed (`__VIEWSTATE` from the page, then from the delta).
 
-use crate::fake_http::{Request, Response, Server};
-use crate::pages::{self, RowSpec};
+use crate::common::fake_http::{Request, Response, Server};
 use chrono::{NaiveDate, NaiveDateTime, Timelike};
+use pages::RowSpec;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+pub mod pages;
 
 pub const LOGIN_PATH: &str = "/nidp/app/login";
 pub const LOGIN_QUERY: &str = "id=SATUPCFDiCon&sid=0&option=credential&sid=0";

@@ -228,7 +228,6 @@ impl Resp {
     }
 
     /// The `Content-Type` header, or `""` when there is none.
-    #[allow(dead_code)] // used by tests/docs, not by every crate that includes this file
     pub fn content_type(&self) -> &str {
         self.header("content-type").unwrap_or("")
     }

@@ -1,8 +1,7 @@
-//! Helpers of the flow tests that the shared harness (`tests/api/helpers.rs`) lacks:
-//! importing the CFDI samples through the CLI, running extractions, the sandbox's
-//! expected documents, and exact-amount comparisons.
+//! Invoices into the app and back: importing the CFDI samples through the CLI, running
+//! extractions, the sandbox's expected documents, and exact-amount comparisons.
 
-use crate::helpers::{as_u64, eventually, Client, TestApp};
+use crate::common::app::{as_u64, eventually, Client, TestApp};
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
@@ -323,14 +322,6 @@ pub fn assert_timestamp(v: &Value, what: &str) {
     assert!(is_timestamp(s), "{what} has the wrong format: {s:?}");
 }
 
-pub fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("expected an array, got {v}"))
-        .iter()
-        .map(|s| s.as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 /// How an invoice's stored `kind` document is kept: its codec and stored size, read
 /// from the data directory's database (a reader beside the server, WAL mode).
 /// Which `certificates` row a stored document's issuer certificate was kept in (`None`
@@ -355,4 +346,23 @@ pub fn stored_document(data_dir: &Path, invoice_id: &str, kind: &str) -> Option<
     )
     .ok()
     .map(|(codec, len)| (codec, usize::try_from(len).expect("a length")))
+}
+
+/// Excel's serial of a date or timestamp as the API writes it (days since 1899-12-30,
+/// the wall-clock time as the fraction of a day): what a date cell must hold.
+pub fn excel_serial(text: &str) -> Option<f64> {
+    let at = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .or_else(|| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .ok()
+                .map(|t| t.naive_local())
+        })
+        .or_else(|| {
+            NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+        })?;
+    let epoch = NaiveDate::from_ymd_opt(1899, 12, 30)?.and_hms_opt(0, 0, 0)?;
+    Some((at - epoch).num_milliseconds() as f64 / 86_400_000.0)
 }

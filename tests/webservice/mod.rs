@@ -2,50 +2,22 @@
 //! against a local fake service that answers with the recorded messages in
 //! `shared/sat-ws-fixtures/` and checks what the client sends.
 
-#[allow(dead_code)]
-#[path = "../portal/fake_http.rs"]
-mod fake_http;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::efirma_files::{instant, sat, sat_fiel};
+use crate::common::fake_http::{Request, Response, Server};
 use cfdi_extract::sat::efirma::client::{Client, ClientError};
 use cfdi_extract::sat::efirma::endpoints::{Endpoints, Operation};
 use cfdi_extract::sat::efirma::envelope::{self, DocumentStatus, Query, RequestType, WindowQuery};
 use cfdi_extract::sat::efirma::package::Package;
 use cfdi_extract::sat::efirma::responses::{RequestState, ResponseError, SatCode};
-use cfdi_extract::sat::efirma::Fiel;
-use chrono::{DateTime, NaiveDate, Utc};
-use fake_http::{Request, Response, Server};
+use chrono::NaiveDate;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
 const TOKEN_PREFIX: &str = "eyJhbGciOiJodHRwOi8vd3d3LnczLm9yZy8yMDAxLzA0L3htbGRzaWctbW9yZSNobWFj";
 
-fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
-}
-
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2025-03-04T05:06:07Z")
-        .expect("time")
-        .with_timezone(&Utc)
-}
-
-fn fiel() -> Fiel {
-    let password =
-        String::from_utf8(fixture("fake-fiel/EKU9003173C9-password.txt")).expect("utf-8");
-    Fiel::parse(
-        &fixture("fake-fiel/EKU9003173C9.cer"),
-        &fixture("fake-fiel/EKU9003173C9.key"),
-        password.trim(),
-        "EKU9003173C9",
-        now(),
-    )
-    .expect("test e.firma")
-}
-
 fn xml(status: u16, path: &str) -> Response {
-    Response::new(status, "text/xml; charset=utf-8", fixture(path))
+    Response::new(status, "text/xml; charset=utf-8", sat(path))
 }
 
 /// The fake service: routes on the path and `SOAPAction`, answers from the recordings,
@@ -112,9 +84,9 @@ fn issued_metadata() -> Query {
 fn the_whole_conversation_runs_against_the_fake_service() {
     let (server, seen) = fake_service();
     let client = client(&server);
-    let fiel = fiel();
+    let fiel = sat_fiel();
 
-    let token = client.authenticate(&fiel, now()).expect("token");
+    let token = client.authenticate(&fiel, instant()).expect("token");
     assert!(token.value.starts_with(TOKEN_PREFIX));
     let query = issued_metadata();
     let answer = client.query(&fiel, &token, &query).expect("query");
@@ -163,8 +135,8 @@ fn the_whole_conversation_runs_against_the_fake_service() {
 fn a_soap_fault_is_reported_as_the_services_answer() {
     let (server, _) = fake_service();
     let client = client(&server);
-    let fiel = fiel();
-    let token = client.authenticate(&fiel, now()).expect("token");
+    let fiel = sat_fiel();
+    let token = client.authenticate(&fiel, instant()).expect("token");
     let err = client.verify(&fiel, &token, "refused").expect_err("fault");
     match err {
         ClientError::Answer {
@@ -179,8 +151,8 @@ fn a_soap_fault_is_reported_as_the_services_answer() {
 fn an_error_page_and_an_unreachable_service_are_told_apart() {
     let (server, _) = fake_service();
     let client_ = client(&server);
-    let fiel = fiel();
-    let token = client_.authenticate(&fiel, now()).expect("token");
+    let fiel = sat_fiel();
+    let token = client_.authenticate(&fiel, instant()).expect("token");
     let err = client_.verify(&fiel, &token, "down").expect_err("503");
     assert!(
         matches!(
@@ -204,7 +176,7 @@ fn an_error_page_and_an_unreachable_service_are_told_apart() {
     drop(closed);
     let unreachable = Client::new(Endpoints::new(&base, &base), Duration::from_secs(5));
     let err = unreachable
-        .authenticate(&fiel, now())
+        .authenticate(&fiel, instant())
         .expect_err("unreachable");
     assert!(
         matches!(
@@ -228,11 +200,11 @@ fn a_refused_query_code_reaches_the_caller() {
     let server = Server::start(Arc::new(move |_: &Request| answer.clone()));
     let client = client(&server);
     let token = cfdi_extract::sat::efirma::responses::authenticate(
-        &String::from_utf8(fixture("authenticate/response-with-token.xml")).expect("utf-8"),
+        &String::from_utf8(sat("authenticate/response-with-token.xml")).expect("utf-8"),
     )
     .expect("token");
     let result = client
-        .query(&fiel(), &token, &issued_metadata())
+        .query(&sat_fiel(), &token, &issued_metadata())
         .expect("answer");
     assert_eq!(result.status.code, SatCode::Duplicate);
     assert_eq!(result.request_id, None);

@@ -4,7 +4,6 @@
 use base64::Engine as _;
 
 pub const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
-pub const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfdi-samples/");
 
 pub fn recorded_bytes(name: &str) -> Vec<u8> {
     std::fs::read(format!("{RECORDED}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -12,10 +11,6 @@ pub fn recorded_bytes(name: &str) -> Vec<u8> {
 
 pub fn recorded(name: &str) -> String {
     String::from_utf8(recorded_bytes(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-pub fn sample(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{SAMPLES}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// `text` between `start` and the next `end`, both excluded.

@@ -1,12 +1,6 @@
 //! Black-box tests of `cfdi-extract`: every test starts the real binary on its own data
 //! directory and port, and talks to it over HTTP (and through its CLI).
 
-#[allow(dead_code)]
-#[path = "../common/efirma_files.rs"]
-mod efirma_files;
-mod helpers;
-mod receiver;
-
 mod auth;
 mod cli;
 mod data_dir;

@@ -348,7 +348,11 @@ fn cfdi40_details() {
     assert_eq!(cfdi.issuer.regime.as_deref(), Some("606"));
     assert_eq!(cfdi.issuer.cfdi_use, None);
     assert_eq!(cfdi.receiver.cfdi_use.as_deref(), Some("G03"));
-    assert_eq!(cfdi.receiver.regime, None);
+    // 4.0 states the receiver's regime and tax address (RegimenFiscalReceptor,
+    // DomicilioFiscalReceptor); the issuer has no postal code of its own.
+    assert_eq!(cfdi.receiver.regime.as_deref(), Some("601"));
+    assert_eq!(cfdi.receiver.postal_code.as_deref(), Some("59820"));
+    assert_eq!(cfdi.issuer.postal_code, None);
     assert_eq!(text(cfdi.taxes_transferred).as_deref(), Some("2462.45"));
     let item = &cfdi.items[0];
     assert_eq!(item.product_code.as_deref(), Some("80131502"));
@@ -897,4 +901,155 @@ fn depth_scan_over_estimates_but_is_not_fooled() {
         };
         assert_eq!(limits::scan(text, &limits).is_err(), deeper, "{text}");
     }
+}
+
+#[test]
+fn printed_only_fields_are_read_from_the_xml() {
+    let cfdi = parse_file("cfdi40-pago20-two-pagos-retenciones.xml");
+    assert_eq!(cfdi.place_of_issue.as_deref(), Some("77516"));
+    assert_eq!(cfdi.export.as_deref(), Some("01"));
+    assert_eq!(cfdi.items[0].tax_object.as_deref(), Some("01"));
+    let totals = cfdi.payment_totals.as_ref().expect("Totales");
+    assert_eq!(text(totals.total_paid).as_deref(), Some("16386.33"));
+    assert_eq!(text(totals.withheld_isr).as_deref(), Some("242.70"));
+    assert_eq!(text(totals.withheld_iva).as_deref(), Some("258.96"));
+    assert_eq!(text(totals.base_iva16).as_deref(), Some("14558.61"));
+    assert_eq!(text(totals.iva16).as_deref(), Some("2329.38"));
+    assert_eq!(totals.iva8, None);
+    // ImpuestosP: transfers first, then withholdings, as written.
+    let second = &cfdi.payments[1].taxes;
+    let got: Vec<(TaxKind, &str, Option<String>)> = second
+        .iter()
+        .map(|t| (t.kind, t.tax.as_str(), text(t.amount)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (TaxKind::Transferred, "002", Some("388.3120".to_owned())),
+            (TaxKind::Withheld, "001", Some("242.6950".to_owned())),
+            (TaxKind::Withheld, "002", Some("258.9556".to_owned())),
+        ]
+    );
+    // The root Impuestos by tax; 3.2 names the tax and gives a percentage.
+    let legacy = parse_file("cfdi32-ingreso-tfd11-special-chars-rfc.xml");
+    let got: Vec<(TaxKind, &str, Option<String>, Option<String>)> = legacy
+        .tax_breakdown
+        .iter()
+        .map(|t| (t.kind, t.tax.as_str(), text(t.rate), text(t.amount)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                TaxKind::Transferred,
+                "IVA",
+                Some("16.00".into()),
+                Some("5600.00".into())
+            ),
+            (TaxKind::Withheld, "ISR", None, Some("0.00".into())),
+            (TaxKind::Withheld, "IVA", None, Some("0.00".into())),
+        ]
+    );
+    assert!(legacy.items.iter().all(|i| i.taxes.is_empty()));
+    // Not a payment: no Totales even if one were there.
+    assert_eq!(legacy.payment_totals, None);
+}
+
+/// A stated tax as `kind tax factor rate amount`, for comparison.
+fn stated(taxes: &[ItemTax]) -> Vec<String> {
+    let opt = |v: Option<Decimal>| v.map_or("-".to_owned(), |v| v.to_string());
+    taxes
+        .iter()
+        .map(|t| {
+            format!(
+                "{:?} {} {} {} {}",
+                t.kind,
+                t.tax,
+                t.factor.as_deref().unwrap_or("-"),
+                opt(t.rate),
+                opt(t.amount)
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn cfdi32_taxes_take_the_33_shape() {
+    let c = parse_file("cfdi32-ingreso-real-legacy-tfd10.xml");
+    assert_eq!(
+        stated(&c.stated_taxes.legacy),
+        ["Transferred 002 Tasa 0.160000 646.21"]
+    );
+    let c = parse_file("cfdi32-ingreso-tfd11-special-chars-rfc.xml");
+    assert_eq!(
+        stated(&c.stated_taxes.legacy),
+        [
+            "Transferred 002 Tasa 0.160000 5600.00",
+            "Withheld 001 - - 0.00",
+            "Withheld 002 - - 0.00",
+        ]
+    );
+    // 3.3 and 4.0 state theirs per concept: nothing here.
+    assert!(parse_file("cfdi40-ingreso-pue-real-tfd.xml")
+        .stated_taxes
+        .is_empty());
+}
+
+#[test]
+fn local_taxes_are_read_from_the_implocal_complement() {
+    let c = parse_file("cfdi33-ingreso-pue-real-implocal-tfd.xml");
+    assert_eq!(
+        stated(&c.stated_taxes.local),
+        ["Transferred IH - 0.025000 27.43"]
+    );
+    // SubTotal 1709.12 + IVA 273.46 + local 27.43 = Total 2010.01.
+    let local: Decimal = c.stated_taxes.local.iter().filter_map(|t| t.amount).sum();
+    assert_eq!(
+        c.subtotal + c.taxes_transferred.unwrap_or_default() + local,
+        c.total
+    );
+}
+
+#[test]
+fn payroll_isr_withheld_is_read_from_the_nomina_complement() {
+    let c = parse_file("cfdi40-nomina-compensacion-tfd.xml");
+    assert_eq!(
+        stated(&c.stated_taxes.payroll),
+        ["Withheld 001 - - 2272.25"]
+    );
+    let c = parse_file("cfdi40-nomina-tfd-zero-uuid.xml");
+    assert_eq!(stated(&c.stated_taxes.payroll), ["Withheld 001 - - 122.82"]);
+}
+
+#[test]
+fn payroll_11_adds_taxed_and_exempt_and_12_falls_back_to_the_stated_total() {
+    let doc = |complement: &str| {
+        format!(
+            r#"<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" version="3.2"
+                tipoDeComprobante="egreso" fecha="2016-01-15T00:00:00" subTotal="1000" total="900">
+              <cfdi:Emisor rfc="AAA010101AAA"/><cfdi:Receptor rfc="XAXX010101000"/>
+              <cfdi:Conceptos/>
+              <cfdi:Impuestos totalImpuestosRetenidos="100.00">
+                <cfdi:Retenciones><cfdi:Retencion impuesto="ISR" importe="100.00"/></cfdi:Retenciones>
+              </cfdi:Impuestos>
+              <cfdi:Complemento>{complement}</cfdi:Complemento>
+            </cfdi:Comprobante>"#
+        )
+    };
+    let v11 = doc(
+        r#"<nomina:Nomina xmlns:nomina="http://www.sat.gob.mx/nomina" Version="1.1">
+          <nomina:Deducciones TotalGravado="100.00" TotalExento="0">
+            <nomina:Deduccion TipoDeduccion="002" Clave="1" Concepto="ISR" ImporteGravado="90.00" ImporteExento="10.00"/>
+            <nomina:Deduccion TipoDeduccion="001" Clave="2" Concepto="IMSS" ImporteGravado="5.00" ImporteExento="0"/>
+          </nomina:Deducciones></nomina:Nomina>"#,
+    );
+    let c = parse_text(&v11).expect("parses");
+    assert_eq!(stated(&c.stated_taxes.payroll), ["Withheld 001 - - 100.00"]);
+    assert_eq!(stated(&c.stated_taxes.legacy), ["Withheld 001 - - 100.00"]);
+    let v12 = doc(
+        r#"<nomina12:Nomina xmlns:nomina12="http://www.sat.gob.mx/nomina12" Version="1.2">
+          <nomina12:Deducciones TotalImpuestosRetenidos="77.70"/></nomina12:Nomina>"#,
+    );
+    let c = parse_text(&v12).expect("parses");
+    assert_eq!(stated(&c.stated_taxes.payroll), ["Withheld 001 - - 77.70"]);
 }

@@ -1,11 +1,7 @@
-//! The fake SAT web service (`tests/common/fake_sat_ws.rs`) against the real client
+//! The fake SAT web service (`tests/common/fake_sat_ws`) against the real client
 //! (`cfdi_extract::sat::efirma::client::Client`) and the SAT's public test e.firma:
 //! the whole conversation with packages built from sandbox documents, the security
 //! checks, and every scripted SAT behaviour.
-
-#[allow(dead_code)]
-#[path = "../common/fake_sat_ws.rs"]
-mod fake_sat_ws;
 
 mod support;
 

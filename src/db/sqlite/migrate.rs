@@ -5,10 +5,10 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-const SCHEMA: &str = include_str!("../../schema.sql");
+const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 10;
+pub const VERSION: i64 = 11;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -22,6 +22,7 @@ const STEPS: &[(i64, &str)] = &[
     (8, STEP_8),
     (9, STEP_9),
     (10, STEP_10),
+    (11, STEP_11),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -34,7 +35,7 @@ UPDATE jobs SET org_id = (SELECT w.org_id FROM deliveries d JOIN webhooks w ON w
 ALTER TABLE webhooks ADD COLUMN token_sealed BLOB;
 ";
 
-/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices.rs).
+/// Version 3: an invoice's concepts in pages of 1,000 (`ITEMS_PAGE` in db/invoices/mod.rs).
 /// `invoices.items_json` keeps the first page (what the invoice object carries) and
 /// `items_count` the total; later pages go to `invoice_item_pages`, so no read has to
 /// load a 200,000-item document whole. Existing rows are split the same way.
@@ -128,10 +129,15 @@ const STEP_8: &str = "ALTER TABLE documents ADD COLUMN codec TEXT NOT NULL DEFAU
 const STEP_9: &str =
     "ALTER TABLE documents ADD COLUMN certificate_id INTEGER REFERENCES certificates(id);";
 
-/// Version 10: the sandbox keeps its state in a store of its own (`db::sandbox`,
+/// Version 10: the taxes a document states outside its concepts (`cfdi::StatedTaxes`:
+/// CFDI 3.2's, local and payroll taxes), for the period summary. Rows stored before
+/// read as none until their document is imported or extracted again.
+const STEP_10: &str = "ALTER TABLE invoices ADD COLUMN stated_taxes_json TEXT;";
+
+/// Version 11: the sandbox keeps its state in a store of its own (`db::sandbox`,
 /// `sandbox.db`); the service's database drops its copy. A sandbox e.firma request in
 /// flight is forgotten: its run asks the sandbox again.
-const STEP_10: &str = "
+const STEP_11: &str = "
 DROP TABLE IF EXISTS sandbox_bulk_downloads;
 DROP TABLE IF EXISTS sandbox_bulk_requests;
 DROP TABLE IF EXISTS sandbox_listings;
@@ -181,7 +187,7 @@ mod tests {
     use super::*;
 
     /// The schema as version 1 released it, for stepping real old databases forward.
-    const SCHEMA_V1: &str = include_str!("schema_v1.sql");
+    const SCHEMA_V1: &str = include_str!("../schema_v1.sql");
 
     #[test]
     fn schema_applies_twice_and_records_its_version() {
@@ -381,7 +387,7 @@ mod tests {
     }
 
     #[test]
-    fn version_10_drops_the_sandbox_tables_and_keeps_the_rest() {
+    fn version_11_drops_the_sandbox_tables_and_keeps_the_rest() {
         let mut conn = version_5_database();
         let tables = |conn: &Connection| -> Vec<String> {
             conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -399,7 +405,7 @@ mod tests {
              INSERT INTO sandbox_bulk_downloads VALUES ('r_01', 'r');
              INSERT INTO sandbox_listings VALUES ('n1', 'issued', 'U', 'x');",
         )
-        .expect("a version 9 database's sandbox rows");
+        .expect("a version 10 database's sandbox rows");
         assert!(tables(&conn).contains(&"sandbox_listings".to_string()));
         apply(&mut conn).expect("migrate");
         let after = tables(&conn);

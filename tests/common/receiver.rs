@@ -172,7 +172,7 @@ impl Receiver {
 
     /// Waits until at least `n` requests arrived; returns all of them.
     pub fn wait_for(&self, n: usize, deadline: Duration) -> Vec<Recorded> {
-        crate::helpers::eventually(deadline, &format!("{n} webhook request(s)"), || {
+        crate::common::app::eventually(deadline, &format!("{n} webhook request(s)"), || {
             let all = self.requests();
             (all.len() >= n).then_some(all)
         })
@@ -185,7 +185,7 @@ impl Receiver {
         deadline: Duration,
         pred: impl Fn(&Value) -> bool,
     ) -> Recorded {
-        crate::helpers::eventually(deadline, what, || {
+        crate::common::app::eventually(deadline, what, || {
             self.requests().into_iter().find(|r| {
                 serde_json::from_slice::<Value>(&r.body)
                     .map(|v| pred(&v))

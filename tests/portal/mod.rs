@@ -2,16 +2,6 @@
 //! fake portal served from this process on 127.0.0.1, built from the recorded SAT pages
 //! in `shared/sat-portal-pages/` and the CFDI samples in `shared/cfdi-samples/`.
 
-#[allow(dead_code)]
-#[path = "../api/helpers.rs"]
-mod helpers;
-#[allow(dead_code)]
-#[path = "../api/receiver.rs"]
-mod receiver;
-
-mod fake_http;
-mod fake_portal;
-mod pages;
 mod support;
 
 mod anticaptcha;

@@ -1,7 +1,6 @@
 //! A fake of the SAT's bulk-download web service ("Descarga Masiva") on 127.0.0.1, for
 //! tests that drive the real SOAP client (directly, or through the binary's
-//! `--sat-ws-url`). Include it with
-//! `#[allow(dead_code)] #[path = "../common/fake_sat_ws.rs"] mod fake_sat_ws;`.
+//! `--sat-ws-url`).
 //!
 //! Like the SAT it is stateful and checks every request: the authentication's signed
 //! timestamp (with the certificate it carries, and that it is current), then on every
@@ -22,6 +21,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::common::fake_http;
+
 use cfdi_extract::sat::efirma::endpoints::Endpoints;
 use chrono::{DateTime, NaiveDateTime, Utc};
 
@@ -29,18 +30,10 @@ pub use cfdi_extract::domain::extraction::Direction;
 pub use cfdi_extract::sat::efirma::envelope::{DocumentStatus, RequestType};
 pub use params::QueryParams;
 
-#[path = "fake_sat_ws/answers.rs"]
 mod answers;
-#[allow(dead_code)]
-#[path = "../portal/fake_http.rs"]
-mod fake_http;
-#[path = "fake_sat_ws/packages.rs"]
 pub mod packages;
-#[path = "fake_sat_ws/params.rs"]
 mod params;
-#[path = "fake_sat_ws/service.rs"]
 mod service;
-#[path = "fake_sat_ws/xmldsig.rs"]
 pub mod xmldsig;
 
 /// The four kinds of call.
@@ -227,16 +220,6 @@ impl FakeSatWs {
     /// The ids of the requests accepted so far, in order (lost answers included).
     pub fn request_ids(&self) -> Vec<String> {
         self.state().requests.iter().map(|r| r.id.clone()).collect()
-    }
-
-    /// The parameters of an accepted request.
-    pub fn request(&self, id: &str) -> Option<QueryParams> {
-        let state = self.state();
-        state
-            .requests
-            .iter()
-            .find(|r| r.id == id)
-            .map(|r| r.params.clone())
     }
 
     /// How many times a package was served (refused attempts not counted).

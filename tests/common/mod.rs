@@ -1,0 +1,11 @@
+//! The harness the feature modules share: the app (`app`), the webhook receiver, e.firma
+//! files, the invoices' helpers, a fake HTTP server and the fakes of the SAT's two
+//! channels built on it.
+
+pub mod app;
+pub mod efirma_files;
+pub mod fake_http;
+pub mod fake_sat_portal;
+pub mod fake_sat_ws;
+pub mod invoices;
+pub mod receiver;
