@@ -4,6 +4,35 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A secret setting (a key): `Debug` never shows it, so neither can a log line.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(s)
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_string()))
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "cfdi-extract",
@@ -96,7 +125,7 @@ pub enum Command {
 pub struct KeyArg {
     /// Encryption key (base64 of 32 bytes), when `serve` gets it this way. Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
-    pub encryption_key: Option<crate::config::Secret>,
+    pub encryption_key: Option<Secret>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -192,7 +221,7 @@ pub struct ServeArgs {
     pub backup_with_key: bool,
     /// Encryption key for stored credentials: CIEC passwords, e.firma keys, webhook tokens (base64 of 32 bytes). Default: `secret.key` in the data directory.
     #[arg(long, env = "CFDI_EXTRACT_ENCRYPTION_KEY", hide_env_values = true)]
-    pub encryption_key: Option<crate::config::Secret>,
+    pub encryption_key: Option<Secret>,
     /// The SAT behind the channels: `sandbox` (the built-in simulation of both) or `portal` (the real SAT: its CFDI portal for the CIEC, with a captcha, and its web service for the e.firma).
     #[arg(long, env = "CFDI_EXTRACT_SAT", default_value = "sandbox", value_parser = ["sandbox", "portal"])]
     pub sat: String,
@@ -249,7 +278,7 @@ pub struct ServeArgs {
     pub anticaptcha_url: String,
     /// anti-captcha.com client key; solves captchas through that paid service.
     #[arg(long, env = "CFDI_EXTRACT_ANTICAPTCHA_KEY", hide_env_values = true)]
-    pub anticaptcha_key: Option<crate::config::Secret>,
+    pub anticaptcha_key: Option<Secret>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -311,6 +340,13 @@ pub fn parse_schedule(s: &str) -> Result<RetrySchedule, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let s: Secret = "k3y-value".parse().expect("infallible");
+        assert_eq!(s.expose(), "k3y-value");
+        assert!(!format!("{s:?}").contains("k3y"));
+    }
 
     #[test]
     fn durations_accept_the_documented_units() {

@@ -1,37 +1,8 @@
 //! The validated configuration of `serve`, built once and passed around (never global).
 
-use crate::cli::{RetrySchedule, ServeArgs};
+use crate::cli::{RetrySchedule, Secret, ServeArgs};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A secret setting (a key): `Debug` never shows it, so neither can a log line.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-impl From<String> for Secret {
-    fn from(s: String) -> Self {
-        Secret(s)
-    }
-}
-
-impl std::str::FromStr for Secret {
-    type Err = std::convert::Infallible;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(Secret(s.to_string()))
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -113,16 +84,4 @@ pub fn db_path(data_dir: &Path) -> PathBuf {
 
 pub fn key_path(data_dir: &Path) -> PathBuf {
     data_dir.join("secret.key")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secrets_never_show_in_debug_output() {
-        let s: Secret = "k3y-value".parse().expect("infallible");
-        assert_eq!(s.expose(), "k3y-value");
-        assert!(!format!("{s:?}").contains("k3y"));
-    }
 }

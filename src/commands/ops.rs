@@ -1,7 +1,7 @@
 //! `cfdi-extract backup|restore|check|healthcheck`.
 
 use crate::cli::KeyArg;
-use crate::config::Secret;
+use crate::cli::Secret;
 use crate::ops;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;

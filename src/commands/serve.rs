@@ -1,8 +1,9 @@
 //! `cfdi-extract serve`: the boot sequence as named steps, then graceful shutdown.
 
 use crate::app::Context;
+use crate::cli::Secret;
 use crate::cli::ServeArgs;
-use crate::config::{self, Config, Secret};
+use crate::config::{self, Config};
 use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
 use crate::jobs::{self, scheduler::Scheduler, Workers};

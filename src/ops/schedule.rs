@@ -16,7 +16,7 @@ pub struct Schedule {
     pub dir: PathBuf,
     pub keep: usize,
     /// The key to write beside each backup (`--backup-with-key`).
-    pub key: Option<crate::config::Secret>,
+    pub key: Option<crate::cli::Secret>,
 }
 
 pub fn start(data_dir: &Path, schedule: Schedule) -> anyhow::Result<Periodic> {
@@ -37,7 +37,7 @@ pub fn start(data_dir: &Path, schedule: Schedule) -> anyhow::Result<Periodic> {
 fn run_once(data_dir: &Path, schedule: &Schedule) -> anyhow::Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
     let path = schedule.dir.join(format!("{PREFIX}{stamp}{SUFFIX}"));
-    let key = schedule.key.as_ref().map(crate::config::Secret::expose);
+    let key = schedule.key.as_ref().map(crate::cli::Secret::expose);
     super::backup::to_file(data_dir, &path, key)?;
     prune(&schedule.dir, schedule.keep)?;
     Ok(path)

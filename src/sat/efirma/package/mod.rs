@@ -293,5 +293,4 @@ impl Columns {
 }
 
 #[cfg(test)]
-#[path = "package_tests.rs"]
 mod tests;

@@ -378,5 +378,4 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
 }
 
 #[cfg(test)]
-#[path = "credential_tests.rs"]
 pub(crate) mod tests;

@@ -273,5 +273,4 @@ pub fn download(fiel: &Fiel, package_id: &str) -> Result<SoapRequest, rsa::Error
 }
 
 #[cfg(test)]
-#[path = "envelope_tests.rs"]
 mod tests;

@@ -295,5 +295,4 @@ fn pdf_link(row: ElementRef<'_>, portal: &Url) -> Option<Url> {
 }
 
 #[cfg(test)]
-#[path = "results_tests.rs"]
 mod tests;

@@ -345,5 +345,4 @@ pub fn download(xml: &str) -> Result<DownloadAnswer, ResponseError> {
 }
 
 #[cfg(test)]
-#[path = "responses_tests.rs"]
 mod tests;
