@@ -1,5 +1,6 @@
 //! A named thread that runs a task, waits, and runs it again until stopped: the WAL
-//! checkpointer and the scheduled backups. Stopping wakes the wait at once.
+//! checkpointer, the scheduled backups and the extraction scheduler. Stopping wakes
+//! the wait at once.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;

@@ -8,45 +8,28 @@ use crate::app::Context;
 use crate::db::{self, schedules::Schedule, Conn, Tx};
 use crate::domain::extraction::NewExtraction;
 use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use crate::periodic::Periodic;
+use std::sync::Arc;
 
-pub struct Scheduler {
-    stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: JoinHandle<()>,
-}
+/// The scheduler's thread: a `Periodic` task every `--schedule-tick`.
+pub struct Scheduler(Periodic);
 
 impl Scheduler {
     pub fn start(ctx: Arc<Context>) -> anyhow::Result<Scheduler> {
-        let stop = Arc::new((Mutex::new(false), Condvar::new()));
-        let signal = stop.clone();
         let interval = ctx.config.schedule_tick;
-        let thread = std::thread::Builder::new()
-            .name("scheduler".into())
-            .spawn(move || loop {
-                let (lock, cond) = &*signal;
-                let stopped = lock.lock().unwrap_or_else(|p| p.into_inner());
-                let (stopped, _) = cond
-                    .wait_timeout_while(stopped, interval, |s| !*s)
-                    .unwrap_or_else(|p| p.into_inner());
-                if *stopped {
-                    break;
-                }
-                drop(stopped);
-                // The runs it queues wake the workers when it commits. Busy or failed:
-                // the same schedules are due at the next tick.
-                if let Err(e) = ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
-                    log::warn!("scheduler tick failed: {e:#}");
-                }
-            })?;
-        Ok(Scheduler { stop, thread })
+        let periodic = Periodic::spawn("scheduler", interval, move || {
+            // The runs it queues wake the workers when it commits. Busy or failed: the
+            // same schedules are due at the next tick.
+            if let Err(e) = ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
+                log::warn!("scheduler tick failed: {e:#}");
+            }
+            interval
+        })?;
+        Ok(Scheduler(periodic))
     }
 
     pub fn stop(self) {
-        let (lock, cond) = &*self.stop;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        cond.notify_all();
-        let _ = self.thread.join();
+        self.0.stop();
     }
 }
 
