@@ -56,7 +56,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     });
     let workers = Workers::start(ctx.clone(), config.workers, config.delivery_workers)?;
     let backups = backup_schedule(&config, &ctx.cipher)
-        .map(|s| crate::ops::schedule::start(&config.data_dir, s))
+        .map(|s| crate::ops::scheduled_backups::start(&config.data_dir, s))
         .transpose()?;
     let scheduler = Scheduler::start(ctx.clone())?;
     let retention = crate::events::retention::start(
@@ -115,8 +115,11 @@ async fn launch(ctx: Arc<Context>) -> anyhow::Result<()> {
 }
 
 /// `--backup-every`, `--backup-dir`, `--backup-keep`, `--backup-with-key`.
-fn backup_schedule(config: &Config, cipher: &Cipher) -> Option<crate::ops::schedule::Schedule> {
-    Some(crate::ops::schedule::Schedule {
+fn backup_schedule(
+    config: &Config,
+    cipher: &Cipher,
+) -> Option<crate::ops::scheduled_backups::Schedule> {
+    Some(crate::ops::scheduled_backups::Schedule {
         every: config.backup_every?,
         dir: config.backup_dir.clone()?,
         keep: config.backup_keep,

@@ -4,7 +4,7 @@
 pub mod backup;
 pub mod check;
 pub mod restore;
-pub mod schedule;
+pub mod scheduled_backups;
 
 use crate::db;
 use anyhow::Context;
