@@ -43,8 +43,10 @@ export function select(label, name, options, value) {
     options.map(([v, text]) => h('option', { value: v, selected: v === value }, text))));
 }
 
+/** A table in a wrapper that scrolls sideways when it is wider than the page; the
+ * wrapper takes the keyboard focus so a keyboard user can scroll it too (WCAG 2.1.1). */
 export function table(headers, rows, caption) {
-  return h('div', { class: 'table-wrap' }, h('table', null,
+  return h('div', { class: 'table-wrap', tabindex: '0', role: caption ? 'region' : null, 'aria-label': caption || null }, h('table', null,
     caption ? h('caption', { class: 'muted' }, caption) : null,
     h('thead', null, h('tr', null, headers.map(([text, cls]) => h('th', { scope: 'col', class: cls }, text)))),
     h('tbody', null, rows)));
