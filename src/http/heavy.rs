@@ -18,6 +18,9 @@ use crate::error::{ApiError, ApiResult};
 
 /// Heavy requests of one organization that may wait for its turn; more are refused.
 pub const QUEUE: usize = 8;
+/// Export downloads of one organization open at once: each keeps its spool file in
+/// `TMPDIR` until its client has read it (or gone), so they bound its disk use.
+pub const OPEN_DOWNLOADS: usize = 16;
 
 pub struct Heavy {
     /// A runtime used only for its blocking pool: `threads` threads at most.
@@ -26,10 +29,21 @@ pub struct Heavy {
     orgs: Mutex<HashMap<String, Arc<Share>>>,
 }
 
-/// One organization's share: `running` permits, and how many hold or await one.
+/// One organization's share: `running` permits, how many hold or await one, and its
+/// open downloads.
 struct Share {
     running: Arc<Semaphore>,
     admitted: AtomicUsize,
+    downloads: AtomicUsize,
+}
+
+/// One open export download of an organization, held until its response ends.
+pub struct Download(Arc<Share>);
+
+impl Drop for Download {
+    fn drop(&mut self) {
+        self.0.downloads.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// An organization's turn on the pool, held while its work runs (an export holds it
@@ -70,19 +84,33 @@ impl Heavy {
         Heavy::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
     }
 
-    /// Waits for `org`'s turn; a 429 when `QUEUE` of its requests already wait.
-    pub async fn turn(&self, org: &str) -> ApiResult<Turn> {
-        let share = self
-            .orgs
+    fn share(&self, org: &str) -> Arc<Share> {
+        self.orgs
             .lock()
             .entry(org.to_string())
             .or_insert_with(|| {
                 Arc::new(Share {
                     running: Arc::new(Semaphore::new(self.per_org)),
                     admitted: AtomicUsize::new(0),
+                    downloads: AtomicUsize::new(0),
                 })
             })
-            .clone();
+            .clone()
+    }
+
+    /// Opens one of `org`'s export downloads; a 429 when `OPEN_DOWNLOADS` are open.
+    pub fn download(&self, org: &str) -> ApiResult<Download> {
+        let share = self.share(org);
+        if share.downloads.fetch_add(1, Ordering::AcqRel) >= OPEN_DOWNLOADS {
+            share.downloads.fetch_sub(1, Ordering::AcqRel);
+            return Err(ApiError::TooManyRequests);
+        }
+        Ok(Download(share))
+    }
+
+    /// Waits for `org`'s turn; a 429 when `QUEUE` of its requests already wait.
+    pub async fn turn(&self, org: &str) -> ApiResult<Turn> {
+        let share = self.share(org);
         if share.admitted.fetch_add(1, Ordering::AcqRel) >= self.per_org + QUEUE {
             share.admitted.fetch_sub(1, Ordering::AcqRel);
             return Err(ApiError::TooManyRequests);
@@ -174,6 +202,21 @@ mod tests {
         held.pop();
         drop(waiting);
         assert!(heavy.turn("a").await.is_ok());
+    }
+
+    #[test]
+    fn open_downloads_are_bounded_per_organization_until_they_end() {
+        let heavy = Heavy::new(2).unwrap();
+        let open: Vec<_> = (0..OPEN_DOWNLOADS)
+            .map(|_| heavy.download("a").unwrap())
+            .collect();
+        assert!(matches!(
+            heavy.download("a"),
+            Err(ApiError::TooManyRequests)
+        ));
+        assert!(heavy.download("b").is_ok());
+        drop(open);
+        assert!(heavy.download("a").is_ok());
     }
 
     #[tokio::test]

@@ -11,7 +11,9 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::export::spool::{self, Spooled, Start};
 use crate::export::{self, Format, Rows};
-use crate::http::{heavy::Heavy, query::Query};
+use crate::http::heavy::{Download, Heavy};
+use crate::http::query::Query;
+use rocket::futures::StreamExt;
 
 pub fn routes() -> Vec<Route> {
     routes![export_invoices, export_items]
@@ -58,6 +60,7 @@ async fn start(
     };
     let filter = parse_filter(query, &mut errors);
     errors.into_result()?;
+    let download = heavy.download(&user.org_id)?;
     let turn = heavy.turn(&user.org_id).await?;
     let (out, mut spooled) = spool::new().map_err(|e| ApiError::Internal(e.into()))?;
     let db = ctx.db.clone();
@@ -86,6 +89,7 @@ async fn start(
     });
     Ok(Export {
         spooled,
+        download,
         format,
         rows,
     })
@@ -102,6 +106,8 @@ fn is_gone(e: &anyhow::Error) -> bool {
 
 pub struct Export {
     spooled: Spooled,
+    /// Released when the response ends, with its spool file.
+    download: Download,
     format: Format,
     rows: Rows,
 }
@@ -109,13 +115,19 @@ pub struct Export {
 impl<'r> Responder<'r, 'static> for Export {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
         let filename = format!("{}.{}", self.rows.file_stem(), self.format.extension());
+        let download = self.download;
         Response::build()
             .raw_header("Content-Type", self.format.media_type())
             .raw_header(
                 "Content-Disposition",
                 format!("attachment; filename=\"{filename}\""),
             )
-            .streamed_body(ReaderStream::from(self.spooled.into_stream()))
+            .streamed_body(ReaderStream::from(self.spooled.into_stream().map(
+                move |chunk| {
+                    let _open = &download;
+                    chunk
+                },
+            )))
             .ok()
     }
 }

@@ -119,6 +119,8 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
         .filter(|h| h.starts_with("HTTP/1.1 429"))
         .collect();
     assert!(started >= 1, "{heads:?}");
+    // Each keeps its spool file while unread: at most 16 open at once (`OPEN_DOWNLOADS`).
+    assert!(started <= 16, "{heads:?}");
     assert!(!refused.is_empty(), "{heads:?}");
     for r in refused {
         let lower = r.to_ascii_lowercase();
