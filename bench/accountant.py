@@ -1,7 +1,7 @@
 """Scenarios 10 and 11 of bench/bench.py, what an accountant opens: a spreadsheet export
 of every seeded invoice through the API (rate and the server's peak RSS while it
 streams), and PDFs printed from the XML for invoices the authority gave none
-(through the API, and the renderer alone through benches/pdf.rs)."""
+(through the API, and the renderer alone through bench/pdf.rs)."""
 
 import base64
 import http.client
@@ -111,7 +111,7 @@ def pdf_render(server, creds, ids, connections=4):
 
 
 def pdf_renderer(root):
-    """The renderer alone over a BIG month (benches/pdf.rs)."""
+    """The renderer alone over a BIG month (bench/pdf.rs)."""
     out = subprocess.run(["cargo", "bench", "--quiet", "--bench", "pdf"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     return {"rate": float(re.search(r"pdf_rate (\d+)", out).group(1)),
@@ -134,5 +134,5 @@ def scenario(server, creds, root, repeat, median_of, row, pdfs=2000):
     row(11, f"PDF printed from the XML via the API, {len(ids):,} distinct invoices without one, "
         "4 connections", "reported", f"{median_of(api, 'rate'):,.0f} PDFs/s", True)
     alone = pdf_renderer(root)
-    row(11, f"PDF renderer alone (benches/pdf.rs, {alone['n']:,} BIG-month documents)", "reported",
+    row(11, f"PDF renderer alone (bench/pdf.rs, {alone['n']:,} BIG-month documents)", "reported",
         f"{alone['rate']:,.0f} PDFs/s ({alone['kib']:.0f} KiB each)", True)

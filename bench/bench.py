@@ -224,7 +224,7 @@ def scenario_ingest(data_dir):
                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
     parse_rate = float(re.search(r"parse_rate (\d+)", parse).group(1))
     # (5b) The e.firma channel's package ingest: a 20,000-CFDI ZIP through the same
-    # storing path its extractions use (benches/package.rs).
+    # storing path its extractions use (bench/package.rs).
     package = subprocess.run(["cargo", "bench", "--quiet", "--bench", "package", "--", "BIGP010101AAA"],
                              cwd=ROOT, capture_output=True, text=True, check=True).stdout
     package_rate = float(re.search(r"package_rate (\d+)", package).group(1))
@@ -356,7 +356,7 @@ def scenario_disk(data_dir):
     """(12) Bytes per invoice on disk, database + WAL, with the server stopped (closing
     its last connection checkpoints; a TRUNCATE checkpoint here makes sure), and the real
     CFDI samples' stored/raw ratio through the codec documents are stored with
-    (benches/codec.rs)."""
+    (bench/codec.rs)."""
     db = os.path.join(data_dir, "cfdi-extract.db")
     con = sqlite3.connect(db)
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -528,7 +528,7 @@ def main():
             f"{median_of(during, 'sent_rate'):.0f}/s; fan-out {median_of(during, 'fanout'):,.0f} deliveries/s)",
             median_of(during, "p50") < 50)
         row(6, "same, p99", "reported", f"{median_of(during, 'p99'):.1f} ms", True)
-        row(6, f"the receiver alone (benches/receiver.rs): wrk POSTs of a {alone[0]['bytes']:,}-byte event, p99 "
+        row(6, f"the receiver alone (bench/receiver.rs): wrk POSTs of a {alone[0]['bytes']:,}-byte event, p99 "
             f"{median_of(alone, 'p99'):.1f} ms", ">= 10x 3,000/s", f"{median_of(alone, 'rps'):,.0f} req/s",
             median_of(alone, "rps") >= 30_000)
     row(7, "RSS idle", "< 60 MB", f"{idle_rss:.0f} MiB", idle_rss < 60)

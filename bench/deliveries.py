@@ -1,4 +1,4 @@
-"""The webhook receiver of scenario 6 (benches/receiver.rs, in Rust, a thread per
+"""The webhook receiver of scenario 6 (bench/receiver.rs, in Rust, a thread per
 keep-alive connection) and its own throughput measured alone with wrk, so the delivery
 rows measure the service and not the receiver."""
 

@@ -32,7 +32,7 @@ def _file_sets(root, tmp):
 
 def satcfdi(root, tmp, row):
     """(13) satcfdi's CFDI.from_file over each file set, then our package ingest (the
-    e.firma channel's storing path, benches/package.rs) of a ZIP of the same files.
+    e.firma channel's storing path, bench/package.rs) of a ZIP of the same files.
     Rows go through `row(n, what, target, value, ok)`; a missing venv is a skipped row."""
     python = os.path.join(root, SATCFDI_PYTHON)
     if not os.path.exists(python):

@@ -12,7 +12,7 @@
 //! passes (until they add up to 2 s, at most 50), so its median is not one timer tick.
 
 use cfdi_extract::db::{self, Db};
-use cfdi_extract::domain::extraction::Direction;
+use cfdi_extract::domain::extraction::{Direction, NewExtraction, Period};
 use cfdi_extract::ingest::Owner;
 use cfdi_extract::jobs::extraction::RunSink;
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction as DocsDirection};
@@ -65,10 +65,21 @@ fn dir_zip(dir: &Path) -> anyhow::Result<(Vec<u8>, usize)> {
 fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
     let dir = tempfile::tempdir()?;
     let db = Db::open(dir.path(), 2)?;
-    let (org, entity) = db.tx(|tx| {
+    // A real extraction row: a refused document (two of the shared samples share a
+    // UUID) is recorded on it.
+    let (org, entity, extraction) = db.tx(|tx| {
         let org = db::orgs::insert(tx, "Bench")?;
         let entity = db::entities::insert(tx, &org.id, tax_id, "Bench", b"sealed")?;
-        Ok((org.id, entity.id))
+        let new = NewExtraction {
+            entity_id: entity.id.clone(),
+            period: Period {
+                from: NaiveDate::from_ymd_opt(2026, 1, 1).expect("date"),
+                to: NaiveDate::from_ymd_opt(2026, 3, 31).expect("date"),
+            },
+            direction: Direction::Issued,
+        };
+        let extraction = db::extractions::insert(tx, &org.id, &new, None)?;
+        Ok((org.id, entity.id, extraction.id))
     })?;
     let owner = Owner {
         org_id: &org,
@@ -79,7 +90,7 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
     let sink = RunSink {
         db: &db,
         stopping: &stopping,
-        extraction_id: "bench",
+        extraction_id: &extraction,
         owner,
         direction: Direction::Issued,
     };
