@@ -289,7 +289,7 @@ CREATE INDEX IF NOT EXISTS jobs_deliveries_due ON jobs (run_at, id, org_id)
 -- (db/jobs.rs `claim_delivery`).
 CREATE INDEX IF NOT EXISTS jobs_deliveries_org ON jobs (COALESCE(org_id, ''), run_at, id)
     WHERE kind = 'deliver_webhook' AND status = 'queued';
-CREATE INDEX IF NOT EXISTS jobs_provider_due ON jobs (run_at, id)
+CREATE INDEX IF NOT EXISTS jobs_sat_due ON jobs (run_at, id)
     WHERE kind <> 'deliver_webhook' AND status = 'queued';
 
 -- Service-wide values, e.g. `key_check`: a fingerprint of the encryption key the stored

@@ -31,7 +31,6 @@ pub mod metrics;
 pub mod ops;
 pub mod origin;
 pub mod password;
-pub mod payments;
 pub mod pdf;
 pub mod periodic;
 

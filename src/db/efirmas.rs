@@ -2,15 +2,15 @@
 //! (`db::entities` joins the summary), so every query here is reached only after the
 //! entity's organization was checked.
 
+use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::EfirmaStatus;
-use crate::sat::efirma::FielSummary;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 /// What the API shows of an e.firma: the certificate's facts and the checked status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EfirmaSummary {
-    pub certificate: FielSummary,
+    pub certificate: EfirmaCertificate,
     pub status: EfirmaStatus,
 }
 
@@ -51,7 +51,7 @@ pub fn summary_from_row(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option
     };
     let status: String = r.get(at + 6)?;
     Ok(Some(EfirmaSummary {
-        certificate: FielSummary {
+        certificate: EfirmaCertificate {
             serial_number,
             rfc: r.get(at + 1)?,
             holder_name: r.get(at + 2)?,
@@ -82,7 +82,7 @@ pub fn upsert(
     conn: &Connection,
     entity_id: &str,
     sealed: &SealedEfirma,
-    certificate: &FielSummary,
+    certificate: &EfirmaCertificate,
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
     conn.execute(
@@ -159,7 +159,7 @@ mod tests {
 
     fn summary(valid_to: &str, status: EfirmaStatus) -> EfirmaSummary {
         EfirmaSummary {
-            certificate: FielSummary {
+            certificate: EfirmaCertificate {
                 serial_number: "30001000000500003415".into(),
                 rfc: "EKU9003173C9".into(),
                 holder_name: "H".into(),

@@ -100,7 +100,7 @@ pub struct Allowed {
 pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
     let job = conn
         .prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_provider_due
+            "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_sat_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
                AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
                AND {HEADS_ITS_SERIAL_KEY}
@@ -190,7 +190,7 @@ pub fn running_deliveries(conn: &Connection) -> anyhow::Result<usize> {
 }
 
 /// Running (validations, extractions).
-pub fn running_provider_jobs(conn: &Connection) -> anyhow::Result<(usize, usize)> {
+pub fn running_sat_jobs(conn: &Connection) -> anyhow::Result<(usize, usize)> {
     Ok(conn
         .prepare_cached(
             "SELECT COALESCE(SUM(kind = 'validate_credential'), 0), COALESCE(SUM(kind = 'run_extraction'), 0)
@@ -256,7 +256,7 @@ pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option
         "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_deliveries_due
          WHERE status = 'queued' AND kind = 'deliver_webhook'"
     } else {
-        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_provider_due
+        "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_sat_due
          WHERE status = 'queued' AND kind <> 'deliver_webhook'"
     };
     Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)

@@ -3,7 +3,7 @@
 //! waits here for its invoice.
 
 use super::invoices::{dec, write::text};
-use crate::payments::Entry;
+use crate::domain::payments::Entry;
 use rusqlite::{params, Connection};
 
 /// The uuids an invoice's stored payment entries name.

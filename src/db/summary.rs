@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::invoices::{dec, ITEMS_PAGE};
 use crate::cfdi::{ItemTax, StatedTaxes};
-use crate::summary::{fold_into, Document, PaidEntry};
+use crate::domain::summary::{fold_into, Document, PaidEntry};
 
 /// One entity's documents of one direction, issued (or paid) on or after `from` and
 /// before `before` (both `YYYY-MM-DD`).

@@ -93,6 +93,21 @@ fn file(body: &Map<String, Value>, field: &str, errors: &mut FieldErrors) -> Opt
     }
 }
 
+/// What the service may show about an e.firma (nothing secret).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EfirmaCertificate {
+    /// As the SAT writes it: the serial's bytes are ASCII digits (`30001000000500003415`).
+    pub serial_number: String,
+    pub rfc: String,
+    /// The holder's name (subject CN).
+    pub holder_name: String,
+    /// The issuing authority's name (issuer CN).
+    pub issuer: String,
+    /// RFC 3339, UTC.
+    pub valid_from: String,
+    pub valid_to: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,17 @@
-//! Validated values of the API. Raw input is a JSON object; each `parse` collects every
-//! field error (dotted names for nested fields) before it fails.
+//! The service's own values, shared by the HTTP edge, storage (`db`) and the workers:
+//! validated API input (raw input is a JSON object; each `parse` collects every field
+//! error, dotted names for nested fields, before it fails), state enums, and the pure
+//! rules over stored rows (`payments`, `summary`). It depends on nothing but `cfdi`'s
+//! parsed types and `error`, so `db` can speak it without reaching up.
 
 pub mod efirma;
 pub mod entity;
 pub mod event;
 pub mod extraction;
 pub mod listing;
+pub mod payments;
 pub mod schedule;
+pub mod summary;
 pub mod webhook;
 
 use crate::error::FieldErrors;

@@ -4,7 +4,7 @@
 use super::Owner;
 use crate::cfdi::{Cfdi, InvoiceType};
 use crate::db::{self, invoices::write, Conn};
-use crate::payments::{self, Aggregate, Entry};
+use crate::domain::payments::{self, Aggregate, Entry};
 use std::collections::BTreeSet;
 
 /// Replaces a complement's entries (distinct, linkable ones); returns the uuids they name.

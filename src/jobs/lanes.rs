@@ -1,4 +1,4 @@
-//! Which jobs a worker takes (its lane) and how it claims them: provider workers keep
+//! Which jobs a worker takes (its lane) and how it claims them: SAT workers keep
 //! one free for validations, delivery workers share themselves between organizations,
 //! and a delivery worker claims its next delivery while recording its last one.
 
@@ -11,33 +11,33 @@ use crate::db::{self, jobs::Job};
 /// behind deliveries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lane {
-    Provider(Lanes),
+    Sat(Lanes),
     Deliveries(DeliveryShare),
 }
 
-/// How the provider workers are split: from two workers on, extractions leave one free
+/// How the SAT workers are split: from two workers on, extractions leave one free
 /// for credential validations, so those never wait behind long extractions. A single
 /// worker does both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Lanes {
-    provider: usize,
+    workers: usize,
     extractions: usize,
 }
 
 impl Lanes {
     pub(super) fn for_workers(workers: usize) -> Lanes {
-        let provider = workers.max(1);
+        let all = workers.max(1);
         Lanes {
-            provider,
-            extractions: provider.saturating_sub(1).max(1),
+            workers: all,
+            extractions: all.saturating_sub(1).max(1),
         }
     }
 
     fn allowed(self, (validations, extractions): (usize, usize)) -> db::jobs::Allowed {
-        let provider_free = validations + extractions < self.provider;
+        let sat_free = validations + extractions < self.workers;
         db::jobs::Allowed {
-            validations: provider_free,
-            extractions: provider_free && extractions < self.extractions,
+            validations: sat_free,
+            extractions: sat_free && extractions < self.extractions,
         }
     }
 }
@@ -75,8 +75,8 @@ impl DeliveryShare {
 /// Claims the lane's next job in `tx` and marks it running.
 pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Option<Job>> {
     match lane {
-        Lane::Provider(lanes) => {
-            let allowed = lanes.allowed(db::jobs::running_provider_jobs(tx)?);
+        Lane::Sat(lanes) => {
+            let allowed = lanes.allowed(db::jobs::running_sat_jobs(tx)?);
             db::jobs::claim(tx, now, allowed)
         }
         Lane::Deliveries(share) => claim_delivery(tx, share, now),
@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(
             four,
             Lanes {
-                provider: 4,
+                workers: 4,
                 extractions: 3
             }
         );
@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(
             Lanes::for_workers(2),
             Lanes {
-                provider: 2,
+                workers: 2,
                 extractions: 1
             }
         );
@@ -241,7 +241,7 @@ mod tests {
             ],
             "done jobs deleted, the claimed one running"
         );
-        // Without a share (the provider lane, or stopping) the record only settles.
+        // Without a share (the SAT lane, or stopping) the record only settles.
         assert!(record(&d2, &Outcome::Done, ClaimNext(None)).is_none());
     }
 }

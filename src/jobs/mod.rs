@@ -1,7 +1,7 @@
 //! Background workers running the durable job queue.
 //!
 //! Each job goes: claim (a short write transaction) -> run (no transaction held, so the
-//! provider's latency or a webhook call never holds SQLite's write lock) -> record the
+//! SAT's latency or a webhook call never holds SQLite's write lock) -> record the
 //! outcome (a second short transaction). A delivery worker claims its next delivery in
 //! that second transaction (`lanes::settle_and_claim`), so a busy one commits once per
 //! delivery. Workers sleep on the database's waker, which a transaction that queued
@@ -75,10 +75,10 @@ impl Workers {
         if recovered > 0 {
             log::info!("requeued {recovered} interrupted job(s)");
         }
-        let provider = Lane::Provider(Lanes::for_workers(workers));
+        let sat = Lane::Sat(Lanes::for_workers(workers));
         let deliveries = Lane::Deliveries(DeliveryShare::for_workers(delivery_workers));
         let lanes = (0..workers)
-            .map(|i| (format!("worker-{i}"), provider))
+            .map(|i| (format!("worker-{i}"), sat))
             .chain((0..delivery_workers).map(|i| (format!("delivery-{i}"), deliveries)));
         let threads = lanes
             .map(|(name, lane)| {

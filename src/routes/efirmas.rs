@@ -6,6 +6,7 @@
 use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, efirmas::SealedEfirma};
+use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::NewEfirma;
 use crate::error::{ApiError, ApiResult};
 use crate::events;
@@ -15,7 +16,7 @@ use crate::http::{
     json_body::{BodyError, JsonBody},
 };
 use crate::jobs::credential;
-use crate::sat::efirma::{Fiel, FielSummary};
+use crate::sat::efirma::Efirma;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, put, routes, Route, State};
@@ -74,8 +75,8 @@ fn check_and_seal(
     new: &NewEfirma,
     tax_id: &str,
     cipher: &crate::crypto::Cipher,
-) -> ApiResult<(FielSummary, SealedEfirma)> {
-    let fiel = Fiel::parse(
+) -> ApiResult<(EfirmaCertificate, SealedEfirma)> {
+    let efirma = Efirma::parse(
         &new.certificate,
         &new.private_key,
         &new.password,
@@ -83,7 +84,7 @@ fn check_and_seal(
         chrono::Utc::now(),
     )
     .map_err(|e| ApiError::Validation(e.into()))?;
-    let summary = fiel.summary().clone();
+    let summary = efirma.summary().clone();
     let sealed = SealedEfirma {
         certificate: new.certificate.clone(),
         key_ciphertext: cipher.seal_bytes(&new.private_key)?,

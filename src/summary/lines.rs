@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use super::{cents, Document};
+use super::{cents, fold_into, Document};
 use crate::cfdi::{ItemTax, TaxKind};
 
 /// Where a line's amounts come from (and the order lines are listed in).
@@ -130,25 +130,6 @@ impl Sums {
             }
             None => self.no_mxn = true,
         }
-    }
-}
-
-/// Adds `t` into the entry of `acc` with its kind, tax, factor and rate (the same
-/// rate by value), or appends it: a document's taxes per line, in first-seen order.
-pub fn fold_into(acc: &mut Vec<ItemTax>, t: &ItemTax) {
-    let plus = |a: Option<Decimal>, b: Option<Decimal>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
-    };
-    match acc
-        .iter_mut()
-        .find(|a| (a.kind, &a.tax, &a.factor, a.rate) == (t.kind, &t.tax, &t.factor, t.rate))
-    {
-        Some(a) => {
-            a.base = plus(a.base, t.base);
-            a.amount = plus(a.amount, t.amount);
-        }
-        None => acc.push(t.clone()),
     }
 }
 

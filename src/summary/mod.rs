@@ -32,32 +32,12 @@ use std::collections::BTreeMap;
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use crate::cfdi::{ItemTax, StatedTaxes};
-pub use lines::{fold_into, Lines, Pesos, Source, TaxLine};
+use crate::cfdi::ItemTax;
+pub use crate::domain::summary::{fold_into, Document, PaidEntry};
+pub use lines::{Lines, Pesos, Source, TaxLine};
 
 /// IVA's code (Impuesto 002): the only tax of the cash-basis view.
 const IVA: &str = "002";
-
-/// A stored, processed document issued in the period.
-#[derive(Debug, Clone)]
-pub struct Document {
-    pub invoice_type: String,
-    pub currency: Option<String>,
-    pub subtotal: Decimal,
-    pub discount: Option<Decimal>,
-    pub taxes_transferred: Option<Decimal>,
-    pub taxes_withheld: Option<Decimal>,
-    pub total: Decimal,
-    pub payment_method: Option<String>,
-    pub cancelled: bool,
-    /// The concepts' taxes (the database layer hands them added up per tax, factor
-    /// and rate, which is all the summary reads).
-    pub taxes: Vec<ItemTax>,
-    /// TipoCambio.
-    pub exchange_rate: Option<Decimal>,
-    /// Taxes stated outside the concepts (3.2, local, payroll).
-    pub stated: StatedTaxes,
-}
 
 impl Document {
     fn is_ppd(&self) -> bool {
@@ -88,28 +68,6 @@ impl Document {
 /// MXN, or no currency stated.
 fn is_pesos(currency: Option<&str>) -> bool {
     currency.is_none_or(|c| c.trim().eq_ignore_ascii_case("MXN"))
-}
-
-/// A related-document entry of a payment complement, paid (FechaPago) in the period.
-#[derive(Debug, Clone)]
-pub struct PaidEntry {
-    pub payment_invoice_id: String,
-    pub payment_cancelled: bool,
-    pub related_uuid: String,
-    pub paid_at: String,
-    /// MonedaDR.
-    pub currency: Option<String>,
-    /// ImpPagado, or ImpSaldoAnt − ImpSaldoInsoluto where Pagos 1.0 left it out.
-    pub amount_paid: Option<Decimal>,
-    /// The entry's own taxes (Pagos 2.0 ImpuestosDR); empty for Pagos 1.0.
-    pub taxes: Vec<ItemTax>,
-    /// The paid invoice, when it is stored for the entity.
-    pub invoice: Option<Document>,
-    /// MonedaP and TipoCambioP of the Pago.
-    pub payment_currency: Option<String>,
-    pub payment_exchange_rate: Option<Decimal>,
-    /// MonedaDR units per unit of MonedaP (EquivalenciaDR, Pagos 1.0 TipoCambioDR).
-    pub equivalence: Option<Decimal>,
 }
 
 impl PaidEntry {

@@ -3,7 +3,7 @@
 
 use crate::common::app::{files_under, TestApp, DEADLINE};
 use crate::common::efirma_files::{
-    csd_password, fiel_password, fiel_upload, key_with_rounds, own, sat, upload, FIEL_RFC,
+    csd_password, efirma_password, efirma_upload, key_with_rounds, own, sat, upload, FIEL_RFC,
     FIEL_SERIAL,
 };
 use crate::common::receiver::Receiver;
@@ -27,7 +27,7 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
     let res = client.request(
         "PUT",
         &path(&entity),
-        Some(fiel_upload().to_string().as_bytes()),
+        Some(efirma_upload().to_string().as_bytes()),
         &[],
     );
     let body = res.expect(200);
@@ -56,7 +56,7 @@ fn put_efirma_stores_a_summary_and_never_shows_the_key_or_password() {
     let event = receiver.wait_for_body("entity.update with the e.firma", DEADLINE, |b| {
         b["object"]["efirma"]["rfc"] == FIEL_RFC
     });
-    let secret = fiel_password();
+    let secret = efirma_password();
     let key_b64 = STANDARD.encode(own("EKU9003173C9.key"));
     for text in [res.text(), got.to_string(), event.text(), app.output()] {
         assert!(!text.contains(&secret), "the password leaked: {text}");
@@ -99,13 +99,13 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
     );
     let messages = put(&entity, &csd).expect_field_error("certificate");
     assert!(messages.iter().any(|m| m.contains("CSD")), "{messages:?}");
-    let mismatch = put(&other, &fiel_upload()).expect_field_error("certificate");
+    let mismatch = put(&other, &efirma_upload()).expect_field_error("certificate");
     assert!(
         mismatch.iter().any(|m| m.contains("AAA010101AAA")),
         "{mismatch:?}"
     );
     let foreign_key = upload(&cer, &sat("fake-csd/EKU9003173C9.key"), &csd_password());
-    let expired = upload(&own("EKU9003173C9-expired.cer"), &key, &fiel_password());
+    let expired = upload(&own("EKU9003173C9-expired.cer"), &key, &efirma_password());
     let messages = put(&entity, &expired).expect_field_error("certificate");
     assert!(
         messages.iter().any(|m| m.contains("expired on 2021-01-01")),
@@ -114,7 +114,7 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
     put(&entity, &foreign_key).expect_field_error("private_key");
     // PBKDF2 rounds past the cap are refused before any is computed; the cap itself
     // passes (the SAT's keys use 2,048).
-    let costly = upload(&cer, &key_with_rounds(100_001), &fiel_password());
+    let costly = upload(&cer, &key_with_rounds(100_001), &efirma_password());
     let messages = put(&entity, &costly).expect_field_error("private_key");
     assert!(
         messages
@@ -127,7 +127,7 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
     let not_der = json!({ "certificate": "AAAA", "private_key": "AAAA", "password": "x" });
     put(&entity, &not_der).expect_field_error("certificate");
     for field in ["certificate", "private_key", "password"] {
-        let mut body = fiel_upload();
+        let mut body = efirma_upload();
         body.as_object_mut().expect("object").remove(field);
         put(&entity, &body).expect_field_error(field);
     }
@@ -157,7 +157,7 @@ fn put_efirma_refuses_each_bad_upload_on_its_field() {
         ))
         .expect(200);
     assert!(got.get("efirma").is_none(), "{got}");
-    let at_the_cap = upload(&cer, &key_with_rounds(100_000), &fiel_password());
+    let at_the_cap = upload(&cer, &key_with_rounds(100_000), &efirma_password());
     put(&entity, &at_the_cap).expect(200);
 }
 
@@ -167,7 +167,7 @@ fn efirma_routes_answer_404_for_other_organizations_and_unknown_ids() {
     let owner = app.client();
     let stranger = app.client_as(&app.create_user_in_new_org());
     let entity = owner.create_entity(FIEL_RFC, "12345678");
-    let body = fiel_upload().to_string();
+    let body = efirma_upload().to_string();
     stranger
         .request("PUT", &path(&entity), Some(body.as_bytes()), &[])
         .expect_not_found();
@@ -204,7 +204,7 @@ fn delete_efirma_removes_it_and_a_second_delete_is_404() {
         .request(
             "PUT",
             &path(&entity),
-            Some(fiel_upload().to_string().as_bytes()),
+            Some(efirma_upload().to_string().as_bytes()),
             &[],
         )
         .expect(200);

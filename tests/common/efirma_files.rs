@@ -6,7 +6,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use cfdi_extract::sat::efirma::Fiel;
+use cfdi_extract::sat::efirma::Efirma;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
@@ -35,8 +35,8 @@ pub fn instant() -> DateTime<Utc> {
 }
 
 /// The SAT's public test e.firma (`fake-fiel/`), checked at `instant()`.
-pub fn sat_fiel() -> Fiel {
-    Fiel::parse(
+pub fn sat_efirma() -> Efirma {
+    Efirma::parse(
         &sat("fake-fiel/EKU9003173C9.cer"),
         &sat("fake-fiel/EKU9003173C9.key"),
         &text(sat("fake-fiel/EKU9003173C9-password.txt")),
@@ -50,7 +50,7 @@ fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).expect("utf-8").trim().to_string()
 }
 
-pub fn fiel_password() -> String {
+pub fn efirma_password() -> String {
     text(own("EKU9003173C9-password.txt"))
 }
 
@@ -68,11 +68,11 @@ pub fn upload(certificate: &[u8], private_key: &[u8], password: &str) -> Value {
 }
 
 /// The long-lived test e.firma, as it should be uploaded.
-pub fn fiel_upload() -> Value {
+pub fn efirma_upload() -> Value {
     upload(
         &own("EKU9003173C9.cer"),
         &own("EKU9003173C9.key"),
-        &fiel_password(),
+        &efirma_password(),
     )
 }
 
@@ -82,7 +82,7 @@ pub fn key_with_rounds(rounds: u32) -> Vec<u8> {
     use pkcs8::pkcs5::pbes2;
     use pkcs8::{EncryptedPrivateKeyInfo, PrivateKeyInfo};
     let key = own("EKU9003173C9.key");
-    let password = fiel_password();
+    let password = efirma_password();
     let encrypted = EncryptedPrivateKeyInfo::try_from(key.as_slice()).expect("the .key parses");
     let plain = encrypted
         .decrypt(password.as_bytes())

@@ -4,7 +4,7 @@
 //! property the schema does not list.
 
 use crate::common::app::{eventually, Resp, TestApp};
-use crate::common::efirma_files::fiel_upload;
+use crate::common::efirma_files::efirma_upload;
 use crate::docs::openapi::{deref, document, operations, Operation};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -937,7 +937,7 @@ fn real_responses_match_the_documented_schemas() {
         ("/v1/webhooks", json!({"url": "http://127.0.0.1:9/x"})),
         ("/v1/schedules", json!({"entity_id": random, "every": "6h"})),
         ("/v1/schedules/{id}", json!({"lookback_days": 10})),
-        ("/v1/entities/{id}/efirma", fiel_upload()),
+        ("/v1/entities/{id}/efirma", efirma_upload()),
     ]
     .into_iter()
     .collect();
@@ -1085,19 +1085,19 @@ fn real_responses_match_the_documented_schemas() {
     c.check("get", "/v1/schedules/{id}", &url, api.get(&url));
 
     // --- The e.firma of an entity with the public test e.firma's RFC: upload, read, remove.
-    let fiel_entity = api
+    let efirma_entity = api
         .post_json(
             "/v1/entities",
-            &json!({"tax_id": "EKU9003173C9", "name": "Fiel", "ciec_password": "goodpass"}),
+            &json!({"tax_id": "EKU9003173C9", "name": "Efirma", "ciec_password": "goodpass"}),
         )
         .json();
-    let fiel_id = fiel_entity["id"].as_str().expect("id");
-    let url = format!("/v1/entities/{fiel_id}/efirma");
-    let body = serde_json::to_vec(&fiel_upload()).expect("json");
+    let efirma_id = efirma_entity["id"].as_str().expect("id");
+    let url = format!("/v1/entities/{efirma_id}/efirma");
+    let body = serde_json::to_vec(&efirma_upload()).expect("json");
     let res = api.request("PUT", &url, Some(&body), &[]);
     let efirma = "/v1/entities/{id}/efirma";
     assert_eq!(c.check("put", efirma, &url, res).status, 200);
-    let entity_url = format!("/v1/entities/{fiel_id}");
+    let entity_url = format!("/v1/entities/{efirma_id}");
     let res = c.check(
         "get",
         "/v1/entities/{id}",

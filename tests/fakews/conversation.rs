@@ -16,7 +16,10 @@ use crate::fakews::support::{day, load_sandbox, window, Session};
 fn metadata_rows(s: &Session, package_ids: &[String]) -> BTreeMap<String, Metadata> {
     let mut rows = BTreeMap::new();
     for id in package_ids {
-        let answer = s.client.download(&s.fiel, &s.token, id).expect("download");
+        let answer = s
+            .client
+            .download(&s.efirma, &s.token, id)
+            .expect("download");
         assert_eq!(answer.status.code, SatCode::Accepted);
         let mut package = Package::open(answer.package.expect("package")).expect("zip");
         let count = package
@@ -111,7 +114,7 @@ fn issued_metadata_then_cfdi_through_every_state_and_package() {
     for package_id in &finished.package_ids {
         let answer = s
             .client
-            .download(&s.fiel, &s.token, package_id)
+            .download(&s.efirma, &s.token, package_id)
             .expect("download");
         let mut package = Package::open(answer.package.expect("package")).expect("zip");
         for file in package.cfdis() {
@@ -181,7 +184,7 @@ fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
     let all = s
         .client
         .query(
-            &s.fiel,
+            &s.efirma,
             &s.token,
             &window(
                 Direction::Received,
@@ -210,7 +213,7 @@ fn received_cfdi_are_only_the_active_ones_and_cancellations_show_in_metadata() {
     for package_id in &finished.package_ids {
         let answer = s
             .client
-            .download(&s.fiel, &s.token, package_id)
+            .download(&s.efirma, &s.token, package_id)
             .expect("download");
         let mut package = Package::open(answer.package.expect("package")).expect("zip");
         names.extend(package.cfdis().map(|f| f.expect("cfdi").name));
@@ -262,17 +265,17 @@ fn a_package_is_served_twice_and_refused_the_third_time() {
     let package_id = &finished.package_ids[0];
     let first = s
         .client
-        .download(&s.fiel, &s.token, package_id)
+        .download(&s.efirma, &s.token, package_id)
         .expect("first");
     let second = s
         .client
-        .download(&s.fiel, &s.token, package_id)
+        .download(&s.efirma, &s.token, package_id)
         .expect("second");
     assert_eq!(first, second);
     assert!(first.package.is_some());
     let third = s
         .client
-        .download(&s.fiel, &s.token, package_id)
+        .download(&s.efirma, &s.token, package_id)
         .expect("third");
     assert_eq!(
         (third.status.code, third.package),
@@ -289,7 +292,7 @@ fn a_package_is_served_twice_and_refused_the_third_time() {
     // Unknown packages are not found.
     let unknown = s
         .client
-        .download(&s.fiel, &s.token, &format!("{id}_99"))
+        .download(&s.efirma, &s.token, &format!("{id}_99"))
         .expect("answer");
     assert_eq!(
         (unknown.status.code, unknown.package),
@@ -309,7 +312,7 @@ fn a_query_by_uuid_packages_that_one_cfdi_of_the_requester() {
     assert_eq!(finished.cfdi_count, 1);
     let answer = s
         .client
-        .download(&s.fiel, &s.token, &finished.package_ids[0])
+        .download(&s.efirma, &s.token, &finished.package_ids[0])
         .expect("download");
     let mut package = Package::open(answer.package.expect("package")).expect("zip");
     let names: Vec<_> = package.cfdis().map(|f| f.expect("cfdi").name).collect();

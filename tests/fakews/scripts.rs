@@ -39,7 +39,7 @@ fn the_lifetime_limit_refuses_cfdi_queries_but_not_metadata() {
         let id = s.accepted(&cfdi);
         assert_eq!(s.finish(&id).1.state, RequestState::Finished);
     }
-    let third = s.client.query(&s.fiel, &s.token, &cfdi).expect("answer");
+    let third = s.client.query(&s.efirma, &s.token, &cfdi).expect("answer");
     assert_eq!(
         (third.status.code, third.request_id),
         (SatCode::LifetimeLimitReached, None)
@@ -56,7 +56,7 @@ fn the_lifetime_limit_refuses_cfdi_queries_but_not_metadata() {
     let refused = s
         .client
         .query(
-            &s.fiel,
+            &s.efirma,
             &s.token,
             &window(
                 Direction::Received,
@@ -111,7 +111,7 @@ fn no_results_end_rejected_with_5004_or_are_refused_at_query_time() {
     assert!(answer.package_ids.is_empty());
 
     fake.configure(|settings| settings.no_results_at_query = true);
-    let refused = s.client.query(&s.fiel, &s.token, &empty).expect("answer");
+    let refused = s.client.query(&s.efirma, &s.token, &empty).expect("answer");
     assert_eq!(
         (refused.status.code, refused.request_id),
         (SatCode::NotFound, None)
@@ -179,7 +179,7 @@ fn rejected_requests_end_in_state_5() {
         (RequestState::Rejected, SatCode::InternalError)
     );
     // Ended requests keep answering the same.
-    let again = s.client.verify(&s.fiel, &s.token, &id).expect("verify");
+    let again = s.client.verify(&s.efirma, &s.token, &id).expect("verify");
     assert_eq!(again, rejected);
     let id = s.accepted(&window(
         Direction::Issued,
@@ -226,7 +226,10 @@ fn a_lost_answer_leaves_a_live_request_that_a_duplicate_query_names() {
         2,
         2,
     );
-    let lost = s.client.query(&s.fiel, &s.token, &query).expect_err("lost");
+    let lost = s
+        .client
+        .query(&s.efirma, &s.token, &query)
+        .expect_err("lost");
     assert!(
         matches!(
             lost,
@@ -240,7 +243,7 @@ fn a_lost_answer_leaves_a_live_request_that_a_duplicate_query_names() {
     );
     let live = fake.request_ids();
     assert_eq!(live.len(), 1);
-    let duplicate = s.client.query(&s.fiel, &s.token, &query).expect("answer");
+    let duplicate = s.client.query(&s.efirma, &s.token, &query).expect("answer");
     assert_eq!(duplicate.status.code, SatCode::Duplicate);
     assert_eq!(duplicate.request_id.as_ref(), Some(&live[0]));
     assert_eq!(s.finish(&live[0]).1.state, RequestState::Finished);
@@ -270,7 +273,7 @@ fn unhandled_errors_answer_404_for_the_next_calls_of_an_operation() {
     fake.fail_next(Op::Query, 1);
     assert_eq!(
         s.client
-            .query(&s.fiel, &s.token, &query)
+            .query(&s.efirma, &s.token, &query)
             .expect("answer")
             .status
             .code,
@@ -279,7 +282,7 @@ fn unhandled_errors_answer_404_for_the_next_calls_of_an_operation() {
     let id = s.accepted(&query);
     fake.fail_next(Op::Verify, 2);
     for _ in 0..2 {
-        let answer = s.client.verify(&s.fiel, &s.token, &id).expect("answer");
+        let answer = s.client.verify(&s.efirma, &s.token, &id).expect("answer");
         assert_eq!(answer.status.code, SatCode::Unhandled);
     }
     // The failed checks did not move the request on.
@@ -289,7 +292,7 @@ fn unhandled_errors_answer_404_for_the_next_calls_of_an_operation() {
     let package = &finished.package_ids[0];
     let failed = s
         .client
-        .download(&s.fiel, &s.token, package)
+        .download(&s.efirma, &s.token, package)
         .expect("answer");
     assert_eq!(
         (failed.status.code, failed.package),
@@ -297,12 +300,12 @@ fn unhandled_errors_answer_404_for_the_next_calls_of_an_operation() {
     );
     assert!(s
         .client
-        .download(&s.fiel, &s.token, package)
+        .download(&s.efirma, &s.token, package)
         .expect("answer")
         .package
         .is_some());
     assert_eq!(fake.downloads(package), 1);
     fake.fail_next(Op::Authenticate, 1);
-    assert!(s.client.authenticate(&s.fiel, fake.now()).is_err());
-    assert!(s.client.authenticate(&s.fiel, fake.now()).is_ok());
+    assert!(s.client.authenticate(&s.efirma, fake.now()).is_err());
+    assert!(s.client.authenticate(&s.efirma, fake.now()).is_ok());
 }

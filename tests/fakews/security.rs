@@ -6,7 +6,7 @@ use cfdi_extract::sat::efirma::endpoints::Operation;
 use cfdi_extract::sat::efirma::envelope::{self, DocumentStatus, RequestType};
 use cfdi_extract::sat::efirma::responses::{self, ResponseError, SatCode, Token};
 
-use crate::common::efirma_files::{sat, sat_fiel, FIEL_RFC};
+use crate::common::efirma_files::{sat, sat_efirma, FIEL_RFC};
 use crate::common::fake_sat_ws::xmldsig::{self, Refusal};
 use crate::common::fake_sat_ws::{Direction, Op, Settings};
 use crate::fakews::support::{post, sign_by_hand, window, Session};
@@ -98,7 +98,7 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
     ));
     let url = fake.endpoints().verify;
     let action = Operation::Verify.soap_action();
-    let genuine = envelope::verify(&s.fiel, &id).expect("envelope").body;
+    let genuine = envelope::verify(&s.efirma, &id).expect("envelope").body;
     let (status, body) = post(&url, action, Some(&s.token), &genuine);
     assert_eq!((status, verify_code(&body)), (200, SatCode::Accepted));
 
@@ -119,7 +119,7 @@ fn a_tampered_signature_or_body_is_refused_with_302() {
     assert_eq!(verify_code(&body), SatCode::MalformedXml);
 
     // A tampered authentication gets the recorded fault.
-    let auth = envelope::authenticate(&s.fiel, fake.now(), "uuid-x-1")
+    let auth = envelope::authenticate(&s.efirma, fake.now(), "uuid-x-1")
         .expect("auth")
         .body;
     let late = auth.replacen("<u:Expires>", "<u:Expires>1", 1);
@@ -194,9 +194,9 @@ fn unknown_missing_and_expired_tokens_are_refused_with_300() {
         created: None,
         expires: None,
     };
-    let answer = s.client.query(&s.fiel, &unknown, &query).expect("answer");
+    let answer = s.client.query(&s.efirma, &unknown, &query).expect("answer");
     assert_eq!(answer.status.code, SatCode::InvalidUser);
-    let signed = envelope::query(&s.fiel, &query).expect("envelope");
+    let signed = envelope::query(&s.efirma, &query).expect("envelope");
     let (_, body) = post(
         &fake.endpoints().query,
         signed.operation.soap_action(),
@@ -210,25 +210,25 @@ fn unknown_missing_and_expired_tokens_are_refused_with_300() {
 
     assert!(s
         .client
-        .query(&s.fiel, &s.token, &query)
+        .query(&s.efirma, &s.token, &query)
         .expect("answer")
         .status
         .accepted());
     fake.advance(chrono::Duration::minutes(5));
     let answer = s
         .client
-        .download(&s.fiel, &s.token, "any_01")
+        .download(&s.efirma, &s.token, "any_01")
         .expect("answer");
     assert_eq!(
         (answer.status.code, answer.package),
         (SatCode::InvalidUser, None)
     );
     // A new token works again.
-    let fresh = s.client.authenticate(&s.fiel, fake.now()).expect("token");
+    let fresh = s.client.authenticate(&s.efirma, fake.now()).expect("token");
     assert_ne!(fresh.value, s.token.value);
     let answer = s
         .client
-        .verify(&s.fiel, &fresh, "unknown-id")
+        .verify(&s.efirma, &fresh, "unknown-id")
         .expect("answer");
     assert_eq!(answer.status.code, SatCode::NotFound);
 }
@@ -248,18 +248,18 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
     assert_eq!((token.op, token.http), (Op::Authenticate, 200));
     let stale = fake.now() - chrono::Duration::minutes(6);
     assert!(refused_authentication(
-        s.client.authenticate(&s.fiel, stale)
+        s.client.authenticate(&s.efirma, stale)
     ));
     let early = fake.now() + chrono::Duration::minutes(3);
     assert!(refused_authentication(
-        s.client.authenticate(&s.fiel, early)
+        s.client.authenticate(&s.efirma, early)
     ));
 
     fake.refuse_authentication_for("AAA010101AAA");
-    assert!(s.client.authenticate(&s.fiel, fake.now()).is_ok());
+    assert!(s.client.authenticate(&s.efirma, fake.now()).is_ok());
     fake.refuse_authentication_for(FIEL_RFC);
     assert!(refused_authentication(
-        s.client.authenticate(&s.fiel, fake.now())
+        s.client.authenticate(&s.efirma, fake.now())
     ));
 
     let other = crate::fakews::support::start(Settings::default());
@@ -269,7 +269,7 @@ fn stale_timestamps_and_refused_rfcs_cannot_authenticate() {
         std::time::Duration::from_secs(5),
     );
     assert!(refused_authentication(
-        client.authenticate(&sat_fiel(), other.now())
+        client.authenticate(&sat_efirma(), other.now())
     ));
     assert_eq!(other.count(Op::Authenticate), 1);
 }
@@ -295,14 +295,14 @@ fn an_expired_certificate_is_refused_304_and_cannot_authenticate() {
     );
     assert!(s
         .client
-        .query(&s.fiel, &s.token, &query)
+        .query(&s.efirma, &s.token, &query)
         .expect("answer")
         .status
         .accepted());
     fake.advance(chrono::Duration::minutes(10));
-    let answer = s.client.query(&s.fiel, &s.token, &query).expect("answer");
+    let answer = s.client.query(&s.efirma, &s.token, &query).expect("answer");
     assert_eq!(answer.status.code, SatCode::CertificateRevokedOrExpired);
     assert!(refused_authentication(
-        s.client.authenticate(&s.fiel, fake.now())
+        s.client.authenticate(&s.efirma, fake.now())
     ));
 }

@@ -8,12 +8,12 @@ use cfdi_extract::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
 use cfdi_extract::sat::efirma::client::Client;
 use cfdi_extract::sat::efirma::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
 use cfdi_extract::sat::efirma::responses::{RequestState, Token, VerifyAnswer};
-use cfdi_extract::sat::efirma::Fiel;
+use cfdi_extract::sat::efirma::Efirma;
 use chrono::NaiveDate;
 use rsa::pkcs8::DecodePrivateKey;
 use sha1::{Digest, Sha1};
 
-use crate::common::efirma_files::{instant, sat, sat_fiel, FIEL_RFC};
+use crate::common::efirma_files::{instant, sat, sat_efirma, FIEL_RFC};
 use crate::common::fake_sat_ws::{xmldsig, Direction, FakeSatWs, Settings};
 
 /// A fake whose clock runs from `instant()`, so the tests outlive the certificate.
@@ -25,7 +25,7 @@ pub fn start(settings: Settings) -> FakeSatWs {
 
 pub struct Session {
     pub client: Client,
-    pub fiel: Fiel,
+    pub efirma: Efirma,
     pub token: Token,
 }
 
@@ -33,11 +33,11 @@ impl Session {
     /// Authenticated against `fake` at the fake's clock.
     pub fn open(fake: &FakeSatWs) -> Session {
         let client = Client::new(fake.endpoints(), Duration::from_secs(10));
-        let fiel = sat_fiel();
-        let token = client.authenticate(&fiel, fake.now()).expect("token");
+        let efirma = sat_efirma();
+        let token = client.authenticate(&efirma, fake.now()).expect("token");
         Session {
             client,
-            fiel,
+            efirma,
             token,
         }
     }
@@ -48,7 +48,7 @@ impl Session {
         for _ in 0..10 {
             let answer = self
                 .client
-                .verify(&self.fiel, &self.token, request_id)
+                .verify(&self.efirma, &self.token, request_id)
                 .expect("verify");
             states.push(answer.state);
             if !matches!(
@@ -65,7 +65,7 @@ impl Session {
     pub fn accepted(&self, query: &Query) -> String {
         let answer = self
             .client
-            .query(&self.fiel, &self.token, query)
+            .query(&self.efirma, &self.token, query)
             .expect("query");
         assert!(answer.status.accepted(), "{answer:?}");
         answer.request_id.expect("request id")
@@ -149,7 +149,7 @@ pub fn sign_by_hand(envelope: &str) -> String {
             &Sha1::digest(signed_info.as_bytes()),
         )
         .expect("sign");
-    let cert = sat_fiel();
+    let cert = sat_efirma();
     let signature = format!(
         concat!(
             r#"<Signature xmlns="{}"><SignedInfo>{}</SignedInfo><SignatureValue>{}</SignatureValue>"#,

@@ -3,7 +3,7 @@
 //! that survive `kill -9`, and the SAT's answers by window year (`/docs/sandbox#efirma`).
 
 use crate::common::app::{eventually, Client, TestApp, DEADLINE};
-use crate::common::efirma_files::{fiel_upload, FIEL_RFC};
+use crate::common::efirma_files::{efirma_upload, FIEL_RFC};
 use crate::common::invoices::{
     create_extraction, date, extract, found, id_of, invoices_by_uuid, processed,
     wait_extraction_done,
@@ -23,7 +23,7 @@ fn efirma_entity(client: &Client) -> String {
         .request(
             "PUT",
             &path,
-            Some(fiel_upload().to_string().as_bytes()),
+            Some(efirma_upload().to_string().as_bytes()),
             &[],
         )
         .expect(200);

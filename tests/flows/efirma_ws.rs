@@ -4,7 +4,7 @@
 //! shapes and serves packages built from the sandbox's documents.
 
 use crate::common::app::{eventually, Client, TestApp, DEADLINE};
-use crate::common::efirma_files::{fiel_upload, FIEL_RFC};
+use crate::common::efirma_files::{efirma_upload, FIEL_RFC};
 use crate::common::fake_sat_ws::{FakeSatWs, Op, Settings};
 use crate::common::invoices::{
     create_extraction, date, found, id_of, invoices_by_uuid, processed, wait_extraction_done,
@@ -42,7 +42,7 @@ pub(crate) fn efirma_entity(client: &Client, status: &str) -> String {
         .request(
             "PUT",
             &format!("/v1/entities/{id}/efirma"),
-            Some(fiel_upload().to_string().as_bytes()),
+            Some(efirma_upload().to_string().as_bytes()),
             &[],
         )
         .expect(200);

@@ -4,7 +4,7 @@
 //! 429 with `Retry-After`.
 
 use crate::common::app::{basic, eventually, Client, TestApp};
-use crate::common::efirma_files::{fiel_password, key_with_rounds, own, upload, FIEL_RFC};
+use crate::common::efirma_files::{efirma_password, key_with_rounds, own, upload, FIEL_RFC};
 use crate::common::invoices::{create_extraction, date, id_of, valid_entity};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -87,7 +87,7 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
                     let body = upload(
                         &own("EKU9003173C9.cer"),
                         &key_with_rounds(100_000),
-                        &fiel_password(),
+                        &efirma_password(),
                     );
                     a.request(
                         "PUT",

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::efirma_files::{instant, sat, sat_fiel};
+use crate::common::efirma_files::{instant, sat, sat_efirma};
 use crate::common::fake_http::{Request, Response, Server};
 use cfdi_extract::sat::efirma::client::{Client, ClientError};
 use cfdi_extract::sat::efirma::endpoints::{Endpoints, Operation};
@@ -84,18 +84,18 @@ fn issued_metadata() -> Query {
 fn the_whole_conversation_runs_against_the_fake_service() {
     let (server, seen) = fake_service();
     let client = client(&server);
-    let fiel = sat_fiel();
+    let efirma = sat_efirma();
 
-    let token = client.authenticate(&fiel, instant()).expect("token");
+    let token = client.authenticate(&efirma, instant()).expect("token");
     assert!(token.value.starts_with(TOKEN_PREFIX));
     let query = issued_metadata();
-    let answer = client.query(&fiel, &token, &query).expect("query");
+    let answer = client.query(&efirma, &token, &query).expect("query");
     let request_id = answer.request_id.expect("request id");
-    let verified = client.verify(&fiel, &token, &request_id).expect("verify");
+    let verified = client.verify(&efirma, &token, &request_id).expect("verify");
     assert_eq!(verified.state, RequestState::Finished);
     let package_id = &verified.package_ids[0];
     let downloaded = client
-        .download(&fiel, &token, package_id)
+        .download(&efirma, &token, package_id)
         .expect("download");
     let mut package = Package::open(downloaded.package.expect("package")).expect("zip");
     assert!(package.cfdis().count() > 0);
@@ -117,9 +117,9 @@ fn the_whole_conversation_runs_against_the_fake_service() {
     // Every later call carries the token and exactly the envelope the builders make.
     let wrap = format!("WRAP access_token=\"{}\"", token.value);
     let expected = [
-        envelope::query(&fiel, &query).expect("query"),
-        envelope::verify(&fiel, &request_id).expect("verify"),
-        envelope::download(&fiel, package_id).expect("download"),
+        envelope::query(&efirma, &query).expect("query"),
+        envelope::verify(&efirma, &request_id).expect("verify"),
+        envelope::download(&efirma, package_id).expect("download"),
     ];
     for (request, built) in requests[1..].iter().zip(expected) {
         assert_eq!(request.header("authorization"), Some(wrap.as_str()));
@@ -135,9 +135,11 @@ fn the_whole_conversation_runs_against_the_fake_service() {
 fn a_soap_fault_is_reported_as_the_services_answer() {
     let (server, _) = fake_service();
     let client = client(&server);
-    let fiel = sat_fiel();
-    let token = client.authenticate(&fiel, instant()).expect("token");
-    let err = client.verify(&fiel, &token, "refused").expect_err("fault");
+    let efirma = sat_efirma();
+    let token = client.authenticate(&efirma, instant()).expect("token");
+    let err = client
+        .verify(&efirma, &token, "refused")
+        .expect_err("fault");
     match err {
         ClientError::Answer {
             step: "verify",
@@ -151,9 +153,9 @@ fn a_soap_fault_is_reported_as_the_services_answer() {
 fn an_error_page_and_an_unreachable_service_are_told_apart() {
     let (server, _) = fake_service();
     let client_ = client(&server);
-    let fiel = sat_fiel();
-    let token = client_.authenticate(&fiel, instant()).expect("token");
-    let err = client_.verify(&fiel, &token, "down").expect_err("503");
+    let efirma = sat_efirma();
+    let token = client_.authenticate(&efirma, instant()).expect("token");
+    let err = client_.verify(&efirma, &token, "down").expect_err("503");
     assert!(
         matches!(
             err,
@@ -176,7 +178,7 @@ fn an_error_page_and_an_unreachable_service_are_told_apart() {
     drop(closed);
     let unreachable = Client::new(Endpoints::new(&base, &base), Duration::from_secs(5));
     let err = unreachable
-        .authenticate(&fiel, instant())
+        .authenticate(&efirma, instant())
         .expect_err("unreachable");
     assert!(
         matches!(
@@ -204,7 +206,7 @@ fn a_refused_query_code_reaches_the_caller() {
     )
     .expect("token");
     let result = client
-        .query(&sat_fiel(), &token, &issued_metadata())
+        .query(&sat_efirma(), &token, &issued_metadata())
         .expect("answer");
     assert_eq!(result.status.code, SatCode::Duplicate);
     assert_eq!(result.request_id, None);

@@ -19,7 +19,7 @@ pub struct ToStore {
 }
 
 impl ToStore {
-    /// The bytes of its own row (`benches/codec.rs` adds each distinct certificate once).
+    /// The bytes of its own row (`bench/codec.rs` adds each distinct certificate once).
     pub fn content(&self) -> &Encoded {
         &self.content
     }

@@ -6,7 +6,7 @@ mod plans;
 pub mod write;
 
 use crate::cfdi::Item;
-use crate::payments::Entry;
+use crate::domain::payments::Entry;
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 use crate::cfdi::{Cfdi, InvoiceType};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use crate::payments::Aggregate;
+use crate::domain::payments::Aggregate;
 use rusqlite::{named_params, params, Connection, OptionalExtension};
 
 /// Whose invoice a row is, and the batch writing it (an extraction's id, or one

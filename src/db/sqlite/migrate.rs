@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 11;
+pub const VERSION: i64 = 12;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -23,6 +23,7 @@ const STEPS: &[(i64, &str)] = &[
     (9, STEP_9),
     (10, STEP_10),
     (11, STEP_11),
+    (12, STEP_12),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -142,6 +143,10 @@ DROP TABLE IF EXISTS sandbox_bulk_downloads;
 DROP TABLE IF EXISTS sandbox_bulk_requests;
 DROP TABLE IF EXISTS sandbox_listings;
 ";
+
+/// Version 12: the index the SAT workers claim through takes their lane's name
+/// (`jobs_sat_due`, created by `schema.sql`).
+const STEP_12: &str = "DROP INDEX IF EXISTS jobs_provider_due;";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

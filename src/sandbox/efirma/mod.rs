@@ -39,7 +39,7 @@ use crate::sat::efirma::envelope::{RequestType, WindowQuery};
 use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,
 };
-use crate::sat::efirma::{Fiel, Service};
+use crate::sat::efirma::{Efirma, Service};
 use crate::sat::{RunContext, SatError};
 
 /// Downloads the SAT allows per package.
@@ -65,10 +65,10 @@ impl SandboxService {
 impl Service for SandboxService {
     fn connect<'a>(
         &'a self,
-        fiel: &'a Fiel,
+        efirma: &'a Efirma,
         run: Option<&RunContext>,
     ) -> Result<Box<dyn crate::sat::efirma::Session + 'a>, SatError> {
-        Ok(Box::new(self.open(fiel.rfc(), run)?))
+        Ok(Box::new(self.open(efirma.rfc(), run)?))
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::credential::Fiel;
+use super::credential::Efirma;
 use super::endpoints::Endpoints;
 use super::envelope::{self, Query, SoapRequest};
 use super::responses::{self, DownloadAnswer, QueryAnswer, ResponseError, Token, VerifyAnswer};
@@ -61,46 +61,46 @@ impl Client {
     }
 
     /// A token for the next calls (valid about five minutes from `now`).
-    pub fn authenticate(&self, fiel: &Fiel, now: DateTime<Utc>) -> Result<Token, ClientError> {
+    pub fn authenticate(&self, efirma: &Efirma, now: DateTime<Utc>) -> Result<Token, ClientError> {
         let step = "authenticate";
         let token_id = format!("uuid-{}-1", uuid::Uuid::new_v4());
-        let request = envelope::authenticate(fiel, now, &token_id).map_err(signing(step))?;
+        let request = envelope::authenticate(efirma, now, &token_id).map_err(signing(step))?;
         let body = self.post(&request, None, ANSWER_LIMIT, step)?;
         responses::authenticate(&body).map_err(answer(step))
     }
 
     pub fn query(
         &self,
-        fiel: &Fiel,
+        efirma: &Efirma,
         token: &Token,
         query: &Query,
     ) -> Result<QueryAnswer, ClientError> {
         let step = "query";
-        let request = envelope::query(fiel, query).map_err(signing(step))?;
+        let request = envelope::query(efirma, query).map_err(signing(step))?;
         let body = self.post(&request, Some(token), ANSWER_LIMIT, step)?;
         responses::query(&body).map_err(answer(step))
     }
 
     pub fn verify(
         &self,
-        fiel: &Fiel,
+        efirma: &Efirma,
         token: &Token,
         request_id: &str,
     ) -> Result<VerifyAnswer, ClientError> {
         let step = "verify";
-        let request = envelope::verify(fiel, request_id).map_err(signing(step))?;
+        let request = envelope::verify(efirma, request_id).map_err(signing(step))?;
         let body = self.post(&request, Some(token), ANSWER_LIMIT, step)?;
         responses::verify(&body).map_err(answer(step))
     }
 
     pub fn download(
         &self,
-        fiel: &Fiel,
+        efirma: &Efirma,
         token: &Token,
         package_id: &str,
     ) -> Result<DownloadAnswer, ClientError> {
         let step = "download";
-        let request = envelope::download(fiel, package_id).map_err(signing(step))?;
+        let request = envelope::download(efirma, package_id).map_err(signing(step))?;
         let body = self.post(&request, Some(token), PACKAGE_ANSWER_LIMIT, step)?;
         responses::download(&body).map_err(answer(step))
     }

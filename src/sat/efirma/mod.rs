@@ -14,7 +14,7 @@
 //!
 //! Files:
 //! - `credential`: parse and check an uploaded e.firma (`.cer`, encrypted `.key`,
-//!   password), with per-field errors; the key stays inside `Fiel`.
+//!   password), with per-field errors; the key stays inside `Efirma`.
 //! - `names`: the certificate's distinguished names (RFC, branch, issuer text).
 //! - `signing`: XML-DSig (exclusive C14N of the fixed shapes, SHA-1, RSA-SHA1).
 //! - `envelope`: the four request bodies.
@@ -43,7 +43,7 @@ pub mod signing;
 pub mod store;
 mod window;
 
-pub use credential::{Fiel, FielErrors, FielField, FielSummary};
+pub use credential::{Efirma, EfirmaErrors, EfirmaField};
 pub use service::{Service, Session, Soap};
 
 use crate::db::Db;
@@ -69,8 +69,8 @@ impl EfirmaChannel {
 
 /// The stored e.firma, parsed (it passed every check when uploaded; the clock is not
 /// checked here: expiry is the caller's decision).
-fn open(key: &EfirmaKey) -> anyhow::Result<Fiel> {
-    Fiel::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
+fn open(key: &EfirmaKey) -> anyhow::Result<Efirma> {
+    Efirma::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
         .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
 }
 
@@ -80,16 +80,16 @@ impl Channel for EfirmaChannel {
         let Secret::Efirma(key) = secret else {
             return Err(wrong_secret("e.firma"));
         };
-        let fiel = open(key)?;
-        self.service.connect(&fiel, None).map(|_| ())
+        let efirma = open(key)?;
+        self.service.connect(&efirma, None).map(|_| ())
     }
 
     fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
         let Secret::Efirma(key) = run.secret else {
             return Err(wrong_secret("e.firma").into());
         };
-        let fiel = open(key)?;
-        let connect = Box::new(|| self.service.connect(&fiel, Some(&run.context)));
+        let efirma = open(key)?;
+        let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context)));
         requests::advance(self, run, sink, connect)
     }
 }

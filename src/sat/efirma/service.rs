@@ -10,7 +10,7 @@ use super::client::{Client, ClientError};
 use super::endpoints::Endpoints;
 use super::envelope::{Query, WindowQuery};
 use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
-use super::Fiel;
+use super::Efirma;
 use crate::sat::{RunContext, SatError};
 use chrono::Utc;
 use std::time::Duration;
@@ -21,7 +21,7 @@ pub trait Service: Send + Sync {
     /// which keys its simulated state on it, looks at it.
     fn connect<'a>(
         &'a self,
-        fiel: &'a Fiel,
+        efirma: &'a Efirma,
         run: Option<&RunContext>,
     ) -> Result<Box<dyn Session + 'a>, SatError>;
 }
@@ -52,32 +52,34 @@ const TOKEN_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 impl Service for Soap {
     fn connect<'a>(
         &'a self,
-        fiel: &'a Fiel,
+        efirma: &'a Efirma,
         _run: Option<&RunContext>,
     ) -> Result<Box<dyn Session + 'a>, SatError> {
-        let token = authenticate(&self.client, fiel)?;
+        let token = authenticate(&self.client, efirma)?;
         Ok(Box::new(SoapSession {
             client: &self.client,
-            fiel,
+            efirma,
             token,
         }))
     }
 }
 
-fn authenticate(client: &Client, fiel: &Fiel) -> Result<Token, SatError> {
-    client.authenticate(fiel, Utc::now()).map_err(|e| match e {
-        // The service answers a refused signature or certificate with a security fault.
-        ClientError::Answer {
-            source: ResponseError::Fault { .. },
-            ..
-        } => SatError::InvalidCredentials,
-        other => unavailable(other),
-    })
+fn authenticate(client: &Client, efirma: &Efirma) -> Result<Token, SatError> {
+    client
+        .authenticate(efirma, Utc::now())
+        .map_err(|e| match e {
+            // The service answers a refused signature or certificate with a security fault.
+            ClientError::Answer {
+                source: ResponseError::Fault { .. },
+                ..
+            } => SatError::InvalidCredentials,
+            other => unavailable(other),
+        })
 }
 
 struct SoapSession<'a> {
     client: &'a Client,
-    fiel: &'a Fiel,
+    efirma: &'a Efirma,
     token: Token,
 }
 
@@ -88,7 +90,7 @@ impl SoapSession<'_> {
             .expires
             .is_some_and(|at| at - TOKEN_MARGIN <= Utc::now());
         if stale {
-            self.token = authenticate(self.client, self.fiel)?;
+            self.token = authenticate(self.client, self.efirma)?;
         }
         Ok(&self.token)
     }
@@ -98,21 +100,21 @@ impl Session for SoapSession<'_> {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
         self.token()?;
         self.client
-            .query(self.fiel, &self.token, &Query::Window(query.clone()))
+            .query(self.efirma, &self.token, &Query::Window(query.clone()))
             .map_err(unavailable)
     }
 
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError> {
         self.token()?;
         self.client
-            .verify(self.fiel, &self.token, request_id)
+            .verify(self.efirma, &self.token, request_id)
             .map_err(unavailable)
     }
 
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError> {
         self.token()?;
         self.client
-            .download(self.fiel, &self.token, package_id)
+            .download(self.efirma, &self.token, package_id)
             .map_err(unavailable)
     }
 }

@@ -11,7 +11,7 @@ use base64::Engine;
 use rsa::Pkcs1v15Sign;
 use sha1::{Digest, Sha1};
 
-use super::credential::Fiel;
+use super::credential::Efirma;
 
 pub const DSIG_NS: &str = "http://www.w3.org/2000/09/xmldsig#";
 const EXC_C14N: &str = "http://www.w3.org/2001/10/xml-exc-c14n#";
@@ -81,7 +81,7 @@ fn signed_info_children(reference_uri: &str, digest: &str) -> String {
     )
 }
 
-fn key_info(fiel: &Fiel, kind: &KeyInfo<'_>) -> String {
+fn key_info(efirma: &Efirma, kind: &KeyInfo<'_>) -> String {
     match kind {
         KeyInfo::TokenReference(id) => format!(
             r##"<KeyInfo><o:SecurityTokenReference><o:Reference URI="#{id}" ValueType="{X509_TOKEN}"></o:Reference></o:SecurityTokenReference></KeyInfo>"##,
@@ -93,22 +93,22 @@ fn key_info(fiel: &Fiel, kind: &KeyInfo<'_>) -> String {
                 "<X509SerialNumber>{serial}</X509SerialNumber></X509IssuerSerial>",
                 "<X509Certificate>{cert}</X509Certificate></X509Data></KeyInfo>",
             ),
-            issuer = text(fiel.issuer_name()),
-            serial = fiel.serial_decimal(),
-            cert = certificate_base64(fiel),
+            issuer = text(efirma.issuer_name()),
+            serial = efirma.serial_decimal(),
+            cert = certificate_base64(efirma),
         ),
     }
 }
 
 /// The certificate as the envelopes carry it: base64 of the DER, one line.
-pub fn certificate_base64(fiel: &Fiel) -> String {
-    base64(fiel.certificate_der())
+pub fn certificate_base64(efirma: &Efirma) -> String {
+    base64(efirma.certificate_der())
 }
 
 /// The `Signature` element over `canonical` (the referenced content, already in
 /// canonical form), as it goes on the wire.
 pub fn signature(
-    fiel: &Fiel,
+    efirma: &Efirma,
     canonical: &str,
     reference_uri: &str,
     kind: KeyInfo<'_>,
@@ -118,7 +118,7 @@ pub fn signature(
     let signed_info = format!(r#"<SignedInfo xmlns="{DSIG_NS}">{children}</SignedInfo>"#);
     let hashed = Sha1::digest(signed_info.as_bytes());
     // Blinded (timing-safe); PKCS#1 v1.5 output does not depend on the randomness.
-    let value = fiel.key().sign_with_rng(
+    let value = efirma.key().sign_with_rng(
         &mut rsa::rand_core::OsRng,
         Pkcs1v15Sign::new::<Sha1>(),
         &hashed,
@@ -126,7 +126,7 @@ pub fn signature(
     Ok(format!(
         r#"<Signature xmlns="{DSIG_NS}"><SignedInfo>{children}</SignedInfo><SignatureValue>{value}</SignatureValue>{key_info}</Signature>"#,
         value = base64(&value),
-        key_info = key_info(fiel, &kind),
+        key_info = key_info(efirma, &kind),
     ))
 }
 

@@ -3,7 +3,7 @@ use crate::domain::extraction::{Direction, Period};
 use crate::sandbox::ciec::SandboxPortal;
 use crate::sandbox::docs::{self as sandbox_docs};
 use crate::sat::ciec::Authority;
-use crate::sat::efirma::credential::tests::test_fiel;
+use crate::sat::efirma::credential::tests::test_efirma;
 use crate::sat::efirma::envelope::DocumentStatus;
 use crate::sat::efirma::package::{Package, PackageError};
 use crate::sat::efirma::Session as WsSession;
@@ -128,8 +128,8 @@ fn metadata_rows(session: &mut dyn WsSession, ids: &[String]) -> Vec<Metadata> {
 #[test]
 fn a_full_conversation_reads_back_through_the_package_reader() {
     let f = fixture(EKU);
-    let fiel = test_fiel();
-    let mut session = f.service.connect(&fiel, Some(&f.run)).expect("connects");
+    let efirma = test_efirma();
+    let mut session = f.service.connect(&efirma, Some(&f.run)).expect("connects");
     let metadata = window(
         Direction::Issued,
         RequestType::Metadata,

@@ -322,8 +322,8 @@ fn off_rfcs_are_unreachable_and_queries_need_a_run() {
         Err(SatError::Unavailable(_))
     ));
     // A credential check connects without a run, and makes no requests.
-    let fiel = test_fiel();
-    let mut check = f.service.connect(&fiel, None).expect("connects");
+    let efirma = test_efirma();
+    let mut check = f.service.connect(&efirma, None).expect("connects");
     let query = window(
         Direction::Issued,
         RequestType::Metadata,

@@ -10,6 +10,7 @@ use x509_cert::der::Decode;
 use x509_cert::Certificate;
 
 use super::names;
+use crate::domain::efirma::EfirmaCertificate;
 
 /// PBKDF2 rounds above this are refused instead of computed. The SAT's keys use 2,048
 /// and OpenSSL's `pkcs8 -topk8` writes 2,048 too; 100,000 leaves room for any tool that
@@ -19,28 +20,28 @@ pub const MAX_PBKDF2_ITERATIONS: u32 = 100_000;
 
 /// The upload field an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FielField {
+pub enum EfirmaField {
     Certificate,
     PrivateKey,
     Password,
 }
 
-impl FielField {
+impl EfirmaField {
     pub fn as_str(self) -> &'static str {
         match self {
-            FielField::Certificate => "certificate",
-            FielField::PrivateKey => "private_key",
-            FielField::Password => "password",
+            EfirmaField::Certificate => "certificate",
+            EfirmaField::PrivateKey => "private_key",
+            EfirmaField::Password => "password",
         }
     }
 }
 
 /// Why an e.firma was refused: every problem found, each tied to its field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FielErrors(Vec<(FielField, String)>);
+pub struct EfirmaErrors(Vec<(EfirmaField, String)>);
 
-impl FielErrors {
-    fn add(&mut self, field: FielField, message: impl Into<String>) {
+impl EfirmaErrors {
+    fn add(&mut self, field: EfirmaField, message: impl Into<String>) {
         self.0.push((field, message.into()));
     }
 
@@ -48,11 +49,11 @@ impl FielErrors {
         self.0.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (FielField, &str)> {
+    pub fn iter(&self) -> impl Iterator<Item = (EfirmaField, &str)> {
         self.0.iter().map(|(f, m)| (*f, m.as_str()))
     }
 
-    pub fn messages(&self, field: FielField) -> Vec<&str> {
+    pub fn messages(&self, field: EfirmaField) -> Vec<&str> {
         self.iter()
             .filter(|(f, _)| *f == field)
             .map(|(_, m)| m)
@@ -60,7 +61,7 @@ impl FielErrors {
     }
 }
 
-impl std::fmt::Display for FielErrors {
+impl std::fmt::Display for EfirmaErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let parts: Vec<String> = self
             .iter()
@@ -70,10 +71,10 @@ impl std::fmt::Display for FielErrors {
     }
 }
 
-impl std::error::Error for FielErrors {}
+impl std::error::Error for EfirmaErrors {}
 
-impl From<FielErrors> for crate::error::FieldErrors {
-    fn from(errors: FielErrors) -> Self {
+impl From<EfirmaErrors> for crate::error::FieldErrors {
+    fn from(errors: EfirmaErrors) -> Self {
         let mut out = crate::error::FieldErrors::new();
         for (field, message) in errors.iter() {
             out.add(field.as_str(), message);
@@ -82,34 +83,19 @@ impl From<FielErrors> for crate::error::FieldErrors {
     }
 }
 
-/// What the service may show about an e.firma (nothing secret).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct FielSummary {
-    /// As the SAT writes it: the serial's bytes are ASCII digits (`30001000000500003415`).
-    pub serial_number: String,
-    pub rfc: String,
-    /// The holder's name (subject CN).
-    pub holder_name: String,
-    /// The issuing authority's name (issuer CN).
-    pub issuer: String,
-    /// RFC 3339, UTC.
-    pub valid_from: String,
-    pub valid_to: String,
-}
-
 /// A checked e.firma, ready to sign requests. The key never leaves this struct.
-pub struct Fiel {
+pub struct Efirma {
     certificate_der: Vec<u8>,
     key: RsaPrivateKey,
-    summary: FielSummary,
+    summary: EfirmaCertificate,
     valid_to: DateTime<Utc>,
     issuer_name: String,
     serial_decimal: String,
 }
 
-impl std::fmt::Debug for Fiel {
+impl std::fmt::Debug for Efirma {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fiel")
+        f.debug_struct("Efirma")
             .field("summary", &self.summary)
             .field("key", &"<redacted>")
             .finish_non_exhaustive()
@@ -119,13 +105,13 @@ impl std::fmt::Debug for Fiel {
 /// The certificate's facts once it passed its own checks.
 struct CheckedCertificate {
     public_key: RsaPublicKey,
-    summary: FielSummary,
+    summary: EfirmaCertificate,
     valid_to: DateTime<Utc>,
     issuer_name: String,
     serial_decimal: String,
 }
 
-impl Fiel {
+impl Efirma {
     /// Checks an upload: the certificate parses, is an e.firma (not a CSD), belongs to
     /// `expected_rfc` and is valid at `now`; the key decrypts with `password` and is the
     /// certificate's. Every failed check is reported, under its field.
@@ -135,20 +121,20 @@ impl Fiel {
         password: &str,
         expected_rfc: &str,
         now: DateTime<Utc>,
-    ) -> Result<Fiel, FielErrors> {
-        let mut errors = FielErrors::default();
+    ) -> Result<Efirma, EfirmaErrors> {
+        let mut errors = EfirmaErrors::default();
         let certificate = check_certificate(cer, expected_rfc, now, &mut errors);
         let key = decrypt_key(key, password, &mut errors);
         match (certificate, key) {
             (Some(c), Some(k)) => {
                 if RsaPublicKey::from(&k) != c.public_key {
                     errors.add(
-                        FielField::PrivateKey,
+                        EfirmaField::PrivateKey,
                         "does not belong to this certificate (upload the .key issued with this .cer)",
                     );
                     return Err(errors);
                 }
-                Ok(Fiel {
+                Ok(Efirma {
                     certificate_der: cer.to_vec(),
                     key: k,
                     summary: c.summary,
@@ -168,14 +154,14 @@ impl Fiel {
         key: &[u8],
         password: &str,
         expected_rfc: &str,
-    ) -> Result<Fiel, FielErrors> {
+    ) -> Result<Efirma, EfirmaErrors> {
         let in_force = Certificate::from_der(cer)
             .map(|c| utc(c.tbs_certificate.validity.not_before))
             .unwrap_or_else(|_| Utc::now());
         Self::parse(cer, key, password, expected_rfc, in_force)
     }
 
-    pub fn summary(&self) -> &FielSummary {
+    pub fn summary(&self) -> &EfirmaCertificate {
         &self.summary
     }
 
@@ -241,9 +227,9 @@ fn check_certificate(
     cer: &[u8],
     expected_rfc: &str,
     now: DateTime<Utc>,
-    errors: &mut FielErrors,
+    errors: &mut EfirmaErrors,
 ) -> Option<CheckedCertificate> {
-    let field = FielField::Certificate;
+    let field = EfirmaField::Certificate;
     let Ok(cert) = Certificate::from_der(cer) else {
         errors.add(
             field,
@@ -299,7 +285,7 @@ fn check_certificate(
     let serial = tbs.serial_number.as_bytes();
     Some(CheckedCertificate {
         public_key: public_key?,
-        summary: FielSummary {
+        summary: EfirmaCertificate {
             serial_number: serial_text(serial),
             rfc,
             holder_name: first(&tbs.subject, names::COMMON_NAME),
@@ -313,10 +299,10 @@ fn check_certificate(
     })
 }
 
-fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<RsaPrivateKey> {
+fn decrypt_key(key: &[u8], password: &str, errors: &mut EfirmaErrors) -> Option<RsaPrivateKey> {
     let Ok(info) = EncryptedPrivateKeyInfo::try_from(key) else {
         errors.add(
-            FielField::PrivateKey,
+            EfirmaField::PrivateKey,
             "is not an encrypted private key in DER form (the e.firma's .key file)",
         );
         return None;
@@ -329,7 +315,7 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
         Some(p) if p.iteration_count <= MAX_PBKDF2_ITERATIONS => {}
         Some(p) => {
             errors.add(
-                FielField::PrivateKey,
+                EfirmaField::PrivateKey,
                 format!(
                     "is encrypted with {} PBKDF2 rounds; at most {MAX_PBKDF2_ITERATIONS} are accepted (the SAT's keys use 2048): re-encrypt it, e.g. openssl pkcs8 -topk8 -v2 des3 -iter 2048",
                     p.iteration_count
@@ -339,7 +325,7 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
         }
         None => {
             errors.add(
-                FielField::PrivateKey,
+                EfirmaField::PrivateKey,
                 "is encrypted with a scheme the SAT's .key files do not use (expected PBES2 with PBKDF2)",
             );
             return None;
@@ -351,12 +337,12 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
             pkcs8::pkcs5::Error::DecryptFailed | pkcs8::pkcs5::Error::EncryptFailed,
         ))
         | Err(pkcs8::Error::Asn1(_)) => {
-            errors.add(FielField::Password, "does not decrypt the private key");
+            errors.add(EfirmaField::Password, "does not decrypt the private key");
             return None;
         }
         Err(_) => {
             errors.add(
-                FielField::PrivateKey,
+                EfirmaField::PrivateKey,
                 "is encrypted with a cipher this service does not support",
             );
             return None;
@@ -365,13 +351,13 @@ fn decrypt_key(key: &[u8], password: &str, errors: &mut FielErrors) -> Option<Rs
     // A wrong password can, rarely, unpad cleanly and yield garbage: that is still the
     // password's fault.
     let Ok(info) = PrivateKeyInfo::try_from(decrypted.as_bytes()) else {
-        errors.add(FielField::Password, "does not decrypt the private key");
+        errors.add(EfirmaField::Password, "does not decrypt the private key");
         return None;
     };
     match RsaPrivateKey::try_from(info) {
         Ok(k) => Some(k),
         Err(_) => {
-            errors.add(FielField::PrivateKey, "is not an RSA private key");
+            errors.add(EfirmaField::PrivateKey, "is not an RSA private key");
             None
         }
     }

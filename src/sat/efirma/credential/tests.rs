@@ -25,8 +25,8 @@ pub(crate) fn valid_now() -> DateTime<Utc> {
     at("2025-01-01T00:00:00Z")
 }
 
-pub(crate) fn test_fiel() -> Fiel {
-    Fiel::parse(
+pub(crate) fn test_efirma() -> Efirma {
+    Efirma::parse(
         &fixture("fake-fiel/EKU9003173C9.cer"),
         &fixture("fake-fiel/EKU9003173C9.key"),
         &password("fake-fiel"),
@@ -36,17 +36,17 @@ pub(crate) fn test_fiel() -> Fiel {
     .expect("the public test e.firma is valid")
 }
 
-fn parse_with(cer: &str, key: &str, pass: &str, rfc: &str, now: DateTime<Utc>) -> FielErrors {
-    Fiel::parse(&fixture(cer), &fixture(key), pass, rfc, now).expect_err("refused")
+fn parse_with(cer: &str, key: &str, pass: &str, rfc: &str, now: DateTime<Utc>) -> EfirmaErrors {
+    Efirma::parse(&fixture(cer), &fixture(key), pass, rfc, now).expect_err("refused")
 }
 
 const CER: &str = "fake-fiel/EKU9003173C9.cer";
 const KEY: &str = "fake-fiel/EKU9003173C9.key";
 
 #[test]
-fn the_public_test_fiel_parses_with_its_summary() {
-    let fiel = test_fiel();
-    let s = fiel.summary();
+fn the_public_test_efirma_parses_with_its_summary() {
+    let efirma = test_efirma();
+    let s = efirma.summary();
     assert_eq!(s.rfc, "EKU9003173C9");
     assert_eq!(s.serial_number, "30001000000500003415");
     assert_eq!(s.holder_name, "ESCUELA KEMPER URGATE SA DE CV");
@@ -54,31 +54,31 @@ fn the_public_test_fiel_parses_with_its_summary() {
     assert_eq!(s.valid_from, "2023-05-18T04:37:14.000000Z");
     assert_eq!(s.valid_to, "2027-05-17T04:37:14.000000Z");
     assert_eq!(
-        fiel.serial_decimal(),
+        efirma.serial_decimal(),
         "292233162870206001759766198462772978647764840757"
     );
-    assert!(fiel
+    assert!(efirma
         .issuer_name()
         .starts_with("CN=AC UAT,O=SERVICIO DE ADMINISTRACION"));
-    assert!(!fiel.expired_at(valid_now()));
-    assert!(fiel.expired_at(at("2027-05-17T04:37:15Z")));
+    assert!(!efirma.expired_at(valid_now()));
+    assert!(efirma.expired_at(at("2027-05-17T04:37:15Z")));
 }
 
 #[test]
 fn the_rfc_comparison_ignores_case_and_spaces() {
-    let fiel = Fiel::parse(
+    let efirma = Efirma::parse(
         &fixture(CER),
         &fixture(KEY),
         &password("fake-fiel"),
         " eku9003173c9 ",
         valid_now(),
     );
-    assert!(fiel.is_ok());
+    assert!(efirma.is_ok());
 }
 
 #[test]
 fn debug_output_never_shows_the_key() {
-    let text = format!("{:?}", test_fiel());
+    let text = format!("{:?}", test_efirma());
     assert!(text.contains("<redacted>"));
     assert!(text.contains("EKU9003173C9"));
     assert!(!text.contains("RsaPrivateKey"), "{text}");
@@ -89,12 +89,12 @@ fn debug_output_never_shows_the_key() {
 fn a_wrong_password_is_reported_on_the_password() {
     let errors = parse_with(CER, KEY, "not-the-password", "EKU9003173C9", valid_now());
     assert_eq!(
-        errors.messages(FielField::Password),
+        errors.messages(EfirmaField::Password),
         vec!["does not decrypt the private key"]
     );
     assert_eq!(errors.iter().count(), 1, "{errors}");
     let empty = parse_with(CER, KEY, "", "EKU9003173C9", valid_now());
-    assert!(!empty.messages(FielField::Password).is_empty());
+    assert!(!empty.messages(EfirmaField::Password).is_empty());
 }
 
 #[test]
@@ -106,11 +106,11 @@ fn a_csd_is_refused_as_not_an_efirma() {
         "EKU9003173C9",
         valid_now(),
     );
-    let messages = errors.messages(FielField::Certificate);
+    let messages = errors.messages(EfirmaField::Certificate);
     assert_eq!(messages.len(), 1, "{errors}");
     assert!(messages[0].contains("CSD"), "{errors}");
     assert!(
-        errors.messages(FielField::PrivateKey).is_empty(),
+        errors.messages(EfirmaField::PrivateKey).is_empty(),
         "{errors}"
     );
 }
@@ -125,7 +125,7 @@ fn another_taxpayers_certificate_is_refused() {
         valid_now(),
     );
     assert_eq!(
-        errors.messages(FielField::Certificate),
+        errors.messages(EfirmaField::Certificate),
         vec!["belongs to RFC EKU9003173C9, not to this entity's tax_id AAA010101AAA"]
     );
 }
@@ -135,17 +135,17 @@ fn validity_dates_are_checked_against_the_given_clock() {
     let pass = password("fake-fiel");
     let expired = parse_with(CER, KEY, &pass, "EKU9003173C9", at("2027-05-18T00:00:00Z"));
     assert_eq!(
-        expired.messages(FielField::Certificate),
+        expired.messages(EfirmaField::Certificate),
         vec!["expired on 2027-05-17T04:37:14Z"]
     );
     let early = parse_with(CER, KEY, &pass, "EKU9003173C9", at("2023-05-18T04:37:13Z"));
     assert_eq!(
-        early.messages(FielField::Certificate),
+        early.messages(EfirmaField::Certificate),
         vec!["is not valid yet: valid from 2023-05-18T04:37:14Z"]
     );
     // The edges themselves are inside the validity.
     for edge in ["2023-05-18T04:37:14Z", "2027-05-17T04:37:14Z"] {
-        assert!(Fiel::parse(
+        assert!(Efirma::parse(
             &fixture(CER),
             &fixture(KEY),
             &pass,
@@ -165,15 +165,15 @@ fn the_key_of_another_certificate_is_refused() {
         "EKU9003173C9",
         valid_now(),
     );
-    let messages = errors.messages(FielField::PrivateKey);
+    let messages = errors.messages(EfirmaField::PrivateKey);
     assert_eq!(messages.len(), 1, "{errors}");
     assert!(messages[0].starts_with("does not belong to this certificate"));
-    assert!(errors.messages(FielField::Certificate).is_empty());
+    assert!(errors.messages(EfirmaField::Certificate).is_empty());
 }
 
 #[test]
 fn garbage_is_refused_on_each_field_at_once() {
-    let errors = Fiel::parse(
+    let errors = Efirma::parse(
         b"not a certificate",
         b"\x30\x03garbage",
         "x",
@@ -181,8 +181,8 @@ fn garbage_is_refused_on_each_field_at_once() {
         valid_now(),
     )
     .expect_err("garbage");
-    assert_eq!(errors.messages(FielField::Certificate).len(), 1);
-    assert_eq!(errors.messages(FielField::PrivateKey).len(), 1);
+    assert_eq!(errors.messages(EfirmaField::Certificate).len(), 1);
+    assert_eq!(errors.messages(EfirmaField::PrivateKey).len(), 1);
     // The key in PEM (text) form is not the .key file either.
     let pem = parse_with(
         CER,
@@ -191,11 +191,11 @@ fn garbage_is_refused_on_each_field_at_once() {
         "EKU9003173C9",
         valid_now(),
     );
-    assert!(pem.messages(FielField::PrivateKey)[0].starts_with("is not an encrypted private key"));
+    assert!(pem.messages(EfirmaField::PrivateKey)[0].starts_with("is not an encrypted private key"));
     // A certificate given as the key, and the key as the certificate.
     let swapped = parse_with(KEY, CER, "x", "EKU9003173C9", valid_now());
-    assert_eq!(swapped.messages(FielField::Certificate).len(), 1);
-    assert_eq!(swapped.messages(FielField::PrivateKey).len(), 1);
+    assert_eq!(swapped.messages(EfirmaField::Certificate).len(), 1);
+    assert_eq!(swapped.messages(EfirmaField::PrivateKey).len(), 1);
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn a_key_with_more_pbkdf2_rounds_than_the_cap_is_refused_before_any_is_computed(
         der.as_bytes().to_vec()
     };
     let cer = fixture(CER);
-    let over = Fiel::parse(
+    let over = Efirma::parse(
         &cer,
         &with_rounds(100_001),
         &pass,
@@ -233,11 +233,11 @@ fn a_key_with_more_pbkdf2_rounds_than_the_cap_is_refused_before_any_is_computed(
     )
     .expect_err("refused");
     assert_eq!(
-        over.messages(FielField::PrivateKey),
+        over.messages(EfirmaField::PrivateKey),
         vec!["is encrypted with 100001 PBKDF2 rounds; at most 100000 are accepted (the SAT's keys use 2048): re-encrypt it, e.g. openssl pkcs8 -topk8 -v2 des3 -iter 2048"]
     );
     assert_eq!(over.iter().count(), 1, "{over}");
-    Fiel::parse(
+    Efirma::parse(
         &cer,
         &with_rounds(100_000),
         &pass,

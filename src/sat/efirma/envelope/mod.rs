@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 
-use super::credential::Fiel;
+use super::credential::Efirma;
 use super::endpoints::Operation;
 use super::signing::{self, attr, text, KeyInfo};
 use crate::domain::extraction::Direction;
@@ -98,7 +98,7 @@ fn sat_time(t: DateTime<Utc>) -> String {
 /// Authentication: a WS-Security header whose timestamp (`created` .. +5 min) is signed;
 /// `token_id` names the binary security token (`uuid-<uuid>-1` by convention).
 pub fn authenticate(
-    fiel: &Fiel,
+    efirma: &Efirma,
     created: DateTime<Utc>,
     token_id: &str,
 ) -> Result<SoapRequest, rsa::Error> {
@@ -108,7 +108,8 @@ pub fn authenticate(
         sat_time(created + TIMESTAMP_LIFETIME)
     );
     let canonical = format!(r#"<u:Timestamp xmlns:u="{WSU_NS}" u:Id="_0">{times}</u:Timestamp>"#);
-    let signature = signing::signature(fiel, &canonical, "#_0", KeyInfo::TokenReference(token_id))?;
+    let signature =
+        signing::signature(efirma, &canonical, "#_0", KeyInfo::TokenReference(token_id))?;
     let body = format!(
         concat!(
             r#"<?xml version="1.0"?><s:Envelope xmlns:s="{soap}" xmlns:u="{wsu}"><s:Header>"#,
@@ -123,7 +124,7 @@ pub fn authenticate(
         id = attr(token_id),
         x509 = signing::X509_TOKEN,
         b64 = BASE64_ENCODING,
-        cert = signing::certificate_base64(fiel),
+        cert = signing::certificate_base64(efirma),
         signature = signature,
         auth = AUTH_NS,
     );
@@ -137,7 +138,7 @@ pub fn authenticate(
 /// The digest covers the operation element without the signature, in canonical form
 /// (attributes sorted by name, empty ones left out).
 fn signed(
-    fiel: &Fiel,
+    efirma: &Efirma,
     operation: &str,
     child: &str,
     mut attributes: Vec<(&str, String)>,
@@ -152,7 +153,7 @@ fn signed(
     let open = format!("<des:{child}{attributes}>{inner}");
     let close = format!("</des:{child}></des:{operation}>");
     let canonical = format!(r#"<des:{operation} xmlns:des="{SAT_NS}">{open}{close}"#);
-    let signature = signing::signature(fiel, &canonical, "", KeyInfo::X509)?;
+    let signature = signing::signature(efirma, &canonical, "", KeyInfo::X509)?;
     Ok(format!(
         concat!(
             r#"<?xml version="1.0"?><s:Envelope xmlns:s="{soap}" xmlns:des="{sat}" xmlns:xd="{dsig}">"#,
@@ -173,12 +174,12 @@ fn local(t: NaiveDateTime) -> String {
 }
 
 /// The query (`SolicitaDescarga{Emitidos,Recibidos,Folio}`).
-pub fn query(fiel: &Fiel, query: &Query) -> Result<SoapRequest, rsa::Error> {
-    let rfc = fiel.rfc().to_string();
+pub fn query(efirma: &Efirma, query: &Query) -> Result<SoapRequest, rsa::Error> {
+    let rfc = efirma.rfc().to_string();
     let q = match query {
         Query::Uuid(uuid) => {
             let attributes = vec![("RfcSolicitante", rfc), ("Folio", uuid.clone())];
-            let body = signed(fiel, "SolicitaDescargaFolio", "solicitud", attributes, "")?;
+            let body = signed(efirma, "SolicitaDescargaFolio", "solicitud", attributes, "")?;
             return Ok(SoapRequest {
                 operation: Operation::QueryUuid,
                 body,
@@ -232,20 +233,20 @@ pub fn query(fiel: &Fiel, query: &Query) -> Result<SoapRequest, rsa::Error> {
     };
     Ok(SoapRequest {
         operation,
-        body: signed(fiel, name, "solicitud", attributes, &inner)?,
+        body: signed(efirma, name, "solicitud", attributes, &inner)?,
     })
 }
 
 /// The state of a query, by the SAT's request id.
-pub fn verify(fiel: &Fiel, request_id: &str) -> Result<SoapRequest, rsa::Error> {
+pub fn verify(efirma: &Efirma, request_id: &str) -> Result<SoapRequest, rsa::Error> {
     let attributes = vec![
         ("IdSolicitud", request_id.to_string()),
-        ("RfcSolicitante", fiel.rfc().to_string()),
+        ("RfcSolicitante", efirma.rfc().to_string()),
     ];
     Ok(SoapRequest {
         operation: Operation::Verify,
         body: signed(
-            fiel,
+            efirma,
             "VerificaSolicitudDescarga",
             "solicitud",
             attributes,
@@ -255,15 +256,15 @@ pub fn verify(fiel: &Fiel, request_id: &str) -> Result<SoapRequest, rsa::Error> 
 }
 
 /// One package, by its id.
-pub fn download(fiel: &Fiel, package_id: &str) -> Result<SoapRequest, rsa::Error> {
+pub fn download(efirma: &Efirma, package_id: &str) -> Result<SoapRequest, rsa::Error> {
     let attributes = vec![
         ("IdPaquete", package_id.to_string()),
-        ("RfcSolicitante", fiel.rfc().to_string()),
+        ("RfcSolicitante", efirma.rfc().to_string()),
     ];
     Ok(SoapRequest {
         operation: Operation::Download,
         body: signed(
-            fiel,
+            efirma,
             "PeticionDescargaMasivaTercerosEntrada",
             "peticionDescarga",
             attributes,

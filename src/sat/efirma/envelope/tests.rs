@@ -1,5 +1,5 @@
 use super::*;
-use crate::sat::efirma::credential::tests::{fixture, test_fiel};
+use crate::sat::efirma::credential::tests::{fixture, test_efirma};
 use chrono::NaiveDate;
 
 /// The recorded files are pretty-printed: their wire form has no whitespace between
@@ -92,7 +92,7 @@ fn the_recorded_authentication_is_reproduced() {
         .expect("time")
         .with_timezone(&Utc);
     let built = authenticate(
-        &test_fiel(),
+        &test_efirma(),
         created,
         "uuid-cf6c80fb-00ae-44c0-af56-54ec65decbaa-1",
     )
@@ -108,7 +108,7 @@ fn the_recorded_issued_metadata_query_is_reproduced() {
         RequestType::Metadata,
         DocumentStatus::All,
     );
-    let built = query(&test_fiel(), &Query::Window(q)).expect("signed");
+    let built = query(&test_efirma(), &Query::Window(q)).expect("signed");
     assert_eq!(built.operation, Operation::QueryIssued);
     assert_same(&built, "query/request-issued.xml");
 }
@@ -126,7 +126,7 @@ fn the_recorded_received_cfdi_query_with_every_filter_is_reproduced() {
             DocumentStatus::Active,
         )
     };
-    let built = query(&test_fiel(), &Query::Window(q)).expect("signed");
+    let built = query(&test_efirma(), &Query::Window(q)).expect("signed");
     assert_eq!(built.operation, Operation::QueryReceived);
     assert_same(&built, "query/request-received.xml");
 }
@@ -134,21 +134,22 @@ fn the_recorded_received_cfdi_query_with_every_filter_is_reproduced() {
 #[test]
 fn the_recorded_query_by_uuid_is_reproduced() {
     let q = Query::Uuid("96623061-61fe-49de-b298-c7156476aa8b".into());
-    let built = query(&test_fiel(), &q).expect("signed");
+    let built = query(&test_efirma(), &q).expect("signed");
     assert_eq!(built.operation, Operation::QueryUuid);
     assert_same(&built, "query/request-item.xml");
 }
 
 #[test]
 fn the_recorded_verification_is_reproduced() {
-    let built = verify(&test_fiel(), "3f30a4e1-af73-4085-8991-e4d97eef16bd").expect("signed");
+    let built = verify(&test_efirma(), "3f30a4e1-af73-4085-8991-e4d97eef16bd").expect("signed");
     assert_eq!(built.operation, Operation::Verify);
     assert_same(&built, "verify/request.xml");
 }
 
 #[test]
 fn the_recorded_download_is_reproduced() {
-    let built = download(&test_fiel(), "4e80345d-917f-40bb-a98f-4a73939343c5_01").expect("signed");
+    let built =
+        download(&test_efirma(), "4e80345d-917f-40bb-a98f-4a73939343c5_01").expect("signed");
     assert_eq!(built.operation, Operation::Download);
     assert_same(&built, "download/request.xml");
 }
@@ -159,7 +160,7 @@ fn an_issued_query_names_its_receiver_and_escapes_rfcs() {
         counterpart: Some("A&B010101AAA".into()),
         ..window(Direction::Issued, RequestType::Cfdi, DocumentStatus::Active)
     };
-    let built = query(&test_fiel(), &Query::Window(q)).expect("signed");
+    let built = query(&test_efirma(), &Query::Window(q)).expect("signed");
     assert!(built
         .body
         .contains("<des:RfcReceptores><des:RfcReceptor>A&amp;B010101AAA</des:RfcReceptor></des:RfcReceptores><Signature"));

@@ -1,0 +1,69 @@
+//! What the period summary reads of a stored document and of a paid payment entry:
+//! the rows `db::summary` hands, one at a time, to the pure computation in
+//! `crate::summary` (which also holds their rules: pesos, basis, breakdown).
+
+use rust_decimal::Decimal;
+
+use crate::cfdi::{ItemTax, StatedTaxes};
+
+/// A stored, processed document issued in the period.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub invoice_type: String,
+    pub currency: Option<String>,
+    pub subtotal: Decimal,
+    pub discount: Option<Decimal>,
+    pub taxes_transferred: Option<Decimal>,
+    pub taxes_withheld: Option<Decimal>,
+    pub total: Decimal,
+    pub payment_method: Option<String>,
+    pub cancelled: bool,
+    /// The concepts' taxes (the database layer hands them added up per tax, factor
+    /// and rate, which is all the summary reads).
+    pub taxes: Vec<ItemTax>,
+    /// TipoCambio.
+    pub exchange_rate: Option<Decimal>,
+    /// Taxes stated outside the concepts (3.2, local, payroll).
+    pub stated: StatedTaxes,
+}
+
+/// A related-document entry of a payment complement, paid (FechaPago) in the period.
+#[derive(Debug, Clone)]
+pub struct PaidEntry {
+    pub payment_invoice_id: String,
+    pub payment_cancelled: bool,
+    pub related_uuid: String,
+    pub paid_at: String,
+    /// MonedaDR.
+    pub currency: Option<String>,
+    /// ImpPagado, or ImpSaldoAnt − ImpSaldoInsoluto where Pagos 1.0 left it out.
+    pub amount_paid: Option<Decimal>,
+    /// The entry's own taxes (Pagos 2.0 ImpuestosDR); empty for Pagos 1.0.
+    pub taxes: Vec<ItemTax>,
+    /// The paid invoice, when it is stored for the entity.
+    pub invoice: Option<Document>,
+    /// MonedaP and TipoCambioP of the Pago.
+    pub payment_currency: Option<String>,
+    pub payment_exchange_rate: Option<Decimal>,
+    /// MonedaDR units per unit of MonedaP (EquivalenciaDR, Pagos 1.0 TipoCambioDR).
+    pub equivalence: Option<Decimal>,
+}
+
+/// Adds `t` into the entry of `acc` with its kind, tax, factor and rate (the same
+/// rate by value), or appends it: a document's taxes per line, in first-seen order.
+pub fn fold_into(acc: &mut Vec<ItemTax>, t: &ItemTax) {
+    let plus = |a: Option<Decimal>, b: Option<Decimal>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
+    };
+    match acc
+        .iter_mut()
+        .find(|a| (a.kind, &a.tax, &a.factor, a.rate) == (t.kind, &t.tax, &t.factor, t.rate))
+    {
+        Some(a) => {
+            a.base = plus(a.base, t.base);
+            a.amount = plus(a.amount, t.amount);
+        }
+        None => acc.push(t.clone()),
+    }
+}
