@@ -14,5 +14,6 @@ mod api;
 mod docs;
 mod fakews;
 mod flows;
+mod house;
 mod portal;
 mod webservice;

@@ -8,6 +8,20 @@ use super::{
     Party, Related, Stamp, Version,
 };
 
+impl Cfdi {
+    /// Parses a CFDI; unstamped documents parse (stamp None or stamp.uuid None).
+    pub fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+        parse(bytes)
+    }
+
+    /// parse + require a stamp UUID: what ingestion uses.
+    pub fn parse_stamped(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+        let cfdi = parse(bytes)?;
+        cfdi.uuid()?;
+        Ok(cfdi)
+    }
+}
+
 const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
 
 // Comprobante attributes: 3.3/4.0 spelling, then 3.2 spelling.
@@ -67,7 +81,7 @@ const STAMP_SAT_SEAL: Attr = Attr::new("SelloSAT", "selloSAT");
 const STAMP_SAT_CERTIFICATE: Attr = Attr::new("NoCertificadoSAT", "noCertificadoSAT");
 
 /// Checks the limits, then decodes, parses and maps a whole document.
-pub(super) fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
+fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
     if bytes.len() > limits::MAX_DOCUMENT_BYTES {
         let mib = limits::MAX_DOCUMENT_BYTES / (1024 * 1024);
         return Err(CfdiError::OverLimit(format!("larger than {mib} MiB")));

@@ -379,24 +379,14 @@ impl CfdiError {
     }
 }
 
+/// `Cfdi::parse` and `Cfdi::parse_stamped` are in `document.rs`: the parser's modules
+/// build on this file's types, and this file calls none of them.
 impl Cfdi {
-    /// Parses a CFDI; unstamped documents parse (stamp None or stamp.uuid None).
-    pub fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
-        document::parse(bytes)
-    }
-
     /// The fiscal UUID, or [`CfdiError::Unstamped`].
     pub fn uuid(&self) -> Result<&str, CfdiError> {
         self.stamp
             .as_ref()
             .and_then(|stamp| stamp.uuid.as_deref())
             .ok_or(CfdiError::Unstamped)
-    }
-
-    /// parse + require a stamp UUID: what ingestion uses.
-    pub fn parse_stamped(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
-        let cfdi = Cfdi::parse(bytes)?;
-        cfdi.uuid()?;
-        Ok(cfdi)
     }
 }

@@ -12,7 +12,7 @@
 use std::io::Write;
 
 use super::columns::{Cell, Column};
-use super::Sheet;
+use super::sheet::Sheet;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 

@@ -6,6 +6,7 @@
 
 pub mod columns;
 mod csv;
+mod sheet;
 pub mod spool;
 pub(crate) mod xlsx;
 
@@ -15,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::db::{self, invoices::Filter, Db};
 use columns::{Cell, Column};
+use sheet::Sheet;
 
 /// Invoices per page read from the database.
 const PAGE: i64 = 500;
@@ -70,13 +72,6 @@ impl Rows {
             Rows::Items => "invoice-items",
         }
     }
-}
-
-/// A spreadsheet being written row by row.
-trait Sheet {
-    fn header(&mut self, columns: &[Column]) -> anyhow::Result<()>;
-    fn row(&mut self, cells: &[Cell]) -> anyhow::Result<()>;
-    fn finish(self: Box<Self>) -> anyhow::Result<()>;
 }
 
 /// Writes the organization's invoices matching `filter` (or their concepts) to `out`;

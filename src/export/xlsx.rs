@@ -10,7 +10,7 @@ use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Timelike};
 use rust_xlsxwriter::{ExcelDateTime, Format, Workbook, Worksheet, XlsxError};
 
 use super::columns::{Cell, Column};
-use super::Sheet;
+use super::sheet::Sheet;
 
 /// Rows per worksheet, Excel's limit; a longer export continues on the next sheet.
 pub const MAX_ROWS: u32 = 1_048_576;

@@ -8,3 +8,10 @@ pub mod json_body;
 pub mod pagination;
 pub mod query;
 pub mod request_log;
+
+use crate::app::Context;
+use rocket::State;
+use std::sync::Arc;
+
+/// The state handlers share.
+pub type Ctx = State<Arc<Context>>;

@@ -2,11 +2,15 @@
 //! opaque base64 of the last row's sort key; lists fetch `limit + 1` rows to know
 //! whether another page exists.
 
-use crate::error::FieldErrors;
+use crate::app::Context;
+use crate::db::Conn;
+use crate::error::{ApiResult, FieldErrors};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use rocket::response::content::RawJson;
+use rocket::serde::json::Json;
 use serde::Serialize;
+use serde_json::Value;
 
 pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 500;
@@ -125,6 +129,30 @@ fn encode(key: &[String]) -> String {
 fn decode(cursor: &str) -> Option<Vec<String>> {
     let bytes = URL_SAFE_NO_PAD.decode(cursor.trim()).ok()?;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Turns a list of rows into `(sort key, row)` pairs keyed on their id.
+pub fn keyed_by_id<T>(rows: Vec<T>, id: fn(&T) -> &str) -> Vec<(Vec<String>, T)> {
+    rows.into_iter()
+        .map(|r| (vec![id(&r).to_string()], r))
+        .collect()
+}
+
+/// A list keyed on UUIDv7 ids, newest first: `fetch(conn, after_id, limit)` reads up to
+/// `limit` rows older than the cursor's id; paging and the envelope are shared.
+pub async fn list_by_id<T: Send + 'static>(
+    ctx: &Context,
+    page: Page,
+    fetch: impl FnOnce(&Conn, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
+    id: fn(&T) -> &str,
+    view: fn(T) -> Value,
+) -> ApiResult<Json<Envelope<Value>>> {
+    let (after, limit) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
+    let rows = ctx
+        .db
+        .read(move |c| fetch(c, after.as_deref(), limit))
+        .await?;
+    Ok(Json(page.envelope(keyed_by_id(rows, id), view)))
 }
 
 #[cfg(test)]

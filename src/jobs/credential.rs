@@ -4,7 +4,7 @@
 //! check pending and retries. The same job, queued for the moment an e.firma's
 //! certificate lapses, records it `expired` and announces it.
 
-use super::{backoff, Outcome};
+use super::outcome::{backoff, settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, efirmas::SealedEfirma, entities::Entity, jobs::Job, jobs::Kind, Tx};
 use crate::domain::efirma::EfirmaStatus;
@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     };
     ctx.db.tx(|tx| {
         let Some(mut current) = db::entities::get_any(tx, &entity.id)? else {
-            return super::settle(tx, job, &Outcome::Done);
+            return settle(tx, job, &Outcome::Done);
         };
         let mut changed = false;
         // The password may have changed while we talked to the authority: then this
@@ -100,7 +100,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
             let fresh = db::entities::get_any(tx, &entity.id)?.unwrap_or(current);
             announce(tx, &fresh)?;
         }
-        super::settle(tx, job, &outcome)
+        settle(tx, job, &outcome)
     })?;
     Ok(Outcome::Settled(None))
 }

@@ -2,7 +2,8 @@
 //! on the retry schedule or a final `succeeded` / `failed`. The transaction that logs
 //! the attempt also claims the worker's next delivery (`settle_and_claim`).
 
-use super::{ClaimNext, Lane, Outcome};
+use super::lanes::{settle_and_claim, ClaimNext, Lane};
+use super::outcome::Outcome;
 use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
@@ -79,7 +80,7 @@ pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcom
                 status,
             },
         )?;
-        super::settle_and_claim(tx, job, &outcome, ClaimNext::new(ctx, lane))
+        settle_and_claim(tx, job, &outcome, ClaimNext::new(ctx, lane))
     })?;
     Ok(Outcome::Settled(next))
 }

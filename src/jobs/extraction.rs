@@ -3,7 +3,8 @@
 //! change and its `extraction.update` commit together. A run cut short (stop, crash, a
 //! wait on the SAT) is picked up again where its channel left it.
 
-use super::{Context, Outcome};
+use super::outcome::Outcome;
+use crate::app::Context;
 use crate::db::{self, extractions::Extraction, jobs::Job, Db};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;

@@ -2,7 +2,7 @@
 //! one free for validations, delivery workers share themselves between organizations,
 //! and a delivery worker claims its next delivery while recording its last one.
 
-use super::{settle, Outcome};
+use super::outcome::{settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, jobs::Job};
 

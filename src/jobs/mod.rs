@@ -14,11 +14,13 @@ pub mod delivery;
 pub mod delivery_target;
 pub mod extraction;
 mod lanes;
+mod outcome;
 pub mod scheduler;
 
 use crate::app::Context;
 use crate::db::{self, jobs::Job, jobs::Kind};
 use lanes::{settle_and_claim, ClaimNext, DeliveryShare, Lane, Lanes};
+pub use outcome::{backoff, settle, Outcome};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -26,37 +28,6 @@ use std::time::Duration;
 
 /// The longest a worker sleeps without being woken.
 const IDLE_POLL: Duration = Duration::from_secs(1);
-
-/// What a job handler decided; the queue alone turns it into rows.
-#[derive(Debug)]
-pub enum Outcome {
-    Done,
-    Retry {
-        after: Duration,
-        error: String,
-    },
-    /// Not an error: the job waits on something outside (the SAT preparing a request)
-    /// and runs again after `after`, with its failure count cleared.
-    Wait {
-        after: Duration,
-    },
-    /// The handler already recorded its outcome with `settle` (or `settle_and_claim`,
-    /// whose claimed job it carries), in the transaction of its final writes: one commit
-    /// instead of two, and no window between them.
-    Settled(Option<Job>),
-}
-
-/// Records a job's outcome in `tx`: a finished job is deleted, a retry rescheduled.
-pub fn settle(tx: &db::Conn, job: &Job, outcome: &Outcome) -> anyhow::Result<()> {
-    match outcome {
-        Outcome::Done => db::jobs::complete(tx, job.id),
-        Outcome::Retry { after, error } => {
-            db::jobs::reschedule(tx, job.id, &crate::time::after(*after), error)
-        }
-        Outcome::Wait { after } => db::jobs::wait(tx, job.id, &crate::time::after(*after)),
-        Outcome::Settled(_) => Ok(()),
-    }
-}
 
 pub struct Workers {
     ctx: Arc<Context>,
@@ -234,22 +205,3 @@ fn log_end(job: &Job, result: &anyhow::Result<Outcome>, took: Duration) {
 
 /// When a job the busy database stopped runs again.
 const BUSY_RETRY: Duration = Duration::from_secs(1);
-
-/// Exponential backoff: 1 s, 2 s, 4 s ... capped at 5 minutes.
-pub fn backoff(attempts: u32) -> Duration {
-    let secs = 1u64 << attempts.saturating_sub(1).min(9);
-    Duration::from_secs(secs.min(300))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        assert_eq!(backoff(1), Duration::from_secs(1));
-        assert_eq!(backoff(2), Duration::from_secs(2));
-        assert_eq!(backoff(5), Duration::from_secs(16));
-        assert_eq!(backoff(40), Duration::from_secs(300));
-    }
-}

@@ -3,13 +3,13 @@
 //! then validated in the background by authenticating with the service. The key and
 //! its password are sealed at rest and never returned.
 
-use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, efirmas::SealedEfirma};
 use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::NewEfirma;
 use crate::error::{ApiError, ApiResult};
 use crate::events;
+use crate::http::Ctx;
 use crate::http::{heavy::Heavy, request_log::RequestId};
 use crate::http::{
     ids,

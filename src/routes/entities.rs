@@ -1,12 +1,13 @@
 //! `/v1/entities`: taxpayers and their CIEC credential.
 
-use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::error::{ApiError, ApiResult, Created};
 use crate::events;
+use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
+use crate::http::Ctx;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},

@@ -1,11 +1,12 @@
 //! `/v1/events`: the feed of everything the organization's webhooks are sent (and
 //! what they would be sent without one), kept `--event-retention-days`.
 
-use super::{keyed_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::event::FeedFilter;
 use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::http::pagination::keyed_by_id;
+use crate::http::Ctx;
 use crate::http::{ids, pagination::Page, query::Query};
 use rocket::response::content::RawJson;
 use rocket::{get, routes, Route};

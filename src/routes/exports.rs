@@ -6,13 +6,13 @@ use rocket::response::{self, stream::ReaderStream, Responder, Response};
 use rocket::{get, routes, Request, Route, State};
 
 use super::invoices::parse_filter;
-use super::Ctx;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::export::spool::{self, Spooled, Start};
 use crate::export::{self, Format, Rows};
 use crate::http::heavy::{Download, Heavy};
 use crate::http::query::Query;
+use crate::http::Ctx;
 use rocket::futures::StreamExt;
 
 pub fn routes() -> Vec<Route> {

@@ -1,11 +1,12 @@
 //! `/v1/extractions`: runs against the tax authority.
 
-use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::extraction::{Channel, NewExtraction, Status};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
+use crate::http::Ctx;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},

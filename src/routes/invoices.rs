@@ -1,12 +1,12 @@
 //! `/v1/invoices`: processed invoices, their documents and the payments that pay them.
 
-use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{
     self,
     invoices::{Filter, Order},
 };
 use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::http::Ctx;
 use crate::http::{
     heavy::Heavy,
     ids,

@@ -15,17 +15,7 @@ pub mod service;
 pub mod summary;
 pub mod webhooks;
 
-use crate::app::Context;
-use crate::db::Conn;
-use crate::error::ApiResult;
-use crate::http::pagination::{Envelope, Page};
-use rocket::serde::json::Json;
-use rocket::{Route, State};
-use serde_json::Value;
-use std::sync::Arc;
-
-/// The state handlers share.
-pub type Ctx = State<Arc<Context>>;
+use rocket::Route;
 
 pub fn v1() -> Vec<Route> {
     let mut all = entities::routes();
@@ -38,28 +28,4 @@ pub fn v1() -> Vec<Route> {
     all.extend(summary::routes());
     all.extend(webhooks::routes());
     all
-}
-
-/// Turns a list of rows into `(sort key, row)` pairs keyed on their id.
-pub fn keyed_by_id<T>(rows: Vec<T>, id: fn(&T) -> &str) -> Vec<(Vec<String>, T)> {
-    rows.into_iter()
-        .map(|r| (vec![id(&r).to_string()], r))
-        .collect()
-}
-
-/// A list keyed on UUIDv7 ids, newest first: `fetch(conn, after_id, limit)` reads up to
-/// `limit` rows older than the cursor's id; paging and the envelope are shared.
-pub async fn list_by_id<T: Send + 'static>(
-    ctx: &Context,
-    page: Page,
-    fetch: impl FnOnce(&Conn, Option<&str>, i64) -> anyhow::Result<Vec<T>> + Send + 'static,
-    id: fn(&T) -> &str,
-    view: fn(T) -> Value,
-) -> ApiResult<Json<Envelope<Value>>> {
-    let (after, limit) = (page.after.as_ref().map(|k| k[0].clone()), page.fetch());
-    let rows = ctx
-        .db
-        .read(move |c| fetch(c, after.as_deref(), limit))
-        .await?;
-    Ok(Json(page.envelope(keyed_by_id(rows, id), view)))
 }

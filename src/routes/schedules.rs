@@ -1,10 +1,11 @@
 //! `/v1/schedules`: entities kept in sync by extractions the service starts itself.
 
-use super::{list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::schedule::{NewSchedule, SchedulePatch, PAUSED_BY_USER};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::http::pagination::list_by_id;
+use crate::http::Ctx;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},

@@ -8,10 +8,10 @@ use rocket::{get, routes, Request, Route, State};
 use serde::Serialize;
 
 use super::invoices::date;
-use super::Ctx;
 use crate::auth::AuthUser;
 use crate::db::{self, summary::Period};
 use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::http::Ctx;
 use crate::http::{heavy::Heavy, ids, query::Query};
 use crate::summary::{self, Builder};
 

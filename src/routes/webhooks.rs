@@ -1,10 +1,11 @@
 //! `/v1/webhooks`: registrations and their delivery log.
 
-use super::{keyed_by_id, list_by_id, Ctx};
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::webhook::{self, NewWebhook};
 use crate::error::{ApiError, ApiResult, Created};
+use crate::http::pagination::{keyed_by_id, list_by_id};
+use crate::http::Ctx;
 use crate::http::{
     ids,
     json_body::{BodyError, JsonBody},

@@ -10,7 +10,7 @@ pub mod files;
 pub mod migrate;
 mod writer;
 
-use super::Waker;
+use super::waker::Waker;
 use anyhow::Context;
 use r2d2_sqlite::SqliteConnectionManager;
 use ref_cast::RefCast;

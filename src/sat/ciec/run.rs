@@ -3,7 +3,7 @@
 //! thread of its own. A run cut short (stop, crash) starts again from its listing: stage
 //! 1 is repeatable and stage 2 only fetches what the sink has not stored.
 
-use super::{Authority, Session, DOWNLOAD_BATCH};
+use super::conversation::{Authority, Session, DOWNLOAD_BATCH};
 use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::ingest;
 use crate::sat::channel::wrong_secret;

@@ -3,12 +3,12 @@
 //! session that listed them (facts §6).
 
 use super::config::PortalConfig;
+use super::conversation::Session;
 use super::delta;
 use super::html::{by_id, elements, form_fields, Fields};
 use super::http::{path_of, Client};
 use super::query::{self, Window};
 use super::results::{self, Row, TableError};
-use super::Session;
 use crate::domain::extraction::{Direction, Period};
 use crate::sat::{Document, Metadata, SatError};
 use scraper::Html;

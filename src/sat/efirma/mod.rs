@@ -24,7 +24,7 @@
 //! - `client`: a blocking HTTP client for the four calls.
 //! - `service`: the calls as an interface (`Service`), spoken by the SOAP client and by
 //!   the sandbox.
-//! - `requests`: the run: the SAT's request state machine, its requests kept in
+//! - `run`: the channel and its run: the SAT's request state machine, its requests kept in
 //!   `db::sat_requests`; `window`: request windows and waits; `store`: packages handed
 //!   to the sink in batches with their resume point.
 //!
@@ -36,60 +36,13 @@ pub mod endpoints;
 pub mod envelope;
 mod names;
 pub mod package;
-mod requests;
 pub mod responses;
+mod run;
 pub mod service;
 pub mod signing;
 pub mod store;
 mod window;
 
 pub use credential::{Efirma, EfirmaErrors, EfirmaField};
+pub use run::EfirmaChannel;
 pub use service::{Service, Session, Soap};
-
-use crate::db::Db;
-use crate::sat::channel::wrong_secret;
-use crate::sat::{Channel, EfirmaKey, Run, SatError, Secret, Sink, Step};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// The e.firma channel over a `Service`: the SAT's web service, or the sandbox's.
-pub struct EfirmaChannel {
-    service: Arc<dyn Service>,
-    /// Where the SAT's request ids and the packages' progress are kept.
-    db: Db,
-    /// `--sat-ws-poll`: the first wait between two checks of a request.
-    poll: Duration,
-}
-
-impl EfirmaChannel {
-    pub fn new(service: Arc<dyn Service>, db: Db, poll: Duration) -> Self {
-        EfirmaChannel { service, db, poll }
-    }
-}
-
-/// The stored e.firma, parsed (it passed every check when uploaded; the clock is not
-/// checked here: expiry is the caller's decision).
-fn open(key: &EfirmaKey) -> anyhow::Result<Efirma> {
-    Efirma::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
-        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
-}
-
-impl Channel for EfirmaChannel {
-    /// One authentication with the web service.
-    fn validate(&self, secret: &Secret) -> Result<(), SatError> {
-        let Secret::Efirma(key) = secret else {
-            return Err(wrong_secret("e.firma"));
-        };
-        let efirma = open(key)?;
-        self.service.connect(&efirma, None).map(|_| ())
-    }
-
-    fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
-        let Secret::Efirma(key) = run.secret else {
-            return Err(wrong_secret("e.firma").into());
-        };
-        let efirma = open(key)?;
-        let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context)));
-        requests::advance(self, run, sink, connect)
-    }
-}

@@ -7,10 +7,10 @@
 //! (`responses`).
 
 use super::client::{Client, ClientError};
+use super::credential::Efirma;
 use super::endpoints::Endpoints;
 use super::envelope::{Query, WindowQuery};
 use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
-use super::Efirma;
 use crate::sat::{RunContext, SatError};
 use chrono::Utc;
 use std::time::Duration;

@@ -15,19 +15,64 @@
 //! - expired (state 6): ask again, once; a package is never downloaded a third time
 //!   (one that cannot be had any more makes the request be asked again, once).
 
+use super::credential::Efirma;
 use super::package::Package;
 use super::responses::{RequestState, SatCode};
-use super::service::{refuses_certificate, Session};
+use super::service::{refuses_certificate, Service, Session};
 use super::store;
 use super::window::{fmt, local, poll_wait, whole_days, window_query};
-use super::EfirmaChannel;
+use crate::db::Db;
 use crate::db::{
     self,
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
 use crate::domain::extraction::{FailedReason, Period};
-use crate::sat::{Run, SatError, Sink, Step};
+use crate::sat::channel::wrong_secret;
+use crate::sat::{Channel, EfirmaKey, Run, SatError, Secret, Sink, Step};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The e.firma channel over a `Service`: the SAT's web service, or the sandbox's.
+pub struct EfirmaChannel {
+    service: Arc<dyn Service>,
+    /// Where the SAT's request ids and the packages' progress are kept.
+    db: Db,
+    /// `--sat-ws-poll`: the first wait between two checks of a request.
+    poll: Duration,
+}
+
+impl EfirmaChannel {
+    pub fn new(service: Arc<dyn Service>, db: Db, poll: Duration) -> Self {
+        EfirmaChannel { service, db, poll }
+    }
+}
+
+/// The stored e.firma, parsed (it passed every check when uploaded; the clock is not
+/// checked here: expiry is the caller's decision).
+fn open(key: &EfirmaKey) -> anyhow::Result<Efirma> {
+    Efirma::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
+        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
+}
+
+impl Channel for EfirmaChannel {
+    /// One authentication with the web service.
+    fn validate(&self, secret: &Secret) -> Result<(), SatError> {
+        let Secret::Efirma(key) = secret else {
+            return Err(wrong_secret("e.firma"));
+        };
+        let efirma = open(key)?;
+        self.service.connect(&efirma, None).map(|_| ())
+    }
+
+    fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
+        let Secret::Efirma(key) = run.secret else {
+            return Err(wrong_secret("e.firma").into());
+        };
+        let efirma = open(key)?;
+        let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context)));
+        advance(self, run, sink, connect)
+    }
+}
 
 /// Consecutive failed attempts to reach the service before the run fails
 /// `sat_unavailable` (with doubling waits from `--sat-ws-poll`, a few hours).

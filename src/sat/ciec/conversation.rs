@@ -1,0 +1,32 @@
+//! The CIEC channel's conversation with the SAT's side: the real portal (`portal.rs`)
+//! or the sandbox's speak it, and the channel's run (`run.rs`) drives it.
+
+use crate::domain::extraction::{Direction, Period};
+use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
+
+/// The SAT's side of the CIEC channel: the real portal (`Portal`), or the sandbox's.
+pub trait Authority: Send + Sync {
+    /// Logs in once to check the credential.
+    fn validate(&self, credential: &Credential) -> Result<(), SatError>;
+    /// Logs in for an extraction.
+    fn login(
+        &self,
+        credential: &Credential,
+        run: &RunContext,
+    ) -> Result<Box<dyn Session>, SatError>;
+}
+
+/// A logged-in conversation with the portal.
+pub trait Session: Send {
+    /// Stage 1: the metadata of the period's invoices.
+    fn list(&mut self, direction: Direction, period: Period) -> Result<Vec<Metadata>, SatError>;
+    /// Stage 2: the XML (and PDF) of some listed invoices, in the same order.
+    fn download(
+        &mut self,
+        direction: Direction,
+        items: &[Metadata],
+    ) -> Result<Vec<Document>, SatError>;
+}
+
+/// How many documents one download call asks for.
+pub const DOWNLOAD_BATCH: usize = 50;
