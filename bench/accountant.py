@@ -92,7 +92,7 @@ def pdf_render(server, creds, ids, connections=4):
                 if not todo:
                     break
                 invoice = todo.pop()
-            conn.request("GET", f"/v1/invoices/{invoice}/cfdi?format=pdf", headers=_auth(creds))
+            conn.request("GET", f"/v1/invoices/{invoice}/cfdi?format=pdf&render=true", headers=_auth(creds))
             res = conn.getresponse()
             body = res.read()
             if res.status != 200 or res.getheader("X-Cfdi-Pdf") != "rendered" or not body.startswith(b"%PDF"):
