@@ -189,6 +189,59 @@ CREATE TABLE IF NOT EXISTS documents (
     PRIMARY KEY (invoice_id, kind)
 );
 
+-- CFDI de Retenciones e Información de Pagos: a document class of its own (not an invoice
+-- type), one row per (entity, fiscal UUID), stored only once its XML is parsed (since
+-- version 13). Scalar columns are what lists filter and sort on; the parts of the
+-- document the API shows whole are JSON texts written from `retenciones::Retention`.
+CREATE TABLE IF NOT EXISTS retentions (
+    id                     TEXT PRIMARY KEY,
+    org_id                 TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id              TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    uuid                   TEXT NOT NULL,
+    direction              TEXT NOT NULL CHECK (direction IN ('issued', 'received')),
+    version                TEXT NOT NULL,
+    internal_folio         TEXT,
+    issued_at              TEXT NOT NULL,
+    certified_at           TEXT,
+    retention_key          TEXT,
+    retention_description  TEXT,
+    issuer_tax_id          TEXT NOT NULL,
+    receiver_tax_id        TEXT,
+    counterpart_tax_id     TEXT,              -- the issuer's RFC if received, else the receiver's
+    period_year            INTEGER,
+    period_start_month     INTEGER,
+    period_end_month       INTEGER,
+    total_operation        TEXT NOT NULL,     -- exact decimal text
+    total_withheld         TEXT,
+    issuer_json            TEXT NOT NULL,
+    receiver_json          TEXT NOT NULL,
+    totals_json            TEXT NOT NULL,
+    withheld_json          TEXT NOT NULL,
+    complements_json       TEXT NOT NULL,
+    related_json           TEXT NOT NULL,
+    place_of_issue         TEXT,
+    status                 TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'cancelled')),
+    cancelled_at           TEXT,
+    has_pdf                INTEGER NOT NULL DEFAULT 0,
+    created_at             TEXT NOT NULL,
+    updated_at             TEXT NOT NULL,
+    UNIQUE (entity_id, uuid)
+);
+CREATE INDEX IF NOT EXISTS retentions_org_issued ON retentions (org_id, issued_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS retentions_org_updated ON retentions (org_id, updated_at, id);
+CREATE INDEX IF NOT EXISTS retentions_org_uuid ON retentions (org_id, uuid);
+
+-- A retention's original XML and PDF, in the shape of `documents` (same codecs, same
+-- certificates kept once): a table of its own so each file references its own row.
+CREATE TABLE IF NOT EXISTS retention_documents (
+    retention_id    TEXT NOT NULL REFERENCES retentions(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL CHECK (kind IN ('xml', 'pdf')),
+    codec           TEXT NOT NULL DEFAULT 'identity',
+    content         BLOB NOT NULL,
+    certificate_id  INTEGER REFERENCES certificates(id),
+    PRIMARY KEY (retention_id, kind)
+);
+
 -- Related-document entries of payment complements (DoctoRelacionado), one row per
 -- distinct entry of a complement. Linked to the paid invoice by (entity_id, related_uuid),
 -- so a complement that arrives first waits here for its invoice.

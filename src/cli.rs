@@ -131,12 +131,14 @@ pub struct KeyArg {
 #[derive(Debug, Subcommand)]
 pub enum InvoicesCommand {
     /// Import CFDI XML files you already have (e.g. from a SAT bulk download) into an
-    /// entity, through the same path extractions use. Prints one line per file.
+    /// entity, through the same path extractions use. Invoices and CFDI de Retenciones
+    /// alike: each file's root element picks its class. Prints one line per file
+    /// (`imported`, the file, the stored id, and `retention` for a retention).
     Import {
         /// The entity's id.
         #[arg(long)]
         entity: String,
-        /// Whether the entity issued or received these invoices.
+        /// Whether the entity issued or received these documents.
         #[arg(long, value_parser = ["issued", "received"])]
         direction: String,
         /// XML files; a PDF with the same name beside a file is imported with it.

@@ -33,6 +33,7 @@ pub mod origin;
 pub mod password;
 pub mod pdf;
 pub mod periodic;
+pub mod retenciones;
 
 pub mod routes;
 pub mod sandbox;

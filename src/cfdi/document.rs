@@ -1,11 +1,11 @@
 //! The Comprobante itself: header, parties, items, relations and stamp.
 
-use roxmltree::{Document, Node, ParsingOptions};
+use roxmltree::Node;
 
-use super::xml::{self, Attr, Reader, CFD3, CFD4, TFD};
+use super::xml::{self, Attr, Reader, CFD3, CFD4};
 use super::{
-    certification, limits, pagos, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax,
-    Party, Related, Stamp, Version,
+    pagos, stamp, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related,
+    Version,
 };
 
 impl Cfdi {
@@ -20,9 +20,13 @@ impl Cfdi {
         cfdi.uuid()?;
         Ok(cfdi)
     }
-}
 
-const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+    /// The document read from an already built tree (`xml::with_tree`), when the
+    /// caller has looked at its root first (ingestion picks the class by it).
+    pub(crate) fn from_root(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
+        parse_comprobante(root)
+    }
+}
 
 // Comprobante attributes: 3.3/4.0 spelling, then 3.2 spelling.
 const TYPE: Attr = Attr::new("TipoDeComprobante", "tipoDeComprobante");
@@ -72,42 +76,10 @@ const TAX_OBJECT: Attr = Attr::modern_only("ObjetoImp");
 // CfdiRelacionados and TimbreFiscalDigital (same spelling in every version).
 const RELATION_TYPE: Attr = Attr::field("TipoRelacion", "CfdiRelacionados@TipoRelacion");
 const RELATED_UUID: Attr = Attr::field("UUID", "CfdiRelacionado@UUID");
-const STAMP_UUID: Attr = Attr::field("UUID", "TimbreFiscalDigital@UUID");
-const STAMP_DATE: Attr = Attr::field("FechaTimbrado", "TimbreFiscalDigital@FechaTimbrado");
-const STAMP_PROVIDER: Attr = Attr::field("RfcProvCertif", "TimbreFiscalDigital@RfcProvCertif");
-// TFD 1.0 spells these in lower camel case, 1.1 in upper.
-const STAMP_VERSION: Attr = Attr::new("Version", "version");
-const STAMP_SAT_SEAL: Attr = Attr::new("SelloSAT", "selloSAT");
-const STAMP_SAT_CERTIFICATE: Attr = Attr::new("NoCertificadoSAT", "noCertificadoSAT");
 
 /// Checks the limits, then decodes, parses and maps a whole document.
 fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
-    if bytes.len() > limits::MAX_DOCUMENT_BYTES {
-        let mib = limits::MAX_DOCUMENT_BYTES / (1024 * 1024);
-        return Err(CfdiError::OverLimit(format!("larger than {mib} MiB")));
-    }
-    let text = decode(bytes)?;
-    limits::scan(text, &limits::LIMITS).map_err(|e| CfdiError::OverLimit(e.to_string()))?;
-    let options = ParsingOptions {
-        nodes_limit: limits::MAX_NODES,
-        ..ParsingOptions::default()
-    };
-    let doc = Document::parse_with_options(text, options).map_err(|e| match e {
-        roxmltree::Error::NodesLimitReached => {
-            CfdiError::OverLimit(format!("more than {} XML nodes", limits::MAX_NODES))
-        }
-        e => CfdiError::Malformed(e.to_string()),
-    })?;
-    parse_comprobante(doc.root_element())
-}
-
-/// Strips a UTF-8 BOM and checks the input is non-blank UTF-8.
-fn decode(bytes: &[u8]) -> Result<&str, CfdiError> {
-    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(CfdiError::Empty);
-    }
-    std::str::from_utf8(bytes).map_err(|e| CfdiError::Malformed(format!("invalid UTF-8: {e}")))
+    xml::with_tree(bytes, parse_comprobante)
 }
 
 /// Where a document's CFDI elements live and how its attributes are spelled.
@@ -177,7 +149,7 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
         payment_form: r.string(PAYMENT_FORM),
         seal: r.string(SEAL),
         certificate_number: r.string(CERTIFICATE_NUMBER),
-        stamp: parse_stamp(&complements)?,
+        stamp: stamp::parse(&complements)?,
         items: parse_items(cfd, root)?,
         payments,
         related: parse_related(cfd, root),
@@ -199,10 +171,10 @@ fn identify(root: Node<'_, '_>) -> Result<Cfd, CfdiError> {
     let ns = match tag.namespace() {
         Some(CFD3) => CFD3,
         Some(CFD4) => CFD4,
-        _ => return Err(CfdiError::NotCfdi(expanded_name(root))),
+        _ => return Err(CfdiError::NotCfdi(xml::expanded_name(root))),
     };
     if tag.name() != "Comprobante" {
-        return Err(CfdiError::NotCfdi(expanded_name(root)));
+        return Err(CfdiError::NotCfdi(xml::expanded_name(root)));
     }
     // The attribute's spelling depends on the version it declares, so try both.
     let declared = root
@@ -219,14 +191,6 @@ fn identify(root: Node<'_, '_>) -> Result<Cfd, CfdiError> {
         }
     };
     Ok(Cfd { ns, version })
-}
-
-fn expanded_name(node: Node<'_, '_>) -> String {
-    let tag = node.tag_name();
-    match tag.namespace() {
-        Some(ns) => format!("{{{ns}}}{}", tag.name()),
-        None => tag.name().to_owned(),
-    }
 }
 
 fn parse_invoice_type(value: &str) -> Result<InvoiceType, CfdiError> {
@@ -323,38 +287,4 @@ fn parse_related(cfd: Cfd, root: Node<'_, '_>) -> Vec<Related> {
         }
     }
     related
-}
-
-/// The TimbreFiscalDigital among the complements, wherever it is nested. A UUID must
-/// be well formed; repeated stamps must name the same UUID (a UUID-less one differs).
-fn parse_stamp(complements: &[Node<'_, '_>]) -> Result<Option<Stamp>, CfdiError> {
-    let mut stamp: Option<Stamp> = None;
-    let tfds = complements
-        .iter()
-        .filter(|node| xml::is_element(**node, TFD, "TimbreFiscalDigital"));
-    for node in tfds {
-        let r = Reader::new(*node, false);
-        let uuid = r.checked_uuid(STAMP_UUID)?;
-        match &stamp {
-            Some(first) if first.uuid != uuid => {
-                let name = |u: &Option<String>| u.clone().unwrap_or_else(|| "none".into());
-                return Err(CfdiError::ConflictingStamps(name(&first.uuid), name(&uuid)));
-            }
-            Some(_) => {}
-            None => {
-                let legacy = Reader::new(*node, true);
-                let either = |attr| r.string(attr).or_else(|| legacy.string(attr));
-                stamp = Some(Stamp {
-                    uuid,
-                    version: either(STAMP_VERSION),
-                    certified_at: r.string(STAMP_DATE),
-                    provider_tax_id: r.string(STAMP_PROVIDER),
-                    sat_seal: either(STAMP_SAT_SEAL),
-                    sat_certificate_number: either(STAMP_SAT_CERTIFICATE),
-                    original_string: certification::original_string(*node),
-                });
-            }
-        }
-    }
-    Ok(stamp)
 }

@@ -24,7 +24,7 @@ pub const MAX_NODES: u32 = 1_000_000;
 
 /// The shape limits the scan checks.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Limits {
+pub(crate) struct Limits {
     /// Real CFDIs nest under ten levels deep (addenda add a few more). Each level
     /// costs roxmltree a few KiB of stack in unoptimised builds, so 128 levels stay
     /// well inside a 2 MiB thread stack (tokio's default).
@@ -37,7 +37,7 @@ pub(super) struct Limits {
     pub namespaces: usize,
 }
 
-pub(super) const LIMITS: Limits = Limits {
+pub(crate) const LIMITS: Limits = Limits {
     depth: 128,
     element_attributes: 256,
     attributes: 1_000_000,
@@ -46,7 +46,7 @@ pub(super) const LIMITS: Limits = Limits {
 
 /// The first limit a document goes over.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Exceeded {
+pub(crate) enum Exceeded {
     Depth(usize),
     ElementAttributes(usize),
     Attributes(usize),
@@ -65,7 +65,7 @@ impl fmt::Display for Exceeded {
 }
 
 /// Scans `text` once and reports the first limit it goes over.
-pub(super) fn scan(text: &str, limits: &Limits) -> Result<(), Exceeded> {
+pub(crate) fn scan(text: &str, limits: &Limits) -> Result<(), Exceeded> {
     let mut depth: usize = 0;
     let (mut attributes, mut namespaces) = (0usize, 0usize);
     let mut rest = text;

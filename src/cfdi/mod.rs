@@ -8,11 +8,12 @@
 
 mod certification;
 mod document;
-mod limits;
+pub(crate) mod limits;
 mod pagos;
+pub(crate) mod stamp;
 mod stated_taxes;
 mod taxes;
-mod xml;
+pub(crate) mod xml;
 
 #[cfg(test)]
 mod tests;

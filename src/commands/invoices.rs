@@ -1,5 +1,6 @@
-//! `cfdi-extract invoices import`: documents from files, through the ingestion path
-//! extractions use (so aggregates and visibility follow the same rules).
+//! `cfdi-extract invoices import`: documents from files (invoices and retentions, told
+//! apart by their root element), through the ingestion path extractions use (so
+//! aggregates and visibility follow the same rules).
 //! `cfdi-extract invoices export`: one entity's period to a CSV or XLSX file.
 
 use crate::cfdi::{Cfdi, CfdiError, MAX_DOCUMENT_BYTES};
@@ -9,7 +10,8 @@ use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
 use crate::events;
 use crate::export::{self, Format, Rows};
-use crate::ingest::{self, IngestError, Owner};
+use crate::ingest::{self, AnyPrepared, IngestError, Owner};
+use crate::retenciones::Retention;
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -82,7 +84,10 @@ fn import(data_dir: &Path, entity: &str, direction: &str, files: &[PathBuf]) -> 
     let mut failed = 0;
     for file in files {
         match import_file(&db, &entity, direction, file)? {
-            Ok(id) => println!("imported\t{}\t{id}", file.display()),
+            Ok(Stored::Invoice(id)) => println!("imported\t{}\t{id}", file.display()),
+            Ok(Stored::Retention(id)) => {
+                println!("imported\t{}\t{id}\tretention", file.display())
+            }
             Err(reason) => {
                 failed += 1;
                 println!("skipped\t{}\t{reason}", file.display());
@@ -95,23 +100,33 @@ fn import(data_dir: &Path, entity: &str, direction: &str, files: &[PathBuf]) -> 
     Ok(())
 }
 
-/// Imports one file: the invoice id, or why the file was skipped. The outer error is
-/// for what stops the whole run (an unreadable file, the database).
+/// What one file became.
+enum Stored {
+    Invoice(String),
+    Retention(String),
+}
+
+/// Imports one file: what it was stored as, or why the file was skipped. The outer
+/// error is for what stops the whole run (an unreadable file, the database).
 fn import_file(
     db: &Db,
     entity: &Entity,
     direction: Direction,
     file: &Path,
-) -> anyhow::Result<Result<String, String>> {
+) -> anyhow::Result<Result<Stored, String>> {
     let xml = read_bounded(file).with_context(|| format!("cannot read {}", file.display()))?;
     let pdf = std::fs::read(file.with_extension("pdf")).ok();
     // Parsed and compressed before the write transaction: a large or hostile document
     // costs its CPU without holding the database lock the server's writes wait for.
-    let doc = match ingest::prepare(&xml, pdf.as_deref()) {
+    let doc = match ingest::prepare_any(&xml, pdf.as_deref()) {
         Ok(doc) => doc,
         Err(e) => return Ok(Err(IngestError::from(e).to_string())),
     };
-    if let Some(reason) = wrong_party(&doc.cfdi, entity, direction) {
+    let party = match &doc {
+        AnyPrepared::Invoice(doc) => wrong_party(&doc.cfdi, entity, direction),
+        AnyPrepared::Retention(doc) => wrong_retention_party(&doc.retention, entity, direction),
+    };
+    if let Some(reason) = party {
         return Ok(Err(reason));
     }
     // Each file is a batch of its own: its invoice events commit with it.
@@ -123,15 +138,23 @@ fn import_file(
     };
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
-    db.tx(
-        |tx| match ingest::store_document(tx, owner, direction, None, &doc) {
+    db.tx(|tx| {
+        let stored = match &doc {
+            AnyPrepared::Invoice(doc) => {
+                ingest::store_document(tx, owner, direction, None, doc).map(Stored::Invoice)
+            }
+            AnyPrepared::Retention(doc) => {
+                ingest::store_retention(tx, owner, direction, None, doc).map(Stored::Retention)
+            }
+        };
+        match stored {
             Err(IngestError::Storage(e)) => Err(e),
             other => {
                 events::invoices::flush(tx, &batch, i64::MAX)?;
                 Ok(other.map_err(|e| e.to_string()))
             }
-        },
-    )
+        }
+    })
 }
 
 /// The file's bytes, reading at most one byte past the document size limit (the
@@ -152,7 +175,27 @@ fn wrong_party(cfdi: &Cfdi, entity: &Entity, direction: Direction) -> Option<Str
         Direction::Issued => ("issuer", &cfdi.issuer),
         Direction::Received => ("receiver", &cfdi.receiver),
     };
-    let rfc = normalize_tax_id(&party.tax_id);
+    not_the_entity(role, &party.tax_id, entity)
+}
+
+/// `wrong_party` for a retention: a received one's receiver is the entity when it is a
+/// national receiver (a foreign receiver has no RFC to be the entity's).
+fn wrong_retention_party(r: &Retention, entity: &Entity, direction: Direction) -> Option<String> {
+    let (role, rfc) = match direction {
+        Direction::Issued => ("issuer", r.issuer.tax_id.as_str()),
+        Direction::Received => (
+            "receiver",
+            r.receiver
+                .as_ref()
+                .and_then(|x| x.national.as_ref())
+                .map_or("", |n| n.tax_id.as_str()),
+        ),
+    };
+    not_the_entity(role, rfc, entity)
+}
+
+fn not_the_entity(role: &str, tax_id: &str, entity: &Entity) -> Option<String> {
+    let rfc = normalize_tax_id(tax_id);
     (rfc != entity.tax_id).then(|| {
         format!(
             "the document's {role} RFC is {:?}, not the entity's {:?} (check --entity and --direction)",

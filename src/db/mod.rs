@@ -18,6 +18,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod orgs;
 pub mod payment_entries;
+pub mod retentions;
 pub mod sandbox;
 pub mod sat_requests;
 pub mod schedules;

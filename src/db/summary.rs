@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use super::invoices::{dec, ITEMS_PAGE};
 use crate::cfdi::{ItemTax, StatedTaxes};
-use crate::domain::summary::{fold_into, Document, PaidEntry};
+use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
+use crate::retenciones::WithheldTax;
 
 /// One entity's documents of one direction, issued (or paid) on or after `from` and
 /// before `before` (both `YYYY-MM-DD`).
@@ -28,9 +29,16 @@ const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_tr
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
-pub fn each_document(
+pub fn each_document(conn: &Connection, p: &Period, f: impl FnMut(Document)) -> anyhow::Result<()> {
+    each_document_of(conn, p, p.direction, f)
+}
+
+/// `each_document` of the entity's invoices of `direction`, whatever the period's
+/// (the withholdings section reads the issued ones in every summary).
+pub fn each_document_of(
     conn: &Connection,
     p: &Period,
+    direction: &str,
     mut f: impl FnMut(Document),
 ) -> anyhow::Result<()> {
     let mut stmt = conn.prepare_cached(&format!(
@@ -40,11 +48,45 @@ pub fn each_document(
          ORDER BY issued_at, id"
     ))?;
     let mut rows = stmt.query(named_params! {
-        ":entity": p.entity_id, ":org": p.org_id, ":direction": p.direction,
+        ":entity": p.entity_id, ":org": p.org_id, ":direction": direction,
         ":from": p.from, ":before": p.before,
     })?;
     while let Some(row) = rows.next()? {
         f(document(conn, row)?);
+    }
+    Ok(())
+}
+
+/// Calls `f` with each retention the entity received in the period: one whose
+/// period's last month falls in the summary's months, or without a period, one issued
+/// (FechaExp) in it. Cancelled ones included: the computation skips them.
+pub fn each_retention(
+    conn: &Connection,
+    p: &Period,
+    mut f: impl FnMut(RetentionWithholding),
+) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT status, withheld_json FROM retentions
+         WHERE entity_id = :entity AND org_id = :org AND direction = 'received'
+           AND CASE WHEN period_year IS NULL
+                    THEN issued_at >= :from AND issued_at < :before
+                    ELSE printf('%04d-%02d', period_year, period_end_month)
+                         BETWEEN substr(:from, 1, 7) AND strftime('%Y-%m', :before, '-1 day')
+               END
+         ORDER BY issued_at, id",
+    )?;
+    let mut rows = stmt.query(named_params! {
+        ":entity": p.entity_id, ":org": p.org_id, ":from": p.from, ":before": p.before,
+    })?;
+    while let Some(row) = rows.next()? {
+        let taxes: Vec<WithheldTax> = serde_json::from_str(&row.get::<_, String>(1)?)?;
+        f(RetentionWithholding {
+            cancelled: row.get::<_, String>(0)? == "cancelled",
+            taxes: taxes
+                .iter()
+                .map(|t| (t.tax_code(), t.payment_type.clone(), t.amount))
+                .collect(),
+        });
     }
     Ok(())
 }

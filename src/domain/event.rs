@@ -10,6 +10,8 @@ pub enum Kind {
     EntityUpdate,
     InvoiceCreated,
     InvoiceUpdated,
+    RetentionCreated,
+    RetentionUpdated,
 }
 
 /// What an event is about.
@@ -18,14 +20,17 @@ pub enum Resource {
     Entity,
     Extraction,
     Invoice,
+    Retention,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
+    pub const ALL: [Kind; 6] = [
         Kind::ExtractionUpdate,
         Kind::EntityUpdate,
         Kind::InvoiceCreated,
         Kind::InvoiceUpdated,
+        Kind::RetentionCreated,
+        Kind::RetentionUpdated,
     ];
 
     pub fn name(self) -> &'static str {
@@ -34,6 +39,8 @@ impl Kind {
             Kind::EntityUpdate => "entity.update",
             Kind::InvoiceCreated => "invoice.created",
             Kind::InvoiceUpdated => "invoice.updated",
+            Kind::RetentionCreated => "retention.created",
+            Kind::RetentionUpdated => "retention.updated",
         }
     }
 
@@ -46,6 +53,7 @@ impl Kind {
             Kind::ExtractionUpdate => Resource::Extraction,
             Kind::EntityUpdate => Resource::Entity,
             Kind::InvoiceCreated | Kind::InvoiceUpdated => Resource::Invoice,
+            Kind::RetentionCreated | Kind::RetentionUpdated => Resource::Retention,
         }
     }
 
@@ -60,7 +68,12 @@ impl Kind {
 }
 
 impl Resource {
-    pub const ALL: [Resource; 3] = [Resource::Entity, Resource::Extraction, Resource::Invoice];
+    pub const ALL: [Resource; 4] = [
+        Resource::Entity,
+        Resource::Extraction,
+        Resource::Invoice,
+        Resource::Retention,
+    ];
 
     /// `resource.type` of the payload.
     pub fn type_name(self) -> &'static str {
@@ -68,6 +81,7 @@ impl Resource {
             Resource::Entity => "Entity",
             Resource::Extraction => "Extraction",
             Resource::Invoice => "Invoice",
+            Resource::Retention => "Retention",
         }
     }
 
@@ -77,6 +91,7 @@ impl Resource {
             Resource::Entity => "entities",
             Resource::Extraction => "extractions",
             Resource::Invoice => "invoices",
+            Resource::Retention => "retentions",
         }
     }
 
@@ -139,7 +154,10 @@ impl FeedFilter {
                     vec![r]
                 }
                 None => {
-                    errors.add("resource_type", "must be Entity, Extraction or Invoice");
+                    errors.add(
+                        "resource_type",
+                        "must be Entity, Extraction, Invoice or Retention",
+                    );
                     vec![]
                 }
             },
@@ -191,7 +209,7 @@ mod tests {
         assert_eq!(Kind::parse("invoice.deleted"), None);
         assert_eq!(
             Kind::names_listed(),
-            "extraction.update, entity.update, invoice.created or invoice.updated"
+            "extraction.update, entity.update, invoice.created, invoice.updated, retention.created or retention.updated"
         );
     }
 
@@ -226,7 +244,12 @@ mod tests {
         let any = parse(None, None, Some("abc"), None).expect("valid");
         assert_eq!(
             any.sources,
-            ["entities/abc", "extractions/abc", "invoices/abc"]
+            [
+                "entities/abc",
+                "extractions/abc",
+                "invoices/abc",
+                "retentions/abc"
+            ]
         );
         assert!(any.kinds.is_empty());
         let narrowed = parse(

@@ -67,3 +67,12 @@ pub fn fold_into(acc: &mut Vec<ItemTax>, t: &ItemTax) {
         None => acc.push(t.clone()),
     }
 }
+
+/// A retention the entity received, as the summary's withholdings read it.
+#[derive(Debug, Clone)]
+pub struct RetentionWithholding {
+    pub cancelled: bool,
+    /// (tax code, payment type, amount) per ImpRetenidos entry: the tax as the CFDI
+    /// catalog codes it, the payment type as written.
+    pub taxes: Vec<(Option<String>, Option<String>, Decimal)>,
+}

@@ -1,6 +1,8 @@
 //! The columns of the exports: a header named like the API's field and where the value
 //! is in the row's JSON (the invoice view `GET /v1/invoices` returns, and for line
-//! items also the concept and its position).
+//! items also the concept and its position; for retentions the retention view
+//! `GET /v1/retentions` returns with its withheld taxes added up, see
+//! [`retention_row`]).
 
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -108,6 +110,102 @@ pub const ITEM: &[Column] = &[
     ),
     col("ieps_withheld", &["taxes", "ieps_withheld"], Number),
 ];
+
+/// One row per retention (the second row kind): its identity, parties, period and
+/// totals, what it withheld by tax, and the codes of its complements.
+pub const RETENTION: &[Column] = &[
+    col("id", &["retention", "id"], Text),
+    col("entity_id", &["retention", "entity_id"], Text),
+    col("uuid", &["retention", "uuid"], Text),
+    col("direction", &["retention", "direction"], Text),
+    col("version", &["retention", "version"], Text),
+    col("internal_folio", &["retention", "internal_folio"], Text),
+    col("issued_at", &["retention", "issued_at"], Date),
+    col("certified_at", &["retention", "certified_at"], Date),
+    col("retention_key", &["retention", "retention_key"], Text),
+    col(
+        "retention_description",
+        &["retention", "retention_description"],
+        Text,
+    ),
+    col("issuer_tax_id", &["retention", "issuer", "tax_id"], Text),
+    col("issuer_name", &["retention", "issuer", "name"], Text),
+    col("receiver_nationality", &["receiver", "nationality"], Text),
+    col("receiver_tax_id", &["receiver", "tax_id"], Text),
+    col("receiver_name", &["receiver", "name"], Text),
+    col("period_year", &["retention", "period", "year"], Number),
+    col(
+        "period_start_month",
+        &["retention", "period", "start_month"],
+        Number,
+    ),
+    col(
+        "period_end_month",
+        &["retention", "period", "end_month"],
+        Number,
+    ),
+    col(
+        "total_operation",
+        &["retention", "totals", "operation"],
+        Number,
+    ),
+    col("total_taxed", &["retention", "totals", "taxed"], Number),
+    col("total_exempt", &["retention", "totals", "exempt"], Number),
+    col(
+        "total_withheld",
+        &["retention", "totals", "withheld"],
+        Number,
+    ),
+    col("isr_withheld", &["withheld", "isr"], Number),
+    col("iva_withheld", &["withheld", "iva"], Number),
+    col("ieps_withheld", &["withheld", "ieps"], Number),
+    col("complements", &["complements"], Text),
+    col("status", &["retention", "status"], Text),
+    col("cancelled_at", &["retention", "cancelled_at"], Date),
+];
+
+/// A retention view as one export row: the view, its receiver (national or foreign)
+/// flattened, its withheld taxes added up exactly by tax (1.0's `01` and 2.0's `001`
+/// alike) and its complements' codes (their names where the SAT has no code).
+pub fn retention_row(view: Value) -> Value {
+    let receiver = &view["receiver"];
+    let party = if receiver["national"].is_object() {
+        &receiver["national"]
+    } else {
+        &receiver["foreign"]
+    };
+    let flat = serde_json::json!({
+        "nationality": receiver["nationality"],
+        "tax_id": party["tax_id"],
+        "name": party["name"],
+    });
+    let mut withheld = serde_json::Map::new();
+    for t in view["withheld_taxes"].as_array().into_iter().flatten() {
+        let name = match t["tax"].as_str() {
+            Some("001" | "01") => "isr",
+            Some("002" | "02") => "iva",
+            Some("003" | "03") => "ieps",
+            _ => continue,
+        };
+        if let Some(amount) = decimal(&t["amount"]) {
+            let sum = withheld.get(name).and_then(decimal).unwrap_or_default() + amount;
+            let number = serde_json::from_str(&sum.to_string()).unwrap_or(Value::Null);
+            withheld.insert(name.to_owned(), number);
+        }
+    }
+    let complements: Vec<&str> = view["complements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["code"].as_str().or_else(|| c["name"].as_str()))
+        .collect();
+    serde_json::json!({
+        "receiver": flat,
+        "withheld": withheld,
+        "complements": complements.join(" "),
+        "retention": view,
+    })
+}
 
 /// A concept's `taxes` (as the parser stores them) by tax and kind: for each, the
 /// amounts added up exactly, and the rate (TasaOCuota) when every entry has the same
@@ -230,8 +328,30 @@ mod tests {
     }
 
     #[test]
+    fn a_retention_row_adds_up_its_withheld_taxes_by_tax_in_both_spellings() {
+        let view: Value = serde_json::from_str(
+            r#"{"uuid":"U","receiver":{"nationality":"Extranjero","national":null,
+                "foreign":{"tax_id":"998877","name":"WORLD"}},
+               "withheld_taxes":[
+                {"tax":"01","amount":647.379200},{"tax":"001","amount":0.620800},
+                {"tax":"02","amount":10.00},{"tax":null,"amount":1}],
+               "complements":[{"code":"dividendos","name":"Dividendos"},{"code":null,"name":"Otro"}]}"#,
+        )
+        .unwrap();
+        let row = retention_row(view);
+        let cell = |n: &str| RETENTION.iter().find(|c| c.name == n).unwrap().cell(&row);
+        assert_eq!(cell("uuid"), Cell::Text("U"));
+        assert_eq!(cell("receiver_tax_id"), Cell::Text("998877"));
+        assert_eq!(cell("receiver_nationality"), Cell::Text("Extranjero"));
+        assert_eq!(cell("isr_withheld"), Cell::Number("648.000000".into()));
+        assert_eq!(cell("iva_withheld"), Cell::Number("10.00".into()));
+        assert_eq!(cell("ieps_withheld"), Cell::Empty);
+        assert_eq!(cell("complements"), Cell::Text("dividendos Otro"));
+    }
+
+    #[test]
     fn column_names_are_unique() {
-        for columns in [INVOICE, ITEM] {
+        for columns in [INVOICE, ITEM, RETENTION] {
             let mut names: Vec<_> = columns.iter().map(|c| c.name).collect();
             names.sort_unstable();
             names.dedup();

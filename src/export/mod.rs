@@ -1,8 +1,9 @@
-//! Spreadsheet exports of invoices and of their concepts (line items), with the list's
-//! filters, as CSV or XLSX. Rows are read a page at a time with the list's keyset
-//! paging (a fresh connection per page, so an export never pins one) and written as
-//! they come: memory stays flat whatever the number of rows. Everything here blocks;
-//! the HTTP edge runs it on the heavy pool into a spool and streams what it writes.
+//! Spreadsheet exports of invoices and of their concepts (line items), and of
+//! retentions, with their list's filters, as CSV or XLSX. Rows are read a page at a
+//! time with the list's keyset paging (a fresh connection per page, so an export never
+//! pins one) and written as they come: memory stays flat whatever the number of rows.
+//! Everything here blocks; the HTTP edge runs it on the heavy pool into a spool and
+//! streams what it writes.
 
 pub mod columns;
 mod csv;
@@ -84,10 +85,7 @@ pub fn write<W: Write + Send>(
     format: Format,
     out: W,
 ) -> anyhow::Result<u64> {
-    let mut sheet: Box<dyn Sheet + '_> = match format {
-        Format::Csv => Box::new(csv::CsvSheet::new(out)?),
-        Format::Xlsx => Box::new(xlsx::XlsxSheet::new(out)),
-    };
+    let mut sheet = open_sheet(format, out)?;
     let columns = rows.columns();
     sheet.header(columns)?;
     let mut written = 0u64;
@@ -115,6 +113,56 @@ pub fn write<W: Write + Send>(
         match page.last() {
             Some(last) if page.len() as i64 == PAGE => {
                 after = Some((last.sort_at(filter.order).to_string(), last.id.clone()));
+            }
+            _ => break,
+        }
+    }
+    sheet.finish()?;
+    Ok(written)
+}
+
+fn open_sheet<'w, W: Write + Send + 'w>(
+    format: Format,
+    out: W,
+) -> anyhow::Result<Box<dyn Sheet + 'w>> {
+    Ok(match format {
+        Format::Csv => Box::new(csv::CsvSheet::new(out)?),
+        Format::Xlsx => Box::new(xlsx::XlsxSheet::new(out)),
+    })
+}
+
+/// Writes the organization's retentions matching `filter` to `out` (the columns of
+/// [`columns::RETENTION`]), a page at a time like invoices; returns the rows written.
+pub fn write_retentions<W: Write + Send>(
+    db: &Db,
+    org_id: &str,
+    filter: &db::retentions::Filter,
+    format: Format,
+    out: W,
+) -> anyhow::Result<u64> {
+    let mut sheet = open_sheet(format, out)?;
+    let columns = columns::RETENTION;
+    sheet.header(columns)?;
+    let mut written = 0u64;
+    let mut after: Option<(String, String)> = None;
+    loop {
+        let conn = db.conn()?;
+        let key = after.as_ref().map(|(at, id)| (at.as_str(), id.as_str()));
+        let page = db::retentions::list(&conn, org_id, filter, key, PAGE)?;
+        for retention in &page {
+            let row = columns::retention_row(serde_json::from_str(&retention.view)?);
+            let cells: Vec<Cell> = columns.iter().map(|c| c.cell(&row)).collect();
+            sheet.row(&cells)?;
+            written += 1;
+        }
+        match page.last() {
+            Some(last) if page.len() as i64 == PAGE => {
+                let at = if filter.updated_order {
+                    &last.updated_at
+                } else {
+                    &last.issued_at
+                };
+                after = Some((at.clone(), last.id.clone()));
             }
             _ => break,
         }

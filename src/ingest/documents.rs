@@ -21,11 +21,18 @@ pub struct Prepared {
 /// compressed: it is not stored).
 pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
     let cfdi = Cfdi::parse_stamped(xml)?;
-    Ok(Prepared {
-        cfdi,
-        xml: db::documents::xml(xml),
-        pdf: pdf.map(|pdf| db::documents::pdf(pdf, xml)),
-    })
+    Ok(Prepared::of(cfdi, xml, pdf))
+}
+
+impl Prepared {
+    /// A stamped document already parsed, with its files encoded.
+    pub(super) fn of(cfdi: Cfdi, xml: &[u8], pdf: Option<&[u8]>) -> Self {
+        Prepared {
+            cfdi,
+            xml: db::documents::xml(xml),
+            pdf: pdf.map(|pdf| db::documents::pdf(pdf, xml)),
+        }
+    }
 }
 
 /// Parses and stores one document. `listed` is the listing entry it answers, when there

@@ -1,5 +1,6 @@
-//! The one ingestion path for invoices, shared by both channels' extractions, the
-//! `invoices import` command and tests. Stage 1 (`listing`) records what the
+//! The one ingestion path for invoices and retentions (`class` tells them apart by
+//! their root element; `retentions` stores the second class), shared by both channels'
+//! extractions, the `invoices import` command and tests. Stage 1 (`listing`) records what the
 //! authority's listing says (metadata-only rows, invisible through the API, and status
 //! changes such as cancellations); stage 2 (`documents`) stores a parsed document byte
 //! for byte with its PDF; `payments` keeps payment aggregates right whatever order
@@ -7,16 +8,20 @@
 //! stored entries. All SQL is in `db::invoices::write`, `db::documents` and
 //! `db::payment_entries`.
 
+mod class;
 mod documents;
 mod listing;
 mod payments;
+mod retentions;
 
 #[cfg(test)]
 mod tests;
 
 pub use crate::db::invoices::write::Owner;
+pub use class::{prepare_any, AnyPrepared};
 pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
 pub use listing::record_listing;
+pub use retentions::{prepare_retention, set_retention_status, store_retention, PreparedRetention};
 
 use crate::cfdi::CfdiError;
 

@@ -10,6 +10,8 @@
 
 pub mod invoice;
 mod qr;
+pub mod retention;
+mod stamp;
 pub mod verification;
 
 use std::sync::LazyLock;

@@ -1,11 +1,12 @@
-//! `GET /v1/invoices/export` and `/v1/invoices/export/items`: the list's filters as a
-//! CSV or XLSX file, written on the heavy pool (`http::heavy`) into a spool and
-//! streamed as it is written.
+//! `GET /v1/invoices/export`, `/v1/invoices/export/items` and `/v1/retentions/export`:
+//! the list's filters as a CSV or XLSX file, written on the heavy pool (`http::heavy`)
+//! into a spool and streamed as it is written.
 
 use rocket::response::{self, stream::ReaderStream, Responder, Response};
 use rocket::{get, routes, Request, Route, State};
 
 use super::invoices::parse_filter;
+use super::retentions::parse_filter as parse_retention_filter;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::export::spool::{self, Spooled, Start};
@@ -16,7 +17,28 @@ use crate::http::Ctx;
 use rocket::futures::StreamExt;
 
 pub fn routes() -> Vec<Route> {
-    routes![export_invoices, export_items]
+    routes![export_invoices, export_items, export_retentions]
+}
+
+/// What an export writes.
+enum Source {
+    Invoices(Rows),
+    Retentions,
+}
+
+/// A source with its validated filters.
+enum Job {
+    Invoices(Rows, crate::db::invoices::Filter),
+    Retentions(crate::db::retentions::Filter),
+}
+
+impl Source {
+    fn file_stem(&self) -> &'static str {
+        match self {
+            Source::Invoices(rows) => rows.file_stem(),
+            Source::Retentions => "retentions",
+        }
+    }
 }
 
 #[get("/v1/invoices/export")]
@@ -26,7 +48,7 @@ async fn export_invoices(
     ctx: &Ctx,
     heavy: &State<Heavy>,
 ) -> ApiResult<Export> {
-    start(user, &query, ctx, heavy, Rows::Invoices).await
+    start(user, &query, ctx, heavy, Source::Invoices(Rows::Invoices)).await
 }
 
 #[get("/v1/invoices/export/items")]
@@ -36,7 +58,17 @@ async fn export_items(
     ctx: &Ctx,
     heavy: &State<Heavy>,
 ) -> ApiResult<Export> {
-    start(user, &query, ctx, heavy, Rows::Items).await
+    start(user, &query, ctx, heavy, Source::Invoices(Rows::Items)).await
+}
+
+#[get("/v1/retentions/export")]
+async fn export_retentions(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Export> {
+    start(user, &query, ctx, heavy, Source::Retentions).await
 }
 
 /// Validates the query, starts writing on the heavy pool (in the organization's turn)
@@ -48,7 +80,7 @@ async fn start(
     query: &Query,
     ctx: &Ctx,
     heavy: &Heavy,
-    rows: Rows,
+    source: Source,
 ) -> ApiResult<Export> {
     let mut errors = FieldErrors::new();
     let format = match query.get("format") {
@@ -58,7 +90,11 @@ async fn start(
             Format::Csv
         }),
     };
-    let filter = parse_filter(query, &mut errors);
+    let file_stem = source.file_stem();
+    let job = match source {
+        Source::Invoices(rows) => Job::Invoices(rows, parse_filter(query, &mut errors)),
+        Source::Retentions => Job::Retentions(parse_retention_filter(query, &mut errors)),
+    };
     errors.into_result()?;
     let download = heavy.download(&user.org_id)?;
     let turn = heavy.turn(&user.org_id).await?;
@@ -67,7 +103,14 @@ async fn start(
     let task = heavy.spawn(move || {
         let _turn = turn;
         let mut out = out;
-        let written = export::write(&db, &user.org_id, &filter, rows, format, &mut out);
+        let written = match &job {
+            Job::Invoices(rows, filter) => {
+                export::write(&db, &user.org_id, filter, *rows, format, &mut out)
+            }
+            Job::Retentions(filter) => {
+                export::write_retentions(&db, &user.org_id, filter, format, &mut out)
+            }
+        };
         out.finish(written.is_ok());
         written
     });
@@ -91,7 +134,7 @@ async fn start(
         spooled,
         download,
         format,
-        rows,
+        file_stem,
     })
 }
 
@@ -109,12 +152,12 @@ pub struct Export {
     /// Released when the response ends, with its spool file.
     download: Download,
     format: Format,
-    rows: Rows,
+    file_stem: &'static str,
 }
 
 impl<'r> Responder<'r, 'static> for Export {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        let filename = format!("{}.{}", self.rows.file_stem(), self.format.extension());
+        let filename = format!("{}.{}", self.file_stem, self.format.extension());
         let download = self.download;
         Response::build()
             .raw_header("Content-Type", self.format.media_type())

@@ -44,7 +44,7 @@ pub(super) fn date(
 
 /// `updated_since`: an RFC 3339 timestamp (any offset), kept in the service's format
 /// so that it compares with `updated_at` as text.
-fn timestamp(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<String> {
+pub(super) fn timestamp(query: &Query, name: &str, errors: &mut FieldErrors) -> Option<String> {
     let v = query.get(name)?;
     let t = crate::time::parse(v).map(crate::time::format);
     if t.is_none() {
@@ -76,7 +76,7 @@ fn cursor_key(order: Order, row: &db::invoices::InvoiceRow) -> Vec<String> {
     }
 }
 
-const UPDATED_TAG: &str = "updated_at";
+pub(super) const UPDATED_TAG: &str = "updated_at";
 
 /// The list's filters and order (shared with the exports); each bad value is a 422 on
 /// its name.
@@ -173,14 +173,14 @@ async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<RawJson<S
 
 /// The representations of an invoice document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     Xml,
     Pdf,
     Json,
 }
 
 /// `?format=` wins; otherwise the first media type of `Accept` we can serve; JSON by default.
-fn negotiate(query: &Query, accept: Option<&str>) -> ApiResult<Format> {
+pub(super) fn negotiate(query: &Query, accept: Option<&str>) -> ApiResult<Format> {
     if let Some(f) = query.get("format") {
         return match f.trim().to_ascii_lowercase().as_str() {
             "xml" => Ok(Format::Xml),
@@ -211,13 +211,13 @@ fn negotiate(query: &Query, accept: Option<&str>) -> ApiResult<Format> {
 
 /// Raw document bytes: the XML, or a PDF saying where it came from.
 pub struct Document {
-    bytes: Vec<u8>,
-    kind: DocumentKind,
-    filename: String,
+    pub(super) bytes: Vec<u8>,
+    pub(super) kind: DocumentKind,
+    pub(super) filename: String,
 }
 
 #[derive(Clone, Copy)]
-enum DocumentKind {
+pub(super) enum DocumentKind {
     Xml,
     /// `X-Cfdi-Pdf`: the SAT's PDF (`original`) or one rendered from the XML.
     Pdf(&'static str),
@@ -247,7 +247,7 @@ pub enum CfdiResponse {
     Json(RawJson<String>),
 }
 
-struct AcceptHeader<'r>(Option<&'r str>);
+pub(super) struct AcceptHeader<'r>(pub(super) Option<&'r str>);
 
 #[rocket::async_trait]
 impl<'r> rocket::request::FromRequest<'r> for AcceptHeader<'r> {

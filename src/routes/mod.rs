@@ -10,6 +10,7 @@ pub mod events;
 pub mod exports;
 pub mod extractions;
 pub mod invoices;
+pub mod retentions;
 pub mod schedules;
 pub mod service;
 pub mod summary;
@@ -23,6 +24,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(events::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
+    all.extend(retentions::routes());
     all.extend(exports::routes());
     all.extend(schedules::routes());
     all.extend(summary::routes());

@@ -95,7 +95,19 @@ async fn entity_summary(
                 before: &before,
             };
             let mut builder = Builder::default();
-            db::summary::each_document(c, &period, |d| builder.document(&d))?;
+            let issued = direction == "issued";
+            db::summary::each_document(c, &period, |d| {
+                builder.document(&d);
+                if issued {
+                    builder.issued_withholdings(&d);
+                }
+            })?;
+            if !issued {
+                db::summary::each_document_of(c, &period, "issued", |d| {
+                    builder.issued_withholdings(&d)
+                })?;
+            }
+            db::summary::each_retention(c, &period, |r| builder.retention(&r))?;
             db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
             let view = View {
                 entity_id: id,

@@ -62,7 +62,7 @@ pub struct TaxLine {
     pub amount_mxn: Option<Decimal>,
 }
 
-fn tax_name(code: Option<&str>) -> Option<&'static str> {
+pub(super) fn tax_name(code: Option<&str>) -> Option<&'static str> {
     match code? {
         "001" => Some("ISR"),
         "002" => Some("IVA"),

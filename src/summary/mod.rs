@@ -21,11 +21,14 @@
 //! - Pesos: a document's amounts × its TipoCambio; a payment entry's × TipoCambioP ÷
 //!   EquivalenciaDR (Pagos 1.0 TipoCambioDR); rounded to cents per document (entry)
 //!   and line.
+//! - Withholdings: what others withheld from the entity, from the invoices it issued
+//!   and the retentions it received, whatever the direction (`withholdings`).
 
 mod lines;
 pub mod sheet;
 #[cfg(test)]
 mod tests;
+mod withholdings;
 
 use std::collections::BTreeMap;
 
@@ -33,8 +36,9 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 
 use crate::cfdi::ItemTax;
-pub use crate::domain::summary::{fold_into, Document, PaidEntry};
+pub use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
 pub use lines::{Lines, Pesos, Source, TaxLine};
+pub use withholdings::{WithholdingLine, WithholdingSource, Withholdings};
 
 /// IVA's code (Impuesto 002): the only tax of the cash-basis view.
 const IVA: &str = "002";
@@ -177,6 +181,8 @@ pub struct Summary {
     pub local_taxes: Vec<TaxLine>,
     /// ISR withheld on payroll (the Nómina complement's deductions of type 002).
     pub payroll_taxes: Vec<TaxLine>,
+    /// What others withheld from the entity (see `withholdings`).
+    pub withholdings: Vec<WithholdingLine>,
 }
 
 /// Gathers documents and payment entries one at a time (memory is per line, not per
@@ -191,9 +197,21 @@ pub struct Builder {
     payroll: Lines,
     unresolved: Vec<Unresolved>,
     excluded: Excluded,
+    withholdings: Withholdings,
 }
 
 impl Builder {
+    /// An invoice the entity issued, for the withholdings section only (the summary
+    /// of either direction reads them).
+    pub fn issued_withholdings(&mut self, d: &Document) {
+        self.withholdings.invoice(d);
+    }
+
+    /// A retention the entity received (the withholdings section).
+    pub fn retention(&mut self, r: &RetentionWithholding) {
+        self.withholdings.retention(r);
+    }
+
     pub fn document(&mut self, d: &Document) {
         if d.cancelled {
             self.excluded.cancelled_documents += 1;
@@ -287,6 +305,7 @@ impl Builder {
             excluded: self.excluded,
             local_taxes: invoices_less_credit_notes(self.local),
             payroll_taxes: self.payroll.finish(&[], &[]),
+            withholdings: self.withholdings.finish(),
         }
     }
 }

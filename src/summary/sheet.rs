@@ -57,6 +57,18 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
     ),
     ("Local taxes", "local_taxes", TAX_COLUMNS),
     ("Payroll ISR withheld", "payroll_taxes", TAX_COLUMNS),
+    (
+        "Withheld from the entity (issued invoices and received retentions, in pesos)",
+        "withholdings",
+        &[
+            "source",
+            "tax",
+            "tax_name",
+            "payment_type",
+            "count",
+            "amount_mxn",
+        ],
+    ),
 ];
 
 const TAX_COLUMNS: &[&str] = &[

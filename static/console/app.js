@@ -1,4 +1,5 @@
-// The console's shell: sign-in, navigation and hash routing (#/entities, #/invoices/ID...).
+// The console's shell: sign-in, navigation and hash routing (#/entities, #/invoices/ID,
+// #/retentions/ID...).
 // Each view module exports `render(main, arg)` and may return a function that stops its
 // polling when the view is left.
 import { t, lang, setLang } from './i18n.js';
@@ -8,11 +9,13 @@ import * as entities from './entities.js';
 import * as extractions from './extractions.js';
 import * as invoices from './invoices.js';
 import * as invoice from './invoice.js';
+import * as retentions from './retentions.js';
+import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import * as summary from './summary.js';
 import * as webhooks from './webhooks.js';
 
-const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['summary', summary], ['webhooks', webhooks]];
+const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['retentions', retentions], ['summary', summary], ['webhooks', webhooks]];
 const main = document.getElementById('main');
 let stop = null;
 
@@ -66,7 +69,8 @@ function route() {
     signInView();
     return;
   }
-  const view = section === 'invoices' && arg ? invoice : (SECTIONS.find(([n]) => n === section) || SECTIONS[0])[1];
+  const details = { invoices: invoice, retentions: retention };
+  const view = (arg && details[section]) || (SECTIONS.find(([n]) => n === section) || SECTIONS[0])[1];
   chrome(section);
   main.replaceChildren(h('p', { class: 'muted' }, t('loading')));
   stop = view.render(main, arg && decodeURIComponent(arg)) || null;

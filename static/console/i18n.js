@@ -1,6 +1,14 @@
 // The console's strings: es-MX by default, English on request. The choice is kept in
 // localStorage (it is not a secret).
 const es = {
+  retentions: 'Retenciones', retention: 'Constancia de retenciones', ret_back: 'Volver a retenciones',
+  ret_hint: 'CFDI de Retenciones e Información de Pagos: lo que bancos, plataformas y pagadores retuvieron.',
+  ret_export: 'Exportar las retenciones filtradas', ret_key: 'Clave de retención', ret_operation: 'Monto de la operación',
+  ret_withheld: 'Total retenido', ret_received: 'Recibidas (retenido al contribuyente)', ret_issued: 'Emitidas',
+  ret_period_from: 'Periodo desde', ret_period_to: 'Periodo hasta', ret_counterpart: 'RFC de la contraparte',
+  ret_version: 'Versión', ret_folio: 'Folio interno', ret_totals: 'Totales', ret_taxed: 'Monto gravado', ret_exempt: 'Monto exento',
+  ret_taxes: 'Impuestos retenidos', ret_tax: 'Impuesto', ret_base: 'Base', ret_payment_type: 'Tipo de pago',
+  ret_complements: 'Complementos',
   skip: 'Saltar al contenido', lang_switch: 'English', signout: 'Cerrar sesión', nav: 'Secciones',
   signin_title: 'Iniciar sesión', email: 'Correo electrónico', password: 'Contraseña', signin: 'Entrar',
   bad_credentials: 'Correo o contraseña incorrectos.', session_expired: 'La sesión ya no es válida: vuelva a iniciar sesión.',
@@ -74,6 +82,14 @@ const es = {
   reason_sat_request_limit: 'límite de solicitudes del SAT', reason_sat_request_rejected: 'el SAT rechazó la solicitud',
 };
 const en = {
+  retentions: 'Retentions', retention: 'Retention certificate', ret_back: 'Back to retentions',
+  ret_hint: 'CFDI de Retenciones e Información de Pagos: what banks, platforms and payers withheld.',
+  ret_export: 'Export the filtered retentions', ret_key: 'Retention key', ret_operation: 'Operation amount',
+  ret_withheld: 'Total withheld', ret_received: 'Received (withheld from the taxpayer)', ret_issued: 'Issued',
+  ret_period_from: 'Period from', ret_period_to: 'Period to', ret_counterpart: "Counterpart's RFC",
+  ret_version: 'Version', ret_folio: 'Internal folio', ret_totals: 'Totals', ret_taxed: 'Taxed amount', ret_exempt: 'Exempt amount',
+  ret_taxes: 'Withheld taxes', ret_tax: 'Tax', ret_base: 'Base', ret_payment_type: 'Payment type',
+  ret_complements: 'Complements',
   skip: 'Skip to content', lang_switch: 'Español', signout: 'Sign out', nav: 'Sections',
   signin_title: 'Sign in', email: 'Email', password: 'Password', signin: 'Sign in',
   bad_credentials: 'Wrong email or password.', session_expired: 'The session is no longer valid: sign in again.',

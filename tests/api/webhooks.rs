@@ -8,11 +8,13 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Every event name: what an absent or empty `events` subscribes to.
-const ALL_EVENTS: [&str; 4] = [
+const ALL_EVENTS: [&str; 6] = [
     "extraction.update",
     "entity.update",
     "invoice.created",
     "invoice.updated",
+    "retention.created",
+    "retention.updated",
 ];
 
 fn event_set(v: &Value) -> HashSet<String> {

@@ -547,6 +547,41 @@ fn real_responses_match_the_documented_schemas() {
     ];
     args.extend(files.iter().map(String::as_str));
     server.cli(&args, None).expect_success("invoices import");
+    // Retentions of both versions, received by the entity (the copies name it receiver).
+    let retentions_dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/retenciones-samples");
+    let retention_files: Vec<String> = [
+        "ret10-plataformastecnologicas-tfd10.xml",
+        "ret20-todos-complementos-relacionado-tfd11.xml",
+    ]
+    .iter()
+    .map(|name| {
+        let text = std::fs::read_to_string(retentions_dir.join(name)).expect("sample");
+        let copy = copies.path().join(name);
+        let text = text
+            .replacen("RFCRecep=\"AAA010101AAA\"", "RFCRecep=\"DOC010101AB1\"", 1)
+            .replacen("RfcR=\"XAXX010101000\"", "RfcR=\"DOC010101AB1\"", 1);
+        std::fs::write(&copy, text).expect("copy");
+        copy.to_string_lossy().to_string()
+    })
+    .collect();
+    let mut args = vec![
+        "invoices",
+        "import",
+        "--entity",
+        entity_id.as_str(),
+        "--direction",
+        "received",
+    ];
+    args.extend(retention_files.iter().map(String::as_str));
+    server.cli(&args, None).expect_success("retentions import");
+    let retention_ids: Vec<String> = api.get("/v1/retentions").expect(200)["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|r| r["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(retention_ids.len(), 2);
 
     // A sandbox extraction: a month of received invoices.
     let res = api.post_json(
@@ -644,6 +679,8 @@ fn real_responses_match_the_documented_schemas() {
             Some("entity.update") => "EntityUpdateEvent",
             Some("invoice.created") => "InvoiceCreatedEvent",
             Some("invoice.updated") => "InvoiceUpdatedEvent",
+            Some("retention.created") => "RetentionCreatedEvent",
+            Some("retention.updated") => "RetentionUpdatedEvent",
             other => {
                 c.problems
                     .push(format!("a delivery of an unknown event {other:?}: {event}"));
@@ -670,6 +707,7 @@ fn real_responses_match_the_documented_schemas() {
         "ExtractionUpdateEvent",
         "EntityUpdateEvent",
         "InvoiceCreatedEvent",
+        "RetentionCreatedEvent",
     ] {
         assert!(kinds.contains(kind), "{kind} was delivered: {kinds:?}");
     }
@@ -735,6 +773,8 @@ fn real_responses_match_the_documented_schemas() {
             ids
         } else if op.path.starts_with("/v1/invoices/") {
             invoice_ids.clone()
+        } else if op.path.starts_with("/v1/retentions/") {
+            retention_ids.clone()
         } else if op.path.starts_with("/v1/webhooks/") {
             webhook_ids.clone()
         } else if op.path.starts_with("/v1/schedules/") {
@@ -881,6 +921,17 @@ fn real_responses_match_the_documented_schemas() {
     let url = format!("/v1/invoices/{some_invoice}/cfdi");
     let res = api.request("GET", &url, None, &[("accept", "image/png")]);
     c.check("get", cfdi, &url, res);
+    // --- The retention document: every format, and the printed PDF.
+    let retention_cfdi = "/v1/retentions/{id}/cfdi";
+    for id in &retention_ids {
+        for (format, media) in [("xml", "/xml"), ("pdf", "/pdf"), ("json", "/json")] {
+            let url = format!("/v1/retentions/{id}/cfdi?format={format}");
+            let res = c.check("get", retention_cfdi, &url, api.get(&url));
+            assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+            let got = media_type(res.content_type());
+            assert!(got.ends_with(media), "GET {url}: {got}");
+        }
+    }
 
     // --- The period summary: JSON with lines of every section (the imported 2020 PPD
     // invoice and its complement, the 2018 implocal invoice, the 2017 CFDI 3.2, the 2026

@@ -16,5 +16,6 @@ mod incremental;
 mod invoices;
 mod items;
 mod metrics;
+mod retentions;
 mod summary;
 mod upgrade;

@@ -443,7 +443,7 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
     let local = ["local_taxes_transferred", "local_taxes_withheld"];
     let totals = [TOTALS, &local].concat();
     let net = [NET, &local].concat();
-    let sections: [(&str, &str, &[&str]); 7] = [
+    let sections: [(&str, &str, &[&str]); 8] = [
         ("Totals by type and currency", "totals", &totals),
         ("Net: invoices (I) minus credit notes (E)", "net", &net),
         ("Taxes by tax and rate", "taxes", TAX_ALL),
@@ -462,6 +462,18 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
         ),
         ("Local taxes", "local_taxes", TAX_ALL),
         ("Payroll ISR withheld", "payroll_taxes", TAX_ALL),
+        (
+            "Withheld from the entity (issued invoices and received retentions, in pesos)",
+            "withholdings",
+            &[
+                "source",
+                "tax",
+                "tax_name",
+                "payment_type",
+                "count",
+                "amount_mxn",
+            ],
+        ),
     ];
     for (title, key, columns) in sections {
         expected.push(vec![]);

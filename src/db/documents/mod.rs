@@ -1,6 +1,9 @@
-//! SQL for `documents`: each invoice's original XML and PDF, stored compressed
-//! (`db::codec`) with the issuer's certificate kept apart (`certificate`), and returned
-//! byte for byte. Every read of a document goes through `get`.
+//! SQL for `documents` and `retention_documents`: each invoice's (each retention's)
+//! original XML and PDF, stored compressed (`db::codec`) with the issuer's certificate
+//! kept apart (`certificate`), and returned byte for byte. Every read of a document goes
+//! through `get_of`. The two document classes keep their files in two tables of the
+//! same shape, each referencing its own rows (so deleting one cascades to its files),
+//! and share the certificates and the codecs.
 
 pub mod certificate;
 
@@ -8,6 +11,32 @@ use super::codec::{self, Codec, Encoded};
 use anyhow::Context;
 use certificate::Certificate;
 use rusqlite::{params, Connection, OptionalExtension};
+
+/// Whose files a row holds: an invoice's (`documents`) or a retention's
+/// (`retention_documents`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Invoice,
+    Retention,
+}
+
+impl Class {
+    /// Its table and the column naming the document the file belongs to.
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Class::Invoice => ("documents", "invoice_id"),
+            Class::Retention => ("retention_documents", "retention_id"),
+        }
+    }
+
+    /// The error context naming a document, e.g. "invoice i1's xml".
+    fn name(self) -> &'static str {
+        match self {
+            Class::Invoice => "invoice",
+            Class::Retention => "retention",
+        }
+    }
+}
 
 /// A document as it will be stored: compressed, its certificate (if any) taken out.
 /// Made by `xml` or `pdf` outside the write transaction: compressing is CPU the writer
@@ -64,17 +93,28 @@ pub fn put_invoice(
     xml: &ToStore,
     pdf: Option<&ToStore>,
 ) -> anyhow::Result<()> {
+    put_files(conn, Class::Invoice, invoice_id, xml, pdf)
+}
+
+/// `put_invoice` for a document of either class.
+pub fn put_files(
+    conn: &Connection,
+    class: Class,
+    id: &str,
+    xml: &ToStore,
+    pdf: Option<&ToStore>,
+) -> anyhow::Result<()> {
     let stale_pdf = match pdf {
         Some(_) => None,
-        None => pdf_bound_to_another_xml(conn, invoice_id, xml)?,
+        None => pdf_bound_to_another_xml(conn, class, id, xml)?,
     };
-    put(conn, invoice_id, "xml", xml)?;
+    put(conn, class, id, "xml", xml)?;
     if let Some(pdf) = pdf {
-        put(conn, invoice_id, "pdf", pdf)?;
+        put(conn, class, id, "pdf", pdf)?;
     }
     if let Some(raw) = stale_pdf {
-        let new_xml = get(conn, invoice_id, "xml")?.context("the XML just stored")?;
-        put(conn, invoice_id, "pdf", &self::pdf(&raw, &new_xml))?;
+        let new_xml = get_of(conn, class, id, "xml")?.context("the XML just stored")?;
+        put(conn, class, id, "pdf", &self::pdf(&raw, &new_xml))?;
     }
     Ok(())
 }
@@ -83,19 +123,21 @@ pub fn put_invoice(
 /// that XML with other bytes.
 fn pdf_bound_to_another_xml(
     conn: &Connection,
-    invoice_id: &str,
+    class: Class,
+    id: &str,
     xml: &ToStore,
 ) -> anyhow::Result<Option<Vec<u8>>> {
+    let (table, key) = class.table();
     let bound: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM documents
-               WHERE invoice_id = ?1 AND kind = 'pdf' AND codec = 'zstd-xml')",
-        )?
-        .query_row([invoice_id], |r| r.get(0))?;
-    if !bound || holds_xml(conn, invoice_id, xml)? {
+        .prepare_cached(&format!(
+            "SELECT EXISTS (SELECT 1 FROM {table}
+               WHERE {key} = ?1 AND kind = 'pdf' AND codec = 'zstd-xml')"
+        ))?
+        .query_row([id], |r| r.get(0))?;
+    if !bound || holds_xml_of(conn, class, id, xml)? {
         return Ok(None);
     }
-    get(conn, invoice_id, "pdf")
+    get_of(conn, class, id, "pdf")
 }
 
 /// Whether the invoice's stored XML is `xml`, byte for byte, without decoding it:
@@ -103,14 +145,25 @@ fn pdf_bound_to_another_xml(
 /// (`false` can still be the same bytes stored by another codec; callers that care
 /// decode.)
 pub fn holds_xml(conn: &Connection, invoice_id: &str, xml: &ToStore) -> anyhow::Result<bool> {
+    holds_xml_of(conn, Class::Invoice, invoice_id, xml)
+}
+
+/// `holds_xml` for a document of either class.
+pub fn holds_xml_of(
+    conn: &Connection,
+    class: Class,
+    id: &str,
+    xml: &ToStore,
+) -> anyhow::Result<bool> {
     type Stored = (String, Vec<u8>, Option<Vec<u8>>);
+    let (table, key) = class.table();
     let stored: Option<Stored> = conn
-        .prepare_cached(
-            "SELECT x.codec, x.content, c.content FROM documents x
+        .prepare_cached(&format!(
+            "SELECT x.codec, x.content, c.content FROM {table} x
              LEFT JOIN certificates c ON c.id = x.certificate_id
-             WHERE x.invoice_id = ?1 AND x.kind = 'xml'",
-        )?
-        .query_row([invoice_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+             WHERE x.{key} = ?1 AND x.kind = 'xml'"
+        ))?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     Ok(matches!(stored, Some((codec, content, certificate))
         if codec == xml.content.codec.name()
@@ -119,17 +172,18 @@ pub fn holds_xml(conn: &Connection, invoice_id: &str, xml: &ToStore) -> anyhow::
 }
 
 /// Stores (or replaces) one document.
-fn put(conn: &Connection, invoice_id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
+fn put(conn: &Connection, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
     let certificate_id = match &doc.certificate {
         Some(c) => Some(certificate::store(conn, c)?),
         None => None,
     };
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO documents (invoice_id, kind, codec, content, certificate_id)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
+    let (table, key) = class.table();
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO {table} ({key}, kind, codec, content, certificate_id)
+         VALUES (?1, ?2, ?3, ?4, ?5)"
+    ))?
     .execute(params![
-        invoice_id,
+        id,
         kind,
         doc.content.codec.name(),
         doc.content.bytes,
@@ -140,14 +194,25 @@ fn put(conn: &Connection, invoice_id: &str, kind: &str, doc: &ToStore) -> anyhow
 
 /// An invoice's stored `xml` or `pdf`, as it was received.
 pub fn get(conn: &Connection, invoice_id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    get_of(conn, Class::Invoice, invoice_id, kind)
+}
+
+/// A document's stored `xml` or `pdf`, as it was received, for either class.
+pub fn get_of(
+    conn: &Connection,
+    class: Class,
+    id: &str,
+    kind: &str,
+) -> anyhow::Result<Option<Vec<u8>>> {
     type Row = (String, Vec<u8>, Option<i64>, Option<Vec<u8>>);
+    let (table, key) = class.table();
     let stored: Option<Row> = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT d.codec, d.content, d.certificate_id, c.content
-             FROM documents d LEFT JOIN certificates c ON c.id = d.certificate_id
-             WHERE d.invoice_id = ?1 AND d.kind = ?2",
-        )?
-        .query_row(params![invoice_id, kind], |r| {
+             FROM {table} d LEFT JOIN certificates c ON c.id = d.certificate_id
+             WHERE d.{key} = ?1 AND d.kind = ?2"
+        ))?
+        .query_row(params![id, kind], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .optional()?;
@@ -157,7 +222,7 @@ pub fn get(conn: &Connection, invoice_id: &str, kind: &str) -> anyhow::Result<Op
     let raw = Codec::from_name(&codec)
         .and_then(|codec| match codec {
             Codec::ZstdXml => {
-                let xml = get(conn, invoice_id, "xml")?.context("its XML is missing")?;
+                let xml = get_of(conn, class, id, "xml")?.context("its XML is missing")?;
                 codec::decode_with(content, &xml)
             }
             _ => codec::decode(codec, content),
@@ -167,7 +232,7 @@ pub fn get(conn: &Connection, invoice_id: &str, kind: &str) -> anyhow::Result<Op
             (Some(_), Some(c)) => certificate::join(&rest, &c),
             (Some(id), None) => anyhow::bail!("its certificate {id} is missing"),
         })
-        .map_err(|e| e.context(format!("invoice {invoice_id}'s {kind}")))?;
+        .map_err(|e| e.context(format!("{} {id}'s {kind}", class.name())))?;
     Ok(Some(raw))
 }
 

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 12;
+pub const VERSION: i64 = 13;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -24,6 +24,7 @@ const STEPS: &[(i64, &str)] = &[
     (10, STEP_10),
     (11, STEP_11),
     (12, STEP_12),
+    (13, STEP_13),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -147,6 +148,10 @@ DROP TABLE IF EXISTS sandbox_listings;
 /// Version 12: the index the SAT workers claim through takes their lane's name
 /// (`jobs_sat_due`, created by `schema.sql`).
 const STEP_12: &str = "DROP INDEX IF EXISTS jobs_provider_due;";
+
+/// Version 13: CFDI de Retenciones (`retentions`, `retention_documents`). New tables
+/// only, which `schema.sql` creates: no existing row changes.
+const STEP_13: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -9,9 +9,6 @@ use chrono::NaiveDateTime;
 use super::{verification, Canvas, Font, Info, LEFT, RIGHT};
 use crate::cfdi::{Cfdi, Decimal, InvoiceType, Item, ItemTax, Payment, PaymentTotals, TaxKind};
 
-/// Side of the verification QR code, in points (about 3.5 cm).
-const QR_SIDE: f32 = 100.0;
-
 /// The PDF of `cfdi`: the same document always gives the same bytes.
 pub fn render(cfdi: &Cfdi) -> Vec<u8> {
     let mut canvas = Canvas::default();
@@ -410,62 +407,17 @@ fn totals(canvas: &mut Canvas, cfdi: &Cfdi) {
     canvas.rule();
 }
 
-/// The stamp's data beside the verification QR code, then the seals and the
-/// stamp's original string.
+/// The stamp's block (`super::stamp`) with the invoice's seal and verification QR.
 fn stamp(canvas: &mut Canvas, cfdi: &Cfdi) {
-    let Some(stamp) = &cfdi.stamp else {
-        canvas.line(Font::Bold, 9.0, "Documento sin timbre fiscal digital.");
-        return;
-    };
-    canvas.room(QR_SIDE + 14.0);
-    let top = canvas.y;
-    if let Some(payload) = verification::payload(cfdi) {
-        canvas.qr(LEFT, QR_SIDE, &payload);
-    }
-    let text_left = LEFT + QR_SIDE + 12.0;
-    canvas.down(8.0);
-    for line in [
-        format!("Folio fiscal (UUID): {}", or_dash(stamp.uuid.as_deref())),
-        format!(
-            "Fecha y hora de certificación: {}",
-            or_dash(stamp.certified_at.as_deref())
-        ),
-        format!(
-            "RFC del proveedor de certificación: {}",
-            or_dash(stamp.provider_tax_id.as_deref())
-        ),
-        format!(
-            "No. de serie del certificado del emisor: {}",
-            or_dash(cfdi.certificate_number.as_deref())
-        ),
-        format!(
-            "No. de serie del certificado del SAT: {}",
-            or_dash(stamp.sat_certificate_number.as_deref())
-        ),
-        format!("Versión del timbre: {}", or_dash(stamp.version.as_deref())),
-    ] {
-        canvas.paragraph(Font::Regular, 8.0, text_left, &line);
-    }
-    canvas.y = canvas.y.min(top - QR_SIDE - 14.0);
-    for (label, text) in [
-        ("Sello digital del CFDI", cfdi.seal.as_deref()),
-        ("Sello digital del SAT", stamp.sat_seal.as_deref()),
-        (
-            "Cadena original del complemento de certificación digital del SAT",
-            Some(stamp.original_string.as_str()),
-        ),
-    ] {
-        if let Some(text) = text.filter(|s| !s.is_empty()) {
-            canvas.line(Font::Bold, 7.0, label);
-            canvas.line(Font::Regular, 6.0, text);
-            canvas.down(3.0);
-        }
-    }
-    canvas.down(6.0);
-    canvas.line(
-        Font::Bold,
-        8.0,
-        "Este documento es una representación impresa de un CFDI.",
+    super::stamp::block(
+        canvas,
+        &super::stamp::Stamped {
+            stamp: cfdi.stamp.as_ref(),
+            seal: cfdi.seal.as_deref(),
+            certificate_number: cfdi.certificate_number.as_deref(),
+            verification: verification::payload(cfdi),
+            closing: "Este documento es una representación impresa de un CFDI.",
+        },
     );
 }
 

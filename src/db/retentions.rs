@@ -1,0 +1,289 @@
+//! SQL for `retentions` (their files are `documents::Class::Retention`). The API's view
+//! of a retention is rendered by SQLite as JSON text, splicing the stored JSON parts
+//! as they are, like the invoice view.
+
+use crate::domain::extraction::Direction;
+use crate::retenciones::Retention;
+use rusqlite::{named_params, params, Connection, OptionalExtension, ToSql};
+
+/// Who a row belongs to (the ingestion path's owner).
+pub use crate::db::invoices::write::Owner;
+
+/// The retention view: columns and stored JSON parts (`json()` keeps their numbers'
+/// digits as written, so amounts stay exact JSON numbers).
+const VIEW_JSON: &str = "json_object(
+    'id', id, 'entity_id', entity_id, 'uuid', uuid, 'direction', direction, 'version', version,
+    'internal_folio', internal_folio, 'issued_at', issued_at, 'certified_at', certified_at,
+    'retention_key', retention_key, 'retention_description', retention_description,
+    'place_of_issue', place_of_issue,
+    'issuer', json(issuer_json), 'receiver', json(receiver_json),
+    'period', iif(period_year IS NULL, NULL, json_object('year', period_year,
+        'start_month', period_start_month, 'end_month', period_end_month)),
+    'totals', json(totals_json), 'withheld_taxes', json(withheld_json),
+    'complements', json(complements_json), 'related', json(related_json),
+    'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(iif(has_pdf, 'true', 'false')),
+    'created_at', created_at, 'updated_at', updated_at)";
+
+/// One retention of a list page: its sort keys and its view as JSON text.
+pub struct RetentionRow {
+    pub id: String,
+    pub issued_at: String,
+    pub updated_at: String,
+    pub view: String,
+}
+
+/// Filters of `GET /v1/retentions`, already validated.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub entity_id: Option<String>,
+    pub direction: Option<String>,
+    /// The retention key (CveRetenc) as written.
+    pub retention_key: Option<String>,
+    /// Upper case: the issuer's RFC for a received retention, the receiver's for an issued one.
+    pub counterpart_tax_id: Option<String>,
+    pub status: Option<String>,
+    /// `YYYY-MM`: retentions whose period ends in or after this month.
+    pub period_from: Option<String>,
+    /// `YYYY-MM`: retentions whose period starts in or before this month.
+    pub period_to: Option<String>,
+    /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
+    pub updated_since: Option<String>,
+    /// Oldest `updated_at` first instead of newest `issued_at` first.
+    pub updated_order: bool,
+}
+
+/// A period bound `YYYY-MM` compared with the stored year and months.
+const PERIOD_START: &str = "printf('%04d-%02d', period_year, period_start_month)";
+const PERIOD_END: &str = "printf('%04d-%02d', period_year, period_end_month)";
+
+fn conditions(f: &Filter) -> Vec<(&'static str, &Option<String>, String)> {
+    vec![
+        (":entity", &f.entity_id, " AND entity_id = :entity".into()),
+        (
+            ":direction",
+            &f.direction,
+            " AND direction = :direction".into(),
+        ),
+        (":key", &f.retention_key, " AND retention_key = :key".into()),
+        (
+            ":counterpart",
+            &f.counterpart_tax_id,
+            " AND upper(counterpart_tax_id) = :counterpart".into(),
+        ),
+        (":status", &f.status, " AND status = :status".into()),
+        (
+            ":period_from",
+            &f.period_from,
+            format!(" AND period_year IS NOT NULL AND {PERIOD_END} >= :period_from"),
+        ),
+        (
+            ":period_to",
+            &f.period_to,
+            format!(" AND period_year IS NOT NULL AND {PERIOD_START} <= :period_to"),
+        ),
+        (
+            ":since",
+            &f.updated_since,
+            " AND updated_at >= :since".into(),
+        ),
+    ]
+}
+
+/// The retentions matching `f`, after the `(timestamp, id)` key `after`.
+pub fn list(
+    conn: &Connection,
+    org_id: &str,
+    f: &Filter,
+    after: Option<(&str, &str)>,
+    limit: i64,
+) -> anyhow::Result<Vec<RetentionRow>> {
+    let mut sql = format!(
+        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = :org"
+    );
+    let conditions = conditions(f);
+    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
+    for (name, value, clause) in &conditions {
+        if let Some(v) = value.as_ref() {
+            sql.push_str(clause);
+            args.push((name, v));
+        }
+    }
+    let (after_clause, order_by) = if f.updated_order {
+        (
+            " AND (updated_at, id) > (:after_at, :after_id)",
+            " ORDER BY updated_at, id LIMIT :limit",
+        )
+    } else {
+        (
+            " AND (issued_at, id) < (:after_at, :after_id)",
+            " ORDER BY issued_at DESC, id DESC LIMIT :limit",
+        )
+    };
+    let (after_at, after_id);
+    if let Some((at, id)) = after {
+        (after_at, after_id) = (at.to_owned(), id.to_owned());
+        sql.push_str(after_clause);
+        args.push((":after_at", &after_at));
+        args.push((":after_id", &after_id));
+    }
+    sql.push_str(order_by);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(args.as_slice(), |r| {
+        Ok(RetentionRow {
+            id: r.get(0)?,
+            issued_at: r.get(1)?,
+            updated_at: r.get(2)?,
+            view: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A retention of the organization as `GET /v1/retentions/{id}` shows it (JSON text).
+pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {VIEW_JSON} FROM retentions WHERE id = ?1 AND org_id = ?2"
+        ))?
+        .query_row(params![id, org_id], |r| r.get(0))
+        .optional()?)
+}
+
+/// The fiscal UUID of a retention of the organization.
+pub fn uuid(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT uuid FROM retentions WHERE id = ?1 AND org_id = ?2")?
+        .query_row(params![id, org_id], |r| r.get(0))
+        .optional()?)
+}
+
+/// The id of an entity's retention with this UUID.
+pub fn find(conn: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM retentions WHERE entity_id = ?1 AND uuid = ?2")?
+        .query_row(params![entity_id, uuid], |r| r.get(0))
+        .optional()?)
+}
+
+/// What a write did to a row a client sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    /// Something the view shows changed (status, a new PDF).
+    Updated,
+    /// The same document again: `updated_at` kept, so `updated_since` reports nothing.
+    Unchanged,
+}
+
+/// Inserts or refreshes a retention's row from its parsed document. Storing the same
+/// document again keeps `updated_at` unless the status or the PDF changed (SET
+/// expressions read the row as it was before the update).
+#[allow(clippy::too_many_arguments)]
+pub fn upsert(
+    tx: &Connection,
+    owner: Owner,
+    direction: Direction,
+    id: &str,
+    uuid: &str,
+    r: &Retention,
+    status: &str,
+    cancelled_at: Option<&str>,
+    has_pdf: bool,
+) -> anyhow::Result<Written> {
+    let before: Option<String> = tx
+        .prepare_cached("SELECT updated_at FROM retentions WHERE id = ?1")?
+        .query_row([id], |row| row.get(0))
+        .optional()?;
+    let now = crate::time::now();
+    let receiver_tax_id = r.receiver.as_ref().and_then(|x| x.tax_id());
+    let counterpart = match direction {
+        Direction::Issued => receiver_tax_id,
+        Direction::Received => Some(r.issuer.tax_id.as_str()),
+    };
+    let text = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string());
+    tx.prepare_cached(
+        "INSERT INTO retentions (id, org_id, entity_id, uuid, direction, version, internal_folio,
+            issued_at, certified_at, retention_key, retention_description, issuer_tax_id,
+            receiver_tax_id, counterpart_tax_id, period_year, period_start_month, period_end_month,
+            total_operation, total_withheld, issuer_json, receiver_json, totals_json, withheld_json,
+            complements_json, related_json, place_of_issue, status, cancelled_at, has_pdf,
+            created_at, updated_at)
+         VALUES (:id, :org, :entity, :uuid, :direction, :version, :folio,
+            :issued_at, :certified_at, :key, :description, :issuer,
+            :receiver, :counterpart, :year, :start, :end,
+            :operation, :withheld, :issuer_json, :receiver_json, :totals_json, :withheld_json,
+            :complements_json, :related_json, :place, :status, :cancelled_at, :has_pdf,
+            :now, :now)
+         ON CONFLICT (entity_id, uuid) DO UPDATE SET
+            direction = excluded.direction, version = excluded.version,
+            internal_folio = excluded.internal_folio, issued_at = excluded.issued_at,
+            certified_at = excluded.certified_at, retention_key = excluded.retention_key,
+            retention_description = excluded.retention_description,
+            issuer_tax_id = excluded.issuer_tax_id, receiver_tax_id = excluded.receiver_tax_id,
+            counterpart_tax_id = excluded.counterpart_tax_id, period_year = excluded.period_year,
+            period_start_month = excluded.period_start_month,
+            period_end_month = excluded.period_end_month,
+            total_operation = excluded.total_operation, total_withheld = excluded.total_withheld,
+            issuer_json = excluded.issuer_json, receiver_json = excluded.receiver_json,
+            totals_json = excluded.totals_json, withheld_json = excluded.withheld_json,
+            complements_json = excluded.complements_json, related_json = excluded.related_json,
+            place_of_issue = excluded.place_of_issue, status = excluded.status,
+            cancelled_at = excluded.cancelled_at, has_pdf = (excluded.has_pdf OR has_pdf),
+            updated_at = iif(status IS excluded.status AND cancelled_at IS excluded.cancelled_at
+                    AND (has_pdf OR NOT excluded.has_pdf)
+                    AND direction IS excluded.direction,
+                updated_at, excluded.updated_at)",
+    )?
+    .execute(named_params! {
+        ":id": id, ":org": owner.org_id, ":entity": owner.entity_id, ":uuid": uuid,
+        ":direction": direction.as_str(), ":version": r.version.as_str(),
+        ":folio": r.internal_folio, ":issued_at": r.issued_at,
+        ":certified_at": r.stamp.as_ref().and_then(|s| s.certified_at.clone()),
+        ":key": r.key, ":description": r.key_description, ":issuer": r.issuer.tax_id,
+        ":receiver": receiver_tax_id, ":counterpart": counterpart,
+        ":year": r.period.map(|p| p.year), ":start": r.period.map(|p| p.start_month),
+        ":end": r.period.map(|p| p.end_month),
+        ":operation": r.totals.operation.to_string(), ":withheld": text(r.totals.withheld),
+        ":issuer_json": serde_json::to_string(&r.issuer)?,
+        ":receiver_json": serde_json::to_string(&r.receiver)?,
+        ":totals_json": serde_json::to_string(&r.totals)?,
+        ":withheld_json": serde_json::to_string(&r.withheld_taxes)?,
+        ":complements_json": serde_json::to_string(&r.complements)?,
+        ":related_json": serde_json::to_string(&r.related)?,
+        ":place": r.place_of_issue, ":status": status, ":cancelled_at": cancelled_at,
+        ":has_pdf": has_pdf, ":now": now,
+    })?;
+    let after: String = tx
+        .prepare_cached("SELECT updated_at FROM retentions WHERE id = ?1")?
+        .query_row([id], |row| row.get(0))?;
+    Ok(match before {
+        None => Written::Created,
+        Some(before) if before == after => Written::Unchanged,
+        Some(_) => Written::Updated,
+    })
+}
+
+/// Sets a stored retention's status (a listing saw it cancelled); true when it changed.
+pub fn set_status(
+    conn: &Connection,
+    id: &str,
+    status: &str,
+    cancelled_at: Option<&str>,
+) -> anyhow::Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE retentions SET status = ?2, cancelled_at = ?3, updated_at = ?4
+             WHERE id = ?1 AND (status IS NOT ?2 OR cancelled_at IS NOT ?3)",
+        )?
+        .execute(params![id, status, cancelled_at, crate::time::now()])?;
+    Ok(changed > 0)
+}
+
+/// A stored retention's status and cancellation time; `active` when there is no row.
+pub fn status(conn: &Connection, id: &str) -> anyhow::Result<(String, Option<String>)> {
+    let row: Option<(String, Option<String>)> = conn
+        .prepare_cached("SELECT status, cancelled_at FROM retentions WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(row.unwrap_or_else(|| ("active".into(), None)))
+}
