@@ -10,6 +10,7 @@ mod certification;
 mod document;
 mod limits;
 mod pagos;
+pub mod printed;
 mod stated_taxes;
 mod taxes;
 mod xml;
