@@ -16,7 +16,7 @@ mod tests;
 
 pub use crate::db::invoices::write::Owner;
 pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
-pub use listing::record_listing;
+pub use listing::{apply_status, record_listing};
 
 use crate::cfdi::CfdiError;
 

@@ -16,5 +16,6 @@ mod incremental;
 mod invoices;
 mod items;
 mod metrics;
+mod sat_status;
 mod summary;
 mod upgrade;

@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod plans;
+pub mod sat_status;
 pub mod write;
 
 use crate::cfdi::Item;
@@ -88,6 +89,10 @@ const VIEW_JSON: &str = "json_object(
     'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
     'payment_conflicts', json(iif(payment_conflicts, 'true', 'false')),
     'items_count', coalesce(items_count, 0),
+    'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
+        'state', sat_state, 'cancellable', sat_cancellable,
+        'cancellation_status', sat_cancellation_status, 'efos', sat_efos,
+        'checked_at', sat_checked_at, 'next_check_at', sat_check_at) END),
     'created_at', created_at, 'updated_at', updated_at)";
 
 /// Concepts per stored page, and the most an invoice object carries (its first page);
@@ -101,6 +106,8 @@ pub struct Filter {
     pub direction: Option<String>,
     pub invoice_type: Option<String>,
     pub status: Option<String>,
+    /// `sat_status.state`.
+    pub sat_state: Option<String>,
     pub payment_method: Option<String>,
     pub issuer_tax_id: Option<String>,
     pub receiver_tax_id: Option<String>,
@@ -119,12 +126,13 @@ pub struct Filter {
 }
 
 /// Each optional filter: its parameter, its value and its SQL condition.
-fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 12] {
+fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 13] {
     [
         (":entity", &f.entity_id, " AND entity_id = :entity"),
         (":direction", &f.direction, " AND direction = :direction"),
         (":type", &f.invoice_type, " AND type = :type"),
         (":status", &f.status, " AND status = :status"),
+        (":sat_state", &f.sat_state, " AND sat_state = :sat_state"),
         (
             ":method",
             &f.payment_method,
