@@ -367,9 +367,14 @@ fn the_rate_limit_holds_under_a_burst_of_imports() {
     });
     let seen = fake.seen();
     assert_eq!(seen.len(), 12, "one check each");
-    for pair in seen.windows(2) {
-        let gap = pair[1].at.duration_since(pair[0].at).as_secs_f64();
-        assert!(gap >= 0.18, "5 a second at most: {gap}s apart");
+    // 5 a second at most: any k + 1 consecutive checks span k / 5 seconds (less the
+    // arrival jitter of a loaded machine: the limit holds on the requests' starts).
+    for i in 0..seen.len() {
+        for j in i + 1..seen.len() {
+            let span = seen[j].at.duration_since(seen[i].at).as_secs_f64();
+            let least = (j - i) as f64 * 0.2 - 0.15;
+            assert!(span >= least, "checks {i}..{j}: {span}s < {least}s");
+        }
     }
     assert!(started.elapsed() >= Duration::from_millis(11 * 180));
 }
