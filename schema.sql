@@ -157,6 +157,27 @@ CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC
     WHERE sat_check_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
 
+-- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
+-- last one's, keyed by RFC (a load replaces them in one transaction).
+CREATE TABLE IF NOT EXISTS efos_lists (
+    id          INTEGER PRIMARY KEY,
+    loaded_at   TEXT NOT NULL,
+    updated_to  TEXT,                -- the list's own cut-off date ("actualizada al ...")
+    source      TEXT NOT NULL,       -- the file or URL it came from
+    sha256      TEXT NOT NULL,
+    entries     INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS efos_entries (
+    rfc             TEXT PRIMARY KEY,
+    list_id         INTEGER NOT NULL REFERENCES efos_lists(id),
+    name            TEXT NOT NULL,
+    situation       TEXT NOT NULL CHECK (situation IN ('presumed', 'disproved', 'definitive', 'favorable_ruling')),
+    presumed_sat    TEXT, presumed_dof   TEXT,
+    disproved_sat   TEXT, disproved_dof  TEXT,
+    definitive_sat  TEXT, definitive_dof TEXT,
+    favorable_sat   TEXT, favorable_dof  TEXT
+) WITHOUT ROWID;
+
 -- Concepts past the first 1,000 of an invoice, in pages of 1,000, so no read loads a
 -- huge document's items whole.
 CREATE TABLE IF NOT EXISTS invoice_item_pages (

@@ -75,6 +75,9 @@ pub enum Command {
     /// Work with invoices directly.
     #[command(subcommand)]
     Invoices(InvoicesCommand),
+    /// The SAT's 69-B list (taxpayers presumed to invoice simulated operations).
+    #[command(subcommand, name = "list-69b")]
+    List69b(List69bCommand),
     /// Copy the database into a new file (0600) while the server may be running.
     Backup {
         /// The backup file to create; never overwritten.
@@ -296,6 +299,16 @@ pub struct ServeArgs {
     /// anti-captcha.com client key; solves captchas through that paid service.
     #[arg(long, env = "CFDI_EXTRACT_ANTICAPTCHA_KEY", hide_env_values = true)]
     pub anticaptcha_key: Option<Secret>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum List69bCommand {
+    /// Load the full list from a CSV file as the SAT publishes it
+    /// (`Listado_Completo_69-B.csv`, Windows-1252 or UTF-8). A file with a broken line
+    /// is refused, naming the line, and the current list is kept.
+    Load { file: PathBuf },
+    /// Print the current version: id, when loaded, its cut-off date, its taxpayers.
+    Show,
 }
 
 #[derive(Debug, Subcommand)]

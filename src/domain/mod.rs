@@ -36,6 +36,7 @@ macro_rules! wire_enum {
 }
 
 pub mod efirma;
+pub mod efos;
 pub mod entity;
 pub mod event;
 pub mod extraction;

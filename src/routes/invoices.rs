@@ -112,6 +112,17 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         invoice_type: query.one_of("type", &["I", "E", "T", "N", "P"], errors),
         status: query.one_of("status", &["active", "cancelled"], errors),
         sat_state: query.one_of("sat_state", SatState::WIRE, errors),
+        counterparty_69b: query.one_of(
+            "counterparty_69b",
+            &[
+                "listed",
+                "presumed",
+                "disproved",
+                "definitive",
+                "favorable_ruling",
+            ],
+            errors,
+        ),
         payment_method: query.one_of("payment_method", &["PUE", "PPD"], errors),
         issuer_tax_id: upper("issuer_tax_id"),
         receiver_tax_id: upper("receiver_tax_id"),

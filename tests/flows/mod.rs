@@ -15,6 +15,7 @@ mod import;
 mod incremental;
 mod invoices;
 mod items;
+mod list_69b;
 mod metrics;
 mod sat_status;
 mod summary;
