@@ -131,6 +131,16 @@ CREATE TABLE IF NOT EXISTS invoices (
     stated_taxes_json   TEXT,                     -- cfdi::StatedTaxes; NULL when none
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL,
+    -- The SAT's status service's last answer (sat::status) and the next check's plan.
+    sat_state           TEXT CHECK (sat_state IN ('active', 'cancelled', 'not_found', 'not_registered')),
+    sat_cancellable     TEXT CHECK (sat_cancellable IN ('not_cancellable', 'without_acceptance', 'with_acceptance')),
+    sat_cancellation_status TEXT CHECK (sat_cancellation_status IN ('in_process', 'deadline_passed',
+                            'cancelled_with_acceptance', 'cancelled_without_acceptance', 'rejected')),
+    sat_efos            TEXT CHECK (sat_efos IN ('listed', 'not_listed', 'unknown')),
+    sat_checked_at      TEXT,
+    sat_not_found_since TEXT,                     -- the first of the answers in a row that did not find it
+    sat_check_at        TEXT,                     -- the next check; NULL: none planned
+    sat_check_urgent    INTEGER NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -142,6 +152,31 @@ CREATE INDEX IF NOT EXISTS invoices_org_uuid ON invoices (org_id, uuid);
 -- in the order they were made, read off an index with no sort.
 CREATE INDEX IF NOT EXISTS invoices_org_updated ON invoices (org_id, updated_at, id) WHERE xml_processed = 1;
 CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updated_at, id) WHERE xml_processed = 1;
+-- The status checker's queue: on-demand checks first, then the planned ones by time.
+CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
+    WHERE sat_check_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
+
+-- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
+-- last one's, keyed by RFC (a load replaces them in one transaction).
+CREATE TABLE IF NOT EXISTS efos_lists (
+    id          INTEGER PRIMARY KEY,
+    loaded_at   TEXT NOT NULL,
+    updated_to  TEXT,                -- the list's own cut-off date ("actualizada al ...")
+    source      TEXT NOT NULL,       -- the file or URL it came from
+    sha256      TEXT NOT NULL,
+    entries     INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS efos_entries (
+    rfc             TEXT PRIMARY KEY,
+    list_id         INTEGER NOT NULL REFERENCES efos_lists(id),
+    name            TEXT NOT NULL,
+    situation       TEXT NOT NULL CHECK (situation IN ('presumed', 'disproved', 'definitive', 'favorable_ruling')),
+    presumed_sat    TEXT, presumed_dof   TEXT,
+    disproved_sat   TEXT, disproved_dof  TEXT,
+    definitive_sat  TEXT, definitive_dof TEXT,
+    favorable_sat   TEXT, favorable_dof  TEXT
+) WITHOUT ROWID;
 
 -- Concepts past the first 1,000 of an invoice, in pages of 1,000, so no read loads a
 -- huge document's items whole.

@@ -18,6 +18,8 @@ pub struct Context {
     pub agent: ureq::Agent,
     pub stopping: AtomicBool,
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The SAT status checker (`jobs::sat_status`); None with `--sat-status-rate 0`.
+    pub sat_status: Option<crate::sat::status::Checks>,
 }
 
 impl Context {

@@ -75,6 +75,9 @@ pub enum Command {
     /// Work with invoices directly.
     #[command(subcommand)]
     Invoices(InvoicesCommand),
+    /// The SAT's 69-B list (taxpayers presumed to invoice simulated operations).
+    #[command(subcommand, name = "list-69b")]
+    List69b(List69bCommand),
     /// Copy the database into a new file (0600) while the server may be running.
     Backup {
         /// The backup file to create; never overwritten.
@@ -246,6 +249,23 @@ pub struct ServeArgs {
     /// check up to 15 minutes.
     #[arg(long, env = "CFDI_EXTRACT_SAT_WS_POLL", default_value = "10s", value_parser = parse_duration)]
     pub sat_ws_poll: Duration,
+    /// The SAT's CFDI status service (ConsultaCFDIService). Default: the SAT's own with
+    /// `--sat portal`, the built-in simulation with `--sat sandbox`.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_URL")]
+    pub sat_status_url: Option<String>,
+    /// Status checks a second at most, service-wide (e.g. `0.5`); `0` turns checks off.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_RATE", default_value_t = 2.0, value_parser = parse_rate)]
+    pub sat_status_rate: f64,
+    /// How often an invoice that can still be cancelled is checked again.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_EVERY", default_value = "7d", value_parser = parse_duration)]
+    pub sat_status_every: Duration,
+    /// How often while a cancellation is in process or a PPD invoice has a balance.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_EVERY_PENDING", default_value = "1d", value_parser = parse_duration)]
+    pub sat_status_every_pending: Duration,
+    /// How long the SAT may not find an invoice (and its stamp be old) before it is
+    /// `not_registered`.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_NOT_REGISTERED_AFTER", default_value = "72h", value_parser = parse_duration)]
+    pub sat_status_not_registered_after: Duration,
     /// How often the scheduler looks for due schedules.
     #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_TICK", default_value = "5s", value_parser = parse_duration)]
     pub schedule_tick: Duration,
@@ -281,6 +301,16 @@ pub struct ServeArgs {
     /// anti-captcha.com client key; solves captchas through that paid service.
     #[arg(long, env = "CFDI_EXTRACT_ANTICAPTCHA_KEY", hide_env_values = true)]
     pub anticaptcha_key: Option<Secret>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum List69bCommand {
+    /// Load the full list from a CSV file as the SAT publishes it
+    /// (`Listado_Completo_69-B.csv`, Windows-1252 or UTF-8). A file with a broken line
+    /// is refused, naming the line, and the current list is kept.
+    Load { file: PathBuf },
+    /// Print the current version: id, when loaded, its cut-off date, its taxpayers.
+    Show,
 }
 
 #[derive(Debug, Subcommand)]
@@ -326,6 +356,14 @@ pub struct RetrySchedule(pub Vec<Duration>);
 /// Parses `300ms`, `5s`, `5m`, `2h` (humantime syntax).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s.trim()).map_err(|e| format!("invalid duration {s:?}: {e}"))
+}
+
+/// A rate: a finite number from 0 to 1000.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && (0.0..=1000.0).contains(&r) => Ok(r),
+        _ => Err(format!("invalid rate {s:?}: a number from 0 to 1000")),
+    }
 }
 
 pub fn parse_schedule(s: &str) -> Result<RetrySchedule, String> {

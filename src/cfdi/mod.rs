@@ -10,6 +10,7 @@ mod certification;
 mod document;
 pub(crate) mod limits;
 mod pagos;
+pub mod printed;
 pub(crate) mod stamp;
 mod stated_taxes;
 mod taxes;

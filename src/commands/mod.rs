@@ -1,6 +1,7 @@
 //! Subcommands.
 
 pub mod invoices;
+pub mod list_69b;
 pub mod ops;
 pub mod org;
 pub mod serve;
@@ -14,6 +15,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Org(cmd) => org::run(&cli.data_dir, cmd),
         Command::User(cmd) => user::run(&cli.data_dir, cmd),
         Command::Invoices(cmd) => invoices::run(&cli.data_dir, cmd),
+        Command::List69b(cmd) => list_69b::run(&cli.data_dir, cmd),
         Command::Backup { to, with_key, key } => ops::backup(&cli.data_dir, &to, with_key, &key),
         Command::Restore { from, force } => ops::restore(&cli.data_dir, &from, force),
         Command::Check { key } => ops::check(&cli.data_dir, &key),

@@ -7,10 +7,13 @@ use crate::config::{self, Config};
 use crate::crypto::Cipher;
 use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
+use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
 use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
 use crate::sat::efirma::{EfirmaChannel, Soap};
+use crate::sat::status::policy::Pace;
+use crate::sat::status::{self, Checks, StatusService};
 use crate::sat::{Channel, Channels};
 use anyhow::Context as _;
 use std::path::Path;
@@ -52,6 +55,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         cipher,
         stopping: AtomicBool::new(false),
         metrics: Arc::default(),
+        sat_status: sat_status(&config),
         config: config.clone(),
     });
     let workers = Workers::start(ctx.clone(), config.workers, config.delivery_workers)?;
@@ -192,6 +196,33 @@ fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
     Ok(Channels {
         ciec: Arc::new(CiecChannel::new(Arc::new(Portal::new(portal)))),
         efirma: configured.unwrap_or_else(|| web_service(Endpoints::sat())),
+    })
+}
+
+/// The SAT status checker: the sandbox's simulation, or the SAT's service with
+/// `--sat portal`; `--sat-status-url` points it at another one (a fake) either way.
+/// None with `--sat-status-rate 0`.
+fn sat_status(config: &Config) -> Option<Checks> {
+    if config.sat_status_rate <= 0.0 {
+        log::info!("SAT status checks are off (--sat-status-rate 0)");
+        return None;
+    }
+    let client = |url: &str| -> Arc<dyn StatusService> {
+        Arc::new(status::Client::new(url, config.sat_timeout))
+    };
+    let service = match (&config.sat_status_url, config.sat.as_str()) {
+        (Some(url), _) => client(url),
+        (None, "portal") => client(status::SAT_STATUS_URL),
+        (None, _) => Arc::new(SandboxStatus::new(config.sim_latency)),
+    };
+    Some(Checks {
+        service,
+        rate: config.sat_status_rate,
+        pace: Pace {
+            every: config.sat_status_every,
+            every_pending: config.sat_status_every_pending,
+            not_registered_after: config.sat_status_not_registered_after,
+        },
     })
 }
 

@@ -10,7 +10,10 @@ const SNAPSHOT: &str = "CASE WHEN xml_processed = 1 THEN json_object(
     'has_pdf', json(iif(has_pdf, 'true', 'false')),
     'paid_amount', paid_amount, 'due_amount', due_amount,
     'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
-    'payment_conflicts', json(iif(payment_conflicts, 'true', 'false'))) END";
+    'payment_conflicts', json(iif(payment_conflicts, 'true', 'false')),
+    'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
+        'state', sat_state, 'cancellable', sat_cancellable,
+        'cancellation_status', sat_cancellation_status, 'efos', sat_efos) END)) END";
 
 /// Records that `batch` is about to change the stored invoice `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.

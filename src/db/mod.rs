@@ -8,6 +8,7 @@ pub mod codec;
 pub mod deliveries;
 pub mod documents;
 pub mod efirmas;
+pub mod efos;
 pub mod entities;
 pub mod events;
 pub mod extractions;

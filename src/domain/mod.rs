@@ -4,12 +4,45 @@
 //! rules over stored rows (`payments`, `summary`). It depends on nothing but `cfdi`'s
 //! parsed types and `error`, so `db` can speak it without reaching up.
 
+/// An enum whose variants each have one wire string: `as_str`, `parse`, `ALL` and
+/// `WIRE` (the strings, in order).
+macro_rules! wire_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $wire:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            /// The wire strings, in order (what a filter accepts).
+            pub const WIRE: &'static [&'static str] = &[$($wire,)+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)+
+                }
+            }
+
+            pub fn parse(s: &str) -> Option<Self> {
+                match s {
+                    $($wire => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
 pub mod efirma;
+pub mod efos;
 pub mod entity;
 pub mod event;
 pub mod extraction;
 pub mod listing;
 pub mod payments;
+pub mod sat_status;
 pub mod schedule;
 pub mod summary;
 pub mod webhook;

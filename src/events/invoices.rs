@@ -28,6 +28,10 @@ pub struct Snapshot {
     pub last_payment_date: Option<String>,
     pub fully_paid_at: Option<String>,
     pub payment_conflicts: bool,
+    /// The SAT's answer without its times (`sat_status` less `checked_at`): a check that
+    /// confirms it changes nothing. Absent from snapshots taken before version 12.
+    #[serde(default)]
+    pub sat_status: Option<Value>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -81,6 +85,11 @@ pub fn diff(before: Option<&Snapshot>, after: Option<&Snapshot>) -> Option<Chang
         "payment_conflicts",
         json!(before.payment_conflicts),
         json!(after.payment_conflicts),
+    );
+    field(
+        "sat_status",
+        json!(before.sat_status),
+        json!(after.sat_status),
     );
     (!changes.is_empty()).then_some(Change::Updated(changes))
 }
@@ -152,6 +161,7 @@ mod tests {
             last_payment_date: None,
             fully_paid_at: None,
             payment_conflicts: false,
+            sat_status: None,
         }
     }
 
@@ -229,5 +239,29 @@ mod tests {
         assert!(s.has_pdf);
         assert_eq!(s.paid_amount.as_deref(), Some("10.50"));
         assert!(snapshot(None).expect("none").is_none());
+    }
+
+    #[test]
+    fn a_new_sat_answer_is_reported_as_a_whole() {
+        let answer = |state: &str| {
+            json!({"state": state, "cancellable": "with_acceptance",
+            "cancellation_status": null, "efos": "not_listed"})
+        };
+        let before = Snapshot {
+            sat_status: Some(answer("active")),
+            ..snap()
+        };
+        let after = Snapshot {
+            sat_status: Some(answer("cancelled")),
+            ..snap()
+        };
+        let Some(Change::Updated(changes)) = diff(Some(&before), Some(&after)) else {
+            panic!("an update");
+        };
+        assert_eq!(
+            changes["sat_status"],
+            json!({"from": answer("active"), "to": answer("cancelled")})
+        );
+        assert_eq!(diff(Some(&before), Some(&before.clone())), None);
     }
 }

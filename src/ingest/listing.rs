@@ -1,8 +1,9 @@
 //! Stage 1: a listing's entries become metadata-only rows; a changed status (a
-//! cancellation seen by a later run) is applied and the aggregates it affects follow.
+//! cancellation seen by a later run) is applied and the aggregates it affects follow
+//! (`apply_status`, also what the SAT's status service's answers go through).
 
 use super::{payments, Owner};
-use crate::db::{self, invoices::write, Conn};
+use crate::db::{self, invoices::write, invoices::write::Known, Conn};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use std::collections::BTreeSet;
@@ -26,19 +27,44 @@ pub fn record_listing(
             continue;
         };
         if known.status != status {
-            db::invoice_changes::mark(tx, owner.batch, &known.id)?;
-            write::set_status(tx, &known.id, status, m.cancelled_at.as_deref(), &now)?;
-            if known.processed {
-                let mut affected = BTreeSet::from([uuid.clone()]);
-                if known.invoice_type.as_deref() == Some("P") {
-                    affected.extend(db::payment_entries::related_uuids(tx, &known.id)?);
-                }
-                payments::recompute_all(tx, owner, &affected)?;
-            }
+            apply_status(
+                tx,
+                owner,
+                &known,
+                &uuid,
+                status,
+                m.cancelled_at.as_deref(),
+                &now,
+            )?;
         }
         if !known.processed {
             pending.push(i);
         }
     }
     Ok(pending)
+}
+
+/// A status the SAT gives a stored invoice (a later listing, or its status service:
+/// `jobs::sat_status`), applied the one way: the invoice is marked for its batch's
+/// events, its status written, and the payment aggregates it affects recomputed (a
+/// cancelled invoice owes nothing; a cancelled complement no longer pays).
+pub fn apply_status(
+    tx: &Conn,
+    owner: Owner,
+    known: &Known,
+    uuid: &str,
+    status: &str,
+    cancelled_at: Option<&str>,
+    now: &str,
+) -> anyhow::Result<()> {
+    db::invoice_changes::mark(tx, owner.batch, &known.id)?;
+    write::set_status(tx, &known.id, status, cancelled_at, now)?;
+    if known.processed {
+        let mut affected = BTreeSet::from([uuid.to_owned()]);
+        if known.invoice_type.as_deref() == Some("P") {
+            affected.extend(db::payment_entries::related_uuids(tx, &known.id)?);
+        }
+        payments::recompute_all(tx, owner, &affected)?;
+    }
+    Ok(())
 }

@@ -20,7 +20,7 @@ mod tests;
 pub use crate::db::invoices::write::Owner;
 pub use class::{prepare_any, AnyPrepared};
 pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
-pub use listing::record_listing;
+pub use listing::{apply_status, record_listing};
 pub use retentions::{prepare_retention, set_retention_status, store_retention, PreparedRetention};
 
 use crate::cfdi::CfdiError;

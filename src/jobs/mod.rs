@@ -15,6 +15,7 @@ pub mod delivery_target;
 pub mod extraction;
 mod lanes;
 mod outcome;
+pub mod sat_status;
 pub mod scheduler;
 
 use crate::app::Context;
@@ -36,7 +37,8 @@ pub struct Workers {
 
 impl Workers {
     /// Requeues interrupted jobs, then starts `workers` threads for validations and
-    /// extractions and `delivery_workers` threads for webhook deliveries.
+    /// extractions, `delivery_workers` threads for webhook deliveries and, unless it is
+    /// off, the SAT status checker's thread.
     pub fn start(
         ctx: Arc<Context>,
         workers: usize,
@@ -51,7 +53,7 @@ impl Workers {
         let lanes = (0..workers)
             .map(|i| (format!("worker-{i}"), sat))
             .chain((0..delivery_workers).map(|i| (format!("delivery-{i}"), deliveries)));
-        let threads = lanes
+        let mut threads = lanes
             .map(|(name, lane)| {
                 let ctx = ctx.clone();
                 std::thread::Builder::new()
@@ -59,6 +61,15 @@ impl Workers {
                     .spawn(move || worker_loop(&ctx, lane))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // The SAT status checks: a thread of their own (`sat_status`).
+        if let Some(checker) = ctx.sat_status.clone() {
+            let ctx = ctx.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name("sat-status".into())
+                    .spawn(move || sat_status::run_loop(&ctx, &checker))?,
+            );
+        }
         Ok(Workers { ctx, threads })
     }
 

@@ -5,6 +5,7 @@ use crate::db::{
     self,
     invoices::{Filter, Order},
 };
+use crate::domain::sat_status::State as SatState;
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::Ctx;
 use crate::http::{
@@ -16,7 +17,7 @@ use crate::http::{
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, content::RawJson, Responder};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route, State};
+use rocket::{get, post, routes, Request, Route, State};
 use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
@@ -25,7 +26,8 @@ pub fn routes() -> Vec<Route> {
         get_invoice,
         get_invoice_cfdi,
         list_invoice_items,
-        list_invoice_payments
+        list_invoice_payments,
+        request_status_check
     ]
 }
 
@@ -109,6 +111,18 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         direction: query.one_of("direction", &["issued", "received"], errors),
         invoice_type: query.one_of("type", &["I", "E", "T", "N", "P"], errors),
         status: query.one_of("status", &["active", "cancelled"], errors),
+        sat_state: query.one_of("sat_state", SatState::WIRE, errors),
+        counterparty_69b: query.one_of(
+            "counterparty_69b",
+            &[
+                "listed",
+                "presumed",
+                "disproved",
+                "definitive",
+                "favorable_ruling",
+            ],
+            errors,
+        ),
         payment_method: query.one_of("payment_method", &["PUE", "PPD"], errors),
         issuer_tax_id: upper("issuer_tax_id"),
         receiver_tax_id: upper("receiver_tax_id"),
@@ -169,6 +183,34 @@ async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<RawJson<S
         .read(move |c| db::invoices::get(c, &user.org_id, &id))
         .await?;
     Ok(RawJson(invoice.ok_or(ApiError::NotFound)?))
+}
+
+/// `POST /v1/invoices/{id}/status-check`: asks the SAT about the invoice ahead of the
+/// planned checks (`jobs::sat_status`). 202 with the invoice; its `sat_status` changes
+/// when the answer is in. 503 when the server runs with checks off.
+#[post("/v1/invoices/<id>/status-check")]
+async fn request_status_check(
+    user: AuthUser,
+    id: &str,
+    ctx: &Ctx,
+) -> ApiResult<(rocket::http::Status, RawJson<String>)> {
+    let id = ids::parse(id)?;
+    let on = ctx.sat_status.is_some();
+    let invoice = ctx
+        .db
+        .write(move |tx| {
+            let now = crate::time::now();
+            if on && !db::invoices::sat_status::request(tx, &user.org_id, &id, &now)? {
+                return Ok(None);
+            }
+            db::invoices::get(tx, &user.org_id, &id)
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if !on {
+        return Err(ApiError::Unavailable);
+    }
+    Ok((rocket::http::Status::Accepted, RawJson(invoice)))
 }
 
 /// The representations of an invoice document.

@@ -8,10 +8,15 @@
 //! `efirma::Service`), implemented by the real SAT's client and by the sandbox
 //! (`crate::sandbox`), so the sandbox runs the channels' own logic. A new channel is a
 //! new folder here implementing `Channel`, and one line in `Channels`.
+//!
+//! `status` is not a channel: the SAT's public status service, asked about one CFDI
+//! the service already holds.
 
 pub mod channel;
 pub mod ciec;
 pub mod efirma;
+pub mod efos_list;
+pub mod status;
 
 pub use crate::domain::listing::{Document, Metadata};
 pub use channel::{

@@ -85,6 +85,16 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
          ALTER TABLE invoices DROP COLUMN stated_taxes_json;
+         DROP INDEX invoices_sat_check;
+         DROP INDEX invoices_org_sat_state;
+         ALTER TABLE invoices DROP COLUMN sat_state;
+         ALTER TABLE invoices DROP COLUMN sat_cancellable;
+         ALTER TABLE invoices DROP COLUMN sat_cancellation_status;
+         ALTER TABLE invoices DROP COLUMN sat_efos;
+         ALTER TABLE invoices DROP COLUMN sat_checked_at;
+         ALTER TABLE invoices DROP COLUMN sat_not_found_since;
+         ALTER TABLE invoices DROP COLUMN sat_check_at;
+         ALTER TABLE invoices DROP COLUMN sat_check_urgent;
          DROP TABLE invoice_item_pages;
          DROP TABLE documents;
          DROP TABLE certificates;

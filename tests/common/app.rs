@@ -28,6 +28,10 @@ const DEFAULT_SERVE_ARGS: &[&str] = &[
     "2s",
     "--webhook-retry-schedule",
     "0s,100ms,100ms",
+    // The SAT status checks change invoices (and send events) on their own: the tests
+    // of status checks turn them on (`flows::sat_status`).
+    "--sat-status-rate",
+    "0",
 ];
 
 /// The default deadline of `eventually` in tests.

@@ -6,6 +6,7 @@ pub mod app;
 pub mod efirma_files;
 pub mod fake_http;
 pub mod fake_sat_portal;
+pub mod fake_sat_status;
 pub mod fake_sat_ws;
 pub mod invoices;
 pub mod receiver;

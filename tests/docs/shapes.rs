@@ -422,6 +422,9 @@ fn real_responses_match_the_documented_schemas() {
         "0s,50ms",
         "--schedule-tick",
         "100ms",
+        // The sandbox's status service answers, so `sat_status` objects are validated.
+        "--sat-status-rate",
+        "50",
     ]);
     // Requests as the provisioned user.
     let api = server.client();
@@ -896,6 +899,15 @@ fn real_responses_match_the_documented_schemas() {
         assert!(res.body.starts_with(b"%PDF"), "a PDF");
         assert_eq!(res.header("x-cfdi-pdf"), Some("rendered"));
     }
+    // --- A SAT status check on demand.
+    let url = format!("/v1/invoices/{some_invoice}/status-check");
+    let res = c.check(
+        "post",
+        "/v1/invoices/{id}/status-check",
+        &url,
+        api.post_json(&url, &json!({})),
+    );
+    assert_eq!(res.status, 202, "POST {url}: {}", res.text());
     // --- The exports: a file, not JSON, in the documented media types.
     for path in ["/v1/invoices/export", "/v1/invoices/export/items"] {
         for (format, media, magic) in [

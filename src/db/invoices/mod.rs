@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod plans;
+pub mod sat_status;
 pub mod write;
 
 use crate::cfdi::Item;
@@ -88,6 +89,18 @@ const VIEW_JSON: &str = "json_object(
     'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
     'payment_conflicts', json(iif(payment_conflicts, 'true', 'false')),
     'items_count', coalesce(items_count, 0),
+    'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
+        'state', sat_state, 'cancellable', sat_cancellable,
+        'cancellation_status', sat_cancellation_status, 'efos', sat_efos,
+        'checked_at', sat_checked_at, 'next_check_at', sat_check_at) END),
+    'counterparty_69b', json((SELECT json_object('tax_id', e.rfc, 'name', e.name, 'situation', e.situation,
+        'presumed', json_object('sat', e.presumed_sat, 'dof', e.presumed_dof),
+        'disproved', json_object('sat', e.disproved_sat, 'dof', e.disproved_dof),
+        'definitive', json_object('sat', e.definitive_sat, 'dof', e.definitive_dof),
+        'favorable_ruling', json_object('sat', e.favorable_sat, 'dof', e.favorable_dof),
+        'list_version', e.list_id)
+      FROM efos_entries e
+      WHERE e.rfc = upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id)))),
     'created_at', created_at, 'updated_at', updated_at)";
 
 /// Concepts per stored page, and the most an invoice object carries (its first page);
@@ -101,6 +114,10 @@ pub struct Filter {
     pub direction: Option<String>,
     pub invoice_type: Option<String>,
     pub status: Option<String>,
+    /// `sat_status.state`.
+    pub sat_state: Option<String>,
+    /// The counterparty's 69-B situation, or `listed` for any.
+    pub counterparty_69b: Option<String>,
     pub payment_method: Option<String>,
     pub issuer_tax_id: Option<String>,
     pub receiver_tax_id: Option<String>,
@@ -119,12 +136,13 @@ pub struct Filter {
 }
 
 /// Each optional filter: its parameter, its value and its SQL condition.
-fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 12] {
+fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 13] {
     [
         (":entity", &f.entity_id, " AND entity_id = :entity"),
         (":direction", &f.direction, " AND direction = :direction"),
         (":type", &f.invoice_type, " AND type = :type"),
         (":status", &f.status, " AND status = :status"),
+        (":sat_state", &f.sat_state, " AND sat_state = :sat_state"),
         (
             ":method",
             &f.payment_method,
@@ -158,6 +176,16 @@ fn list_sql(f: &Filter, after_cursor: bool) -> String {
             sql.push_str(clause);
         }
     }
+    if let Some(situation) = &f.counterparty_69b {
+        sql.push_str(
+            " AND EXISTS (SELECT 1 FROM efos_entries e
+            WHERE e.rfc = upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))",
+        );
+        if situation != "listed" {
+            sql.push_str(" AND e.situation = :counterparty_69b");
+        }
+        sql.push(')');
+    }
     match f.outstanding {
         Some(true) => sql.push_str(" AND outstanding = 1"),
         Some(false) => sql.push_str(" AND outstanding = 0"),
@@ -186,6 +214,10 @@ pub fn list(
         if let Some(v) = value.as_ref() {
             args.push((name, v));
         }
+    }
+    let situation = f.counterparty_69b.as_ref().filter(|s| *s != "listed");
+    if let Some(s) = situation.as_ref() {
+        args.push((":counterparty_69b", s));
     }
     let (after_at, after_id);
     if let Some((at, id)) = after {

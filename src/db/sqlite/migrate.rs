@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 13;
+pub const VERSION: i64 = 14;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -25,6 +25,7 @@ const STEPS: &[(i64, &str)] = &[
     (11, STEP_11),
     (12, STEP_12),
     (13, STEP_13),
+    (14, STEP_14),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -152,6 +153,21 @@ const STEP_12: &str = "DROP INDEX IF EXISTS jobs_provider_due;";
 /// Version 13: CFDI de Retenciones (`retentions`, `retention_documents`). New tables
 /// only, which `schema.sql` creates: no existing row changes.
 const STEP_13: &str = "";
+
+/// Version 14: the SAT's status of each invoice (`sat::status`). Every stored invoice
+/// gets a first check, oldest first; `schema.sql` then adds the checker's index.
+const STEP_14: &str = "
+ALTER TABLE invoices ADD COLUMN sat_state TEXT CHECK (sat_state IN ('active', 'cancelled', 'not_found', 'not_registered'));
+ALTER TABLE invoices ADD COLUMN sat_cancellable TEXT CHECK (sat_cancellable IN ('not_cancellable', 'without_acceptance', 'with_acceptance'));
+ALTER TABLE invoices ADD COLUMN sat_cancellation_status TEXT CHECK (sat_cancellation_status IN ('in_process', 'deadline_passed',
+    'cancelled_with_acceptance', 'cancelled_without_acceptance', 'rejected'));
+ALTER TABLE invoices ADD COLUMN sat_efos TEXT CHECK (sat_efos IN ('listed', 'not_listed', 'unknown'));
+ALTER TABLE invoices ADD COLUMN sat_checked_at TEXT;
+ALTER TABLE invoices ADD COLUMN sat_not_found_since TEXT;
+ALTER TABLE invoices ADD COLUMN sat_check_at TEXT;
+ALTER TABLE invoices ADD COLUMN sat_check_urgent INTEGER NOT NULL DEFAULT 0;
+UPDATE invoices SET sat_check_at = created_at WHERE xml_processed = 1;
+";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -200,7 +200,8 @@ pub fn fault(xml: &str) -> Option<ResponseError> {
     fault_of(&Document::parse(xml).ok()?)
 }
 
-fn fault_of(doc: &Document<'_>) -> Option<ResponseError> {
+/// The SOAP fault of a parsed answer (shared with the status service's client).
+pub(crate) fn fault_of(doc: &Document<'_>) -> Option<ResponseError> {
     let fault = doc
         .descendants()
         .find(|n| n.has_tag_name((SOAP_NS, "Fault")))?;

@@ -1,0 +1,143 @@
+//! SQL for an invoice's SAT status (`sat_*` columns) and the status checker's queue:
+//! the next check of each invoice is a time on its row (`sat_check_at`), so the queue
+//! is durable with no job rows (a year of invoices to follow would otherwise be a job
+//! each), and a check cut short by a stop is simply due again.
+
+use rusqlite::{named_params, params, Connection, OptionalExtension};
+
+use crate::db::Tx;
+
+/// An invoice whose check is due, with what the policy needs.
+#[derive(Debug, Clone)]
+pub struct Due {
+    pub id: String,
+    pub org_id: String,
+    pub entity_id: String,
+    pub uuid: String,
+    pub issued_at: Option<String>,
+    pub certified_at: Option<String>,
+    pub outstanding: bool,
+    pub status: String,
+    pub sat_state: Option<String>,
+    pub not_found_since: Option<String>,
+}
+
+/// The next due check: one asked for on demand first, then the earliest planned. An
+/// invoice a running extraction has changed waits for the run's end: its
+/// `invoice.created` is sent then, and no status event may come before it.
+pub fn next_due(conn: &Connection, now: &str) -> anyhow::Result<Option<Due>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
+                    outstanding AND payment_method = 'PPD', status, sat_state, sat_not_found_since
+             FROM invoices INDEXED BY invoices_sat_check
+             WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)
+               AND NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)
+             ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1",
+        )?
+        .query_row([now], |r| {
+            Ok(Due {
+                id: r.get(0)?,
+                org_id: r.get(1)?,
+                entity_id: r.get(2)?,
+                uuid: r.get(3)?,
+                issued_at: r.get(4)?,
+                certified_at: r.get(5)?,
+                outstanding: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
+                status: r.get(7)?,
+                sat_state: r.get(8)?,
+                not_found_since: r.get(9)?,
+            })
+        })
+        .optional()?)
+}
+
+/// When the next planned check is due (to sleep until then).
+pub fn next_due_at(conn: &Connection) -> anyhow::Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT CASE WHEN sat_check_urgent = 1 THEN '0000' ELSE sat_check_at END
+             FROM invoices INDEXED BY invoices_sat_check
+             WHERE sat_check_at IS NOT NULL
+             ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1",
+        )?
+        .query_row([], |r| r.get(0))
+        .optional()?)
+}
+
+/// A first check for a stored invoice never checked and with none planned.
+pub fn plan_first(conn: &Connection, id: &str, now: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE invoices SET sat_check_at = ?2
+         WHERE id = ?1 AND sat_checked_at IS NULL AND sat_check_at IS NULL",
+    )?
+    .execute(params![id, now])?;
+    Ok(())
+}
+
+/// Asks for a check of a visible invoice of `org_id` ahead of the planned ones; false
+/// when there is no such invoice. Wakes the checker once `tx` commits.
+pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<bool> {
+    let changed = tx
+        .prepare_cached(
+            "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = coalesce(min(sat_check_at, ?3), ?3)
+             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+        )?
+        .execute(params![id, org_id, now])?;
+    if changed > 0 {
+        tx.queued_work();
+    }
+    Ok(changed > 0)
+}
+
+/// An answer, as stored.
+#[derive(Debug, Clone)]
+pub struct Record<'a> {
+    pub state: &'a str,
+    pub cancellable: Option<&'a str>,
+    pub cancellation_status: Option<&'a str>,
+    pub efos: &'a str,
+    pub not_found_since: Option<String>,
+    pub next_check: Option<String>,
+}
+
+/// Stores an answer and the next check. `updated_at` moves only when what the answer
+/// says changed (not for a check that confirms it), so `updated_since` reports changes.
+pub fn record(conn: &Connection, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE invoices SET
+            updated_at = iif(sat_state IS :state AND sat_cancellable IS :cancellable
+                    AND sat_cancellation_status IS :cancellation AND sat_efos IS :efos,
+                updated_at, :now),
+            sat_state = :state, sat_cancellable = :cancellable,
+            sat_cancellation_status = :cancellation, sat_efos = :efos, sat_checked_at = :now,
+            sat_not_found_since = :since, sat_check_at = :next, sat_check_urgent = 0
+         WHERE id = :id",
+    )?
+    .execute(named_params! {
+        ":id": id, ":state": r.state, ":cancellable": r.cancellable,
+        ":cancellation": r.cancellation_status, ":efos": r.efos, ":now": now,
+        ":since": r.not_found_since, ":next": r.next_check,
+    })?;
+    Ok(())
+}
+
+/// A check that could not be made (no printed expression: an XML that no longer
+/// parses): no more planned checks.
+pub fn give_up(conn: &Connection, id: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE invoices SET sat_check_at = NULL, sat_check_urgent = 0 WHERE id = ?1",
+    )?
+    .execute([id])?;
+    Ok(())
+}
+
+/// Checks due now (urgent included): the checker's backlog, for metrics and tests.
+pub fn due_count(conn: &Connection, now: &str) -> anyhow::Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM invoices INDEXED BY invoices_sat_check
+             WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)",
+        )?
+        .query_row([now], |r| r.get(0))?)
+}

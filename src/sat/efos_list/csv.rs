@@ -1,0 +1,303 @@
+//! Reading the SAT's published 69-B list (`Listado_Completo_69-B.csv`, FACTS.md §5 and
+//! the fixtures' README): a single-byte Windows code page (or UTF-8, in case the SAT
+//! changes), a preamble (a legend with the cut-off date, a title), a 20-column header,
+//! then one row per taxpayer. Any line that breaks the format refuses the whole file,
+//! naming the line: a partial list would clear taxpayers that are on it.
+
+use chrono::NaiveDate;
+
+use crate::domain::efos::{Entry, List, Published, Situation};
+
+/// The columns, by position (1-based in the SAT's header).
+const COLUMNS: usize = 20;
+const RFC: usize = 1;
+const NAME: usize = 2;
+const SITUATION: usize = 3;
+/// The publication dates (page of the SAT, then DOF) of each stage.
+const PRESUMED: (usize, usize) = (5, 7);
+const DISPROVED: (usize, usize) = (9, 11);
+const DEFINITIVE: (usize, usize) = (13, 15);
+const FAVORABLE: (usize, usize) = (17, 19);
+
+/// Why a file was refused, and on which line (1-based).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    pub line: u64,
+    pub message: String,
+}
+
+fn error(line: u64, message: impl Into<String>) -> ParseError {
+    ParseError {
+        line,
+        message: message.into(),
+    }
+}
+
+/// The file's text: UTF-8 when it is (a BOM dropped), otherwise Windows-1252, which
+/// keeps `Ñ` (satcfdi's windows-1250 would turn it into `Ń`).
+pub fn decode(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.trim_start_matches('\u{FEFF}').to_owned(),
+        Err(_) => bytes.iter().map(|b| windows_1252(*b)).collect(),
+    }
+}
+
+fn windows_1252(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž',
+        '\u{8F}', '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}',
+        'ž', 'Ÿ',
+    ];
+    match b {
+        0x80..=0x9F => HIGH[usize::from(b - 0x80)],
+        b => char::from(b),
+    }
+}
+
+/// Lower case without accents, `U+FFFD` or blanks at the ends: header cells and
+/// situations compare so, whatever became of their accents.
+fn fold(text: &str) -> String {
+    text.trim()
+        .chars()
+        .filter(|c| *c != '\u{FFFD}')
+        .map(|c| match c {
+            'á' | 'Á' => 'a',
+            'é' | 'É' => 'e',
+            'í' | 'Í' => 'i',
+            'ó' | 'Ó' => 'o',
+            'ú' | 'Ú' => 'u',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
+/// Parses a whole file.
+pub fn parse(bytes: &[u8]) -> Result<List, ParseError> {
+    let text = decode(bytes);
+    let mut reader = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut updated_to = None;
+    let mut header_seen = false;
+    let mut by_rfc: std::collections::BTreeMap<String, Entry> = Default::default();
+    let mut record = ::csv::StringRecord::new();
+    loop {
+        let line = reader.position().line();
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(error(line, format!("not CSV: {e}"))),
+        }
+        let line = record.position().map_or(line, |p| p.line());
+        if !header_seen {
+            let first = record.get(0).unwrap_or("");
+            if updated_to.is_none() {
+                updated_to = cut_off(first);
+            }
+            if fold(first) == "no" && record.get(RFC).map(fold).as_deref() == Some("rfc") {
+                if record.len() != COLUMNS {
+                    return Err(error(
+                        line,
+                        format!("the header has {} columns, not {COLUMNS}", record.len()),
+                    ));
+                }
+                header_seen = true;
+            } else if line > 10 {
+                return Err(error(
+                    line,
+                    "no header (No, RFC, ...) in the first lines: not the 69-B list",
+                ));
+            }
+            continue;
+        }
+        if record.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        let entry = row(&record, line)?;
+        by_rfc.insert(entry.rfc.clone(), entry);
+    }
+    if !header_seen {
+        return Err(error(1, "no header (No, RFC, ...): not the 69-B list"));
+    }
+    if by_rfc.is_empty() {
+        return Err(error(1, "the list has no taxpayers"));
+    }
+    Ok(List {
+        updated_to,
+        entries: by_rfc.into_values().collect(),
+    })
+}
+
+fn row(record: &::csv::StringRecord, line: u64) -> Result<Entry, ParseError> {
+    if record.len() != COLUMNS {
+        return Err(error(
+            line,
+            format!("{} columns, not {COLUMNS}", record.len()),
+        ));
+    }
+    let cell = |i: usize| record.get(i).unwrap_or("").trim();
+    let rfc = cell(RFC).to_uppercase();
+    let valid_rfc = (12..=13).contains(&rfc.chars().count())
+        && rfc
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '&' || c == 'Ñ');
+    if !valid_rfc {
+        return Err(error(line, format!("RFC {:?} is not an RFC", cell(RFC))));
+    }
+    let situation = Situation::from_list(&fold(cell(SITUATION)))
+        .ok_or_else(|| error(line, format!("unknown situation {:?}", cell(SITUATION))))?;
+    let date = |i: usize| -> Result<Option<NaiveDate>, ParseError> {
+        let text = cell(i);
+        if text.is_empty() {
+            return Ok(None);
+        }
+        NaiveDate::parse_from_str(text, "%d/%m/%Y")
+            .map(Some)
+            .map_err(|_| {
+                error(
+                    line,
+                    format!("column {} is not a date (DD/MM/YYYY): {text:?}", i + 1),
+                )
+            })
+    };
+    let published = |(sat, dof): (usize, usize)| -> Result<Published, ParseError> {
+        Ok(Published {
+            sat: date(sat)?,
+            dof: date(dof)?,
+        })
+    };
+    Ok(Entry {
+        rfc,
+        name: cell(NAME).to_owned(),
+        situation,
+        presumed: published(PRESUMED)?,
+        disproved: published(DISPROVED)?,
+        definitive: published(DEFINITIVE)?,
+        favorable: published(FAVORABLE)?,
+    })
+}
+
+/// `... actualizada al 31 de marzo de 2024; ...` -> 2024-03-31.
+fn cut_off(legend: &str) -> Option<NaiveDate> {
+    const MONTHS: [&str; 12] = [
+        "enero",
+        "febrero",
+        "marzo",
+        "abril",
+        "mayo",
+        "junio",
+        "julio",
+        "agosto",
+        "septiembre",
+        "octubre",
+        "noviembre",
+        "diciembre",
+    ];
+    let folded = fold(legend);
+    let rest = &folded[folded.find("actualizada al ")? + "actualizada al ".len()..];
+    let mut words = rest.split_whitespace();
+    let day: u32 = words.next()?.parse().ok()?;
+    (words.next()? == "de").then_some(())?;
+    let month_name = words.next()?;
+    let month = MONTHS.iter().position(|m| *m == month_name)? as u32 + 1;
+    (words.next()? == "de").then_some(())?;
+    let year: i32 = words
+        .next()?
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()?;
+    NaiveDate::from_ymd_opt(year, month, day)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let path = format!(
+            "{}/../shared/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn day(s: &str) -> Option<NaiveDate> {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+    }
+
+    /// The text as the SAT publishes it: Windows-1252, accents restored.
+    fn windows_1252_text(text: &str) -> Vec<u8> {
+        text.chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+            .collect()
+    }
+
+    #[test]
+    fn the_published_sample_is_read() {
+        let list = parse(&sample()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(list.updated_to, day("2024-03-31"));
+        assert_eq!(list.entries.len(), 3);
+        let first = &list.entries[0];
+        assert_eq!(first.rfc, "AAA090909HHH");
+        assert_eq!(first.name, "AAA Y ACTIVOS, S.A. DE C.V.");
+        assert_eq!(first.situation, Situation::FavorableRuling);
+        assert_eq!(first.presumed.sat, day("2018-06-01"));
+        assert_eq!(first.presumed.dof, day("2018-06-25"));
+        assert_eq!(first.definitive.dof, day("2018-10-23"));
+        assert_eq!(first.favorable.sat, day("2019-03-05"));
+        assert_eq!(first.disproved, Published::default());
+        assert_eq!(list.entries[1].situation, Situation::Disproved);
+        assert_eq!(list.entries[1].disproved.dof, day("2017-11-02"));
+    }
+
+    #[test]
+    fn a_windows_1252_file_keeps_its_accents_and_enie() {
+        let text = String::from_utf8_lossy(&sample())
+            .replace("Informaci\u{FFFD}n", "Información")
+            .replace("Situaci\u{FFFD}n", "Situación")
+            .replace("ABC SANTOS", "PEÑA Y ACCIÓN")
+            .replace("AAA292929HHH", "PEÑ292929HHH")
+            .replace(
+                "Desvirtuado,500-05-2017-38736",
+                "Definitivo,500-05-2017-38736",
+            );
+        let list = parse(&windows_1252_text(&text)).unwrap_or_else(|e| panic!("{e}"));
+        let pena = list
+            .entries
+            .iter()
+            .find(|e| e.rfc == "PEÑ292929HHH")
+            .expect("the RFC with Ñ");
+        assert_eq!(pena.name, "PEÑA Y ACCIÓN, S.A. DE C.V.");
+        assert_eq!(pena.situation, Situation::Definitive);
+        assert_eq!(list.updated_to, day("2024-03-31"));
+    }
+
+    #[test]
+    fn a_broken_line_refuses_the_file_naming_it() {
+        let text = String::from_utf8_lossy(&sample()).into_owned();
+        let short = text.replace(",02/11/2017,,,,,,,,", ",02/11/2017");
+        assert_eq!(parse(short.as_bytes()).map(|_| ()).unwrap_err().line, 5);
+        let date = text.replace("25/06/2018", "2018-06-25");
+        let err = parse(date.as_bytes()).map(|_| ()).unwrap_err();
+        assert_eq!(err.line, 4);
+        assert!(err.message.contains("2018-06-25"), "{err}");
+        let situation = text.replace("Sentencia Favorable", "Perdonado");
+        assert!(parse(situation.as_bytes())
+            .unwrap_err()
+            .message
+            .contains("Perdonado"));
+        let rfc = text.replace("AAA191919HHH", "NOT AN RFC");
+        assert_eq!(parse(rfc.as_bytes()).map(|_| ()).unwrap_err().line, 5);
+        assert!(parse(b"RFC,Nombre\nAAA010101AAA,X\n").is_err(), "no header");
+        assert!(parse(b"").is_err());
+    }
+
+    #[test]
+    fn windows_1252_maps_its_high_range() {
+        assert_eq!(decode(&[0x80, b' ', 0xD1, 0xF3]), "€ Ñó");
+        assert_eq!(decode("ya UTF-8 Ñ".as_bytes()), "ya UTF-8 Ñ");
+    }
+}

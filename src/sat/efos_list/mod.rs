@@ -1,0 +1,45 @@
+//! The SAT's list of taxpayers presumed to invoice simulated operations (Article 69-B
+//! of the CFF, "EFOS"): reading the published CSV (`csv`), loading it as a version
+//! (`load`, from a file or the configured address). Expenses backed by invoices of a
+//! `definitive` issuer are not deductible, so every invoice's counterparty is screened
+//! against the list loaded last (`db::efos`).
+
+pub mod csv;
+
+use sha2::{Digest, Sha256};
+
+use crate::db::{self, Db};
+
+/// The SAT's copy of the full list (python-satcfdi reads it from here); a setting, as
+/// the SAT has moved it before.
+pub const SAT_LIST_URL: &str =
+    "http://omawww.sat.gob.mx/cifras_sat/Documents/Listado_Completo_69-B.csv";
+
+/// The most a list may weigh (the full list is a few MB).
+pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a load did.
+#[derive(Debug)]
+pub enum Loaded {
+    /// A new version with its taxpayers.
+    New(db::efos::Version, Vec<db::efos::Changed>),
+    /// The same file as the current version: nothing changed.
+    Unchanged(db::efos::Version),
+}
+
+/// Parses `bytes` (refused whole on any broken line, the current list kept) and makes
+/// it the current version.
+pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
+    let list = csv::parse(bytes)?;
+    let sha = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
+    let now = crate::time::now();
+    db.tx(|tx| match db::efos::load(tx, &list, source, &sha, &now)? {
+        Some((version, changed)) => Ok(Loaded::New(version, changed)),
+        None => Ok(Loaded::Unchanged(
+            db::efos::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
+        )),
+    })
+}
