@@ -1,6 +1,6 @@
 // Taxpayers (entities): list with live credential status, add, edit name/CIEC, upload or
 // remove the e.firma.
-import { t, lang } from './i18n.js';
+import { t, lang, tf } from './i18n.js';
 import { api } from './api.js';
 import { h, badge, field, table, errorBox, flash, values, confirmBox } from './dom.js';
 import { timestamp } from './format.js';
@@ -146,7 +146,7 @@ export function render(main) {
       confirmSlot.replaceChildren();
       const remove = ef ? h('button', {
         type: 'button', class: 'danger', id: 'remove-efirma', 'aria-label': `${t('remove_efirma')} ${e.tax_id}`,
-        onclick: () => confirmBox(confirmSlot, t('confirm_remove_efirma').replace('{rfc}', e.tax_id), t('remove_efirma'), async () => {
+        onclick: () => confirmBox(confirmSlot, tf('confirm_remove_efirma', { rfc: e.tax_id }), t('remove_efirma'), async () => {
           err.replaceChildren();
           try {
             await api('DELETE', `/v1/entities/${e.id}/efirma`);

@@ -1,6 +1,18 @@
 // The console's strings: es-MX by default, English on request. The choice is kept in
 // localStorage (it is not a secret).
 const es = {
+  sat_h: 'Estado en el SAT', sat_state: 'Estado en el SAT', sat_check: 'Consultar al SAT ahora', sat_check_queued: 'Consulta al SAT en cola: el estado se actualiza cuando el SAT responda.',
+  sat_unchecked: 'El SAT aún no ha sido consultado sobre esta factura.', sat_cancellable: 'Cancelable', sat_cancellation: 'Solicitud de cancelación',
+  sat_efos: 'Emisor en la lista de EFOS (SAT)', sat_checked_at: 'Consultado', sat_next_check: 'Próxima consulta', sat_no_more: 'ninguna (definitivo)',
+  sat_active: 'vigente', sat_cancelled: 'cancelada', sat_not_found: 'no encontrada (aún)', sat_not_registered: 'no registrada en el SAT',
+  sat_not_cancellable: 'no cancelable', sat_without_acceptance: 'sin aceptación', sat_with_acceptance: 'con aceptación del receptor',
+  sat_in_process: 'en proceso', sat_deadline_passed: 'plazo vencido', sat_cancelled_with_acceptance: 'cancelada con aceptación',
+  sat_cancelled_without_acceptance: 'cancelada sin aceptación', sat_rejected: 'rechazada', sat_listed: 'sí', sat_not_listed: 'no', sat_unknown: 'sin dato',
+  l69b: 'Contraparte en la lista 69-B', l69b_any: 'En la lista (cualquier situación)', l69b_presumed: 'presunto', l69b_disproved: 'desvirtuado',
+  l69b_definitive: 'definitivo', l69b_favorable_ruling: 'sentencia favorable',
+  l69b_warning: 'La contraparte {rfc} ({name}) está en la lista del artículo 69-B del CFF: situación {situation}.',
+  l69b_definitive_note: 'Los comprobantes de un emisor definitivo no amparan deducciones ni acreditamientos.',
+  l69b_published: '{stage}: publicado por el SAT el {sat}, en el DOF el {dof}', l69b_version: 'Lista 69-B versión {version}.',
   retentions: 'Retenciones', retention: 'Constancia de retenciones', ret_back: 'Volver a retenciones',
   ret_hint: 'CFDI de Retenciones e Información de Pagos: lo que bancos, plataformas y pagadores retuvieron.',
   ret_export: 'Exportar las retenciones filtradas', ret_key: 'Clave de retención', ret_operation: 'Monto de la operación',
@@ -82,6 +94,18 @@ const es = {
   reason_sat_request_limit: 'límite de solicitudes del SAT', reason_sat_request_rejected: 'el SAT rechazó la solicitud',
 };
 const en = {
+  sat_h: 'Status at the SAT', sat_state: 'Status at the SAT', sat_check: 'Ask the SAT now', sat_check_queued: 'SAT check queued: the status updates when the SAT answers.',
+  sat_unchecked: 'The SAT has not been asked about this invoice yet.', sat_cancellable: 'Cancellable', sat_cancellation: 'Cancellation request',
+  sat_efos: 'Issuer on the SAT\'s EFOS list', sat_checked_at: 'Checked', sat_next_check: 'Next check', sat_no_more: 'none (final)',
+  sat_active: 'active', sat_cancelled: 'cancelled', sat_not_found: 'not found (yet)', sat_not_registered: 'not registered at the SAT',
+  sat_not_cancellable: 'not cancellable', sat_without_acceptance: 'without acceptance', sat_with_acceptance: 'with the receiver\'s acceptance',
+  sat_in_process: 'in process', sat_deadline_passed: 'deadline passed', sat_cancelled_with_acceptance: 'cancelled with acceptance',
+  sat_cancelled_without_acceptance: 'cancelled without acceptance', sat_rejected: 'rejected', sat_listed: 'yes', sat_not_listed: 'no', sat_unknown: 'unknown',
+  l69b: 'Counterparty on the 69-B list', l69b_any: 'Listed (any situation)', l69b_presumed: 'presumed', l69b_disproved: 'disproved',
+  l69b_definitive: 'definitive', l69b_favorable_ruling: 'favorable ruling',
+  l69b_warning: 'The counterparty {rfc} ({name}) is on the list of article 69-B of the CFF: {situation}.',
+  l69b_definitive_note: 'Invoices of a definitive issuer back no deduction or credit.',
+  l69b_published: '{stage}: published by the SAT on {sat}, in the DOF on {dof}', l69b_version: '69-B list version {version}.',
   retentions: 'Retentions', retention: 'Retention certificate', ret_back: 'Back to retentions',
   ret_hint: 'CFDI de Retenciones e Información de Pagos: what banks, platforms and payers withheld.',
   ret_export: 'Export the filtered retentions', ret_key: 'Retention key', ret_operation: 'Operation amount',
@@ -175,4 +199,9 @@ export function setLang(code) {
 /** The string for `key` in the current language (the key itself if unknown, so a gap shows). */
 export function t(key) {
   return dictionaries[lang()][key] ?? es[key] ?? key;
+}
+
+/** `t(key)` with its `{name}` placeholders filled from `vars`. */
+export function tf(key, vars) {
+  return t(key).replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name] ?? '—') : m));
 }

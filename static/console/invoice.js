@@ -1,6 +1,7 @@
-// One invoice: its fields, concepts, amounts, payments and related documents, and its
-// XML and PDF downloads.
-import { t, lang } from './i18n.js';
+// One invoice: its fields, its status at the SAT (with a check on demand) and its
+// counterparty on the 69-B list, concepts, amounts, payments and related documents, and
+// its XML and PDF downloads.
+import { t, tf, lang } from './i18n.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
@@ -16,6 +17,50 @@ function relatedTable(docs) {
     docs.map((d) => h('tr', null, h('td', null, h('code', null, d.uuid)), h('td', null, [d.series, d.folio].filter(Boolean).join('-') || '—'),
       h('td', { class: 'num' }, d.installment ?? '—'), h('td', { class: 'num' }, money(d.previous_balance, d.currency)),
       h('td', { class: 'num' }, money(d.amount_paid, d.currency)), h('td', { class: 'num' }, money(d.outstanding_balance, d.currency)))));
+}
+
+/** The SAT's last answer about the invoice (`sat_status`), and a button that asks again. */
+function satSection(inv) {
+  const s = inv.sat_status;
+  const value = (v) => (v === null || v === undefined ? null : t(`sat_${v}`));
+  const ask = h('button', { type: 'button', id: 'sat-check', class: 'secondary' }, t('sat_check'));
+  ask.addEventListener('click', async () => {
+    ask.disabled = true;
+    try {
+      await api('POST', `/v1/invoices/${inv.id}/status-check`);
+      flash(t('sat_check_queued'));
+    } catch (e) { if (e.status !== 401) flash(e.message, 'error'); } finally { ask.disabled = false; }
+  });
+  return h('section', { id: 'sat-status', 'aria-labelledby': 'sat-h' },
+    h('h2', { id: 'sat-h' }, t('sat_h')),
+    s ? props([
+      [t('sat_state'), h('span', { class: `badge s-sat-${s.state}`, id: 'sat-state' }, t(`sat_${s.state}`))],
+      [t('sat_cancellable'), value(s.cancellable)],
+      [t('sat_cancellation'), value(s.cancellation_status)],
+      [t('sat_efos'), t(`sat_${s.efos}`)],
+      [t('sat_checked_at'), `${timestamp(s.checked_at, lang())} (${t('mx_time')})`],
+      [t('sat_next_check'), s.next_check_at ? `${timestamp(s.next_check_at, lang())} (${t('mx_time')})` : t('sat_no_more')],
+    ]) : h('p', { class: 'muted' }, t('sat_unchecked')),
+    h('div', { class: 'actions' }, ask));
+}
+
+/** A warning when the counterparty is on the SAT's 69-B list (`counterparty_69b`), with
+ *  each stage the list published it in. */
+function list69b(inv) {
+  const c = inv.counterparty_69b;
+  if (!c) return null;
+  // Presumed and definitive are the situations that put a deduction at risk; a disproved
+  // one or a favorable ruling is shown for the record, without alarm.
+  const tone = { definitive: 'error', presumed: 'warning' }[c.situation] || 'panel';
+  const stages = ['presumed', 'disproved', 'definitive', 'favorable_ruling']
+    .filter((s) => c[s] && (c[s].sat || c[s].dof))
+    .map((s) => h('li', null, tf('l69b_published', { stage: t(`l69b_${s}`), sat: c[s].sat, dof: c[s].dof })));
+  return h('div', { class: tone, id: 'counterparty-69b', role: 'note' },
+    h('p', null, h('strong', null, tf('l69b_warning', { rfc: c.tax_id, name: c.name, situation: t(`l69b_${c.situation}`) }))),
+    // The deduction is the receiver's: the note is for invoices the entity received.
+    c.situation === 'definitive' && inv.direction === 'received' ? h('p', null, t('l69b_definitive_note')) : null,
+    stages.length ? h('ul', { class: 'muted' }, stages) : null,
+    h('p', { class: 'muted' }, tf('l69b_version', { version: c.list_version })));
 }
 
 export function render(main, id) {
@@ -53,6 +98,8 @@ export function render(main, id) {
           [t('created_at'), `${timestamp(inv.created_at, lang())} (${t('mx_time')})`],
         ]),
         inv.payment_conflicts ? h('p', { class: 'error' }, t('conflicts')) : null,
+        list69b(inv),
+        satSection(inv),
         h('h2', null, t('taxes')),
         props([[t('subtotal'), money(inv.subtotal, cur)], [t('discount'), money(inv.discount, cur)],
           [t('taxes_transferred'), money(inv.taxes_transferred, cur)], [t('taxes_withheld'), money(inv.taxes_withheld, cur)],

@@ -62,7 +62,8 @@ export function render(main) {
           h('td', null, i.receiver.tax_id, h('div', { class: 'muted' }, i.receiver.name || '')),
           h('td', { class: 'num' }, money(i.total, i.currency)),
           h('td', { class: 'num' }, money(i.due_amount, i.currency)),
-          h('td', null, badge(i.status)))),
+          h('td', null, badge(i.status), i.counterparty_69b
+            ? h('div', null, h('span', { class: 'badge s-69b', title: t('l69b') }, `69-B: ${t(`l69b_${i.counterparty_69b.situation}`)}`)) : null))),
       ), nav);
     } catch (e) {
       if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));
@@ -85,6 +86,9 @@ export function render(main) {
       select(t('status'), 'status', [['', t('any')], ['active', t('active')], ['cancelled', t('cancelled')]], f.status || ''),
       select(t('payment_method'), 'payment_method', [['', t('any')], ['PUE', 'PUE'], ['PPD', 'PPD']], f.payment_method || ''),
       select(t('outstanding'), 'outstanding', [['', t('any')], ['true', t('outstanding')], ['false', t('outstanding_no')]], f.outstanding || ''),
+      select(t('sat_state'), 'sat_state', [['', t('any')], ...['active', 'cancelled', 'not_found', 'not_registered'].map((v) => [v, t(`sat_${v}`)])], f.sat_state || ''),
+      select(t('l69b'), 'counterparty_69b', [['', t('any')], ['listed', t('l69b_any')],
+        ...['presumed', 'definitive', 'disproved', 'favorable_ruling'].map((v) => [v, t(`l69b_${v}`)])], f.counterparty_69b || ''),
       field(t('issuer_rfc'), { name: 'issuer_tax_id', value: f.issuer_tax_id || '', autocomplete: 'off' }),
       field(t('receiver_rfc'), { name: 'receiver_tax_id', value: f.receiver_tax_id || '', autocomplete: 'off' }),
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
