@@ -30,7 +30,8 @@ import deliveries
 import side_by_side
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "cfdi-extract")
+# BENCH_BIN: another binary to measure (e.g. a copy of the one before a change).
+BIN = os.environ.get("BENCH_BIN") or os.path.join(ROOT, "target", "release", "cfdi-extract")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 DURATION = int(os.environ.get("BENCH_SECONDS", "8"))
 MILLION = int(os.environ.get("BENCH_INVOICES", "1000000"))
@@ -599,5 +600,29 @@ def exports_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def fanout_only():
+    """`bench/run fanout`: only the fan-out rows of scenario 6 (one extraction's
+    invoice.created events to one receiver, and another organization's commit-to-arrival
+    meanwhile) on a fresh server, no seeding: for side-by-side runs of a delivery
+    change. BENCH_BIN picks another binary (e.g. a copy of the one before the change).
+    Prints the rows, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    server = Server(os.path.join(tmp, "main"))
+    receiver, other_receiver = deliveries.Receiver(ROOT), deliveries.Receiver(ROOT)
+    hooks, other = new_user(server.data_dir, "Hooks"), new_user(server.data_dir, "Other")
+    call(server, "POST", "/v1/webhooks", hooks, {"url": receiver.url, "events": ["invoice.created"]})
+    call(server, "POST", "/v1/webhooks", other, {"url": other_receiver.url, "events": ["entity.update"]})
+    fanout = repeat(lambda: webhook_fanout(server, hooks, receiver))
+    during = repeat(lambda: latency_during_fanout(server, hooks, receiver, other, other_receiver))
+    server.stop()
+    print(f"| 6 | fan-out of one extraction's {median_of(fanout, 'n'):,.0f} invoice.created events to one receiver "
+          f"| >= 3,000 deliveries/s | {median_of(fanout, 'rate'):,.0f} deliveries/s |")
+    print(f"| 6 | commit-to-arrival at 100 events/s while another organization's fan-out runs, p50 / p99 | < 50 ms "
+          f"| {median_of(during, 'p50'):.1f} / {median_of(during, 'p99'):.1f} ms (fan-out {median_of(during, 'fanout'):,.0f} "
+          f"deliveries/s) |")
+    subprocess.run(["rm", "-rf", tmp])
+
+
 if __name__ == "__main__":
-    sys.exit(exports_only() if sys.argv[1:] == ["exports"] else main())
+    modes = {"exports": exports_only, "fanout": fanout_only}
+    sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -1,7 +1,7 @@
 //! SQL for the durable job queue. A job row exists while the work is pending or running;
 //! finishing deletes it (the outcome lives on the resource it worked on).
 
-use super::Tx;
+use super::{Tx, Work};
 use rusqlite::{params, Connection, OptionalExtension};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,10 @@ pub fn enqueue_for_org(
     org_id: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
-    tx.queued_work();
+    tx.queued_work(match kind {
+        Kind::DeliverWebhook => Work::Deliveries,
+        Kind::ValidateCredential | Kind::RunExtraction => Work::Sat,
+    });
     let mut insert = tx.prepare_cached(
         "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
          VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",

@@ -38,7 +38,7 @@ pub use sqlite::files::{Access, File};
 pub use sqlite::{
     checkpoint, is_busy, is_unique_violation, migrate, Checkpoints, Conn, Db, Pooled, Tx,
 };
-pub use waker::Waker;
+pub use waker::{Waker, Work};
 
 #[cfg(test)]
 pub use sqlite::Memory;

@@ -15,6 +15,16 @@ pub(super) enum Lane {
     Deliveries(DeliveryShare),
 }
 
+impl Lane {
+    /// Which wakes the lane's workers sleep on.
+    pub(super) fn work(self) -> db::Work {
+        match self {
+            Lane::Sat(_) => db::Work::Sat,
+            Lane::Deliveries(_) => db::Work::Deliveries,
+        }
+    }
+}
+
 /// How the SAT workers are split: from two workers on, extractions leave one free
 /// for credential validations, so those never wait behind long extractions. A single
 /// worker does both.

@@ -76,7 +76,7 @@ impl Workers {
     /// Asks the workers to stop and waits for them. A job cut short stays resumable.
     pub fn stop(self) {
         self.ctx.stopping.store(true, Ordering::Relaxed);
-        self.ctx.db.waker().wake();
+        self.ctx.db.waker().wake_all();
         for t in self.threads {
             let _ = t.join();
         }
@@ -84,20 +84,26 @@ impl Workers {
 }
 
 fn worker_loop(ctx: &Context, lane: Lane) {
+    let work = lane.work();
+    let waker = ctx.db.waker();
     // A delivery worker's next job, claimed when its last one was recorded.
     let mut next = None;
     while !ctx.stopping() {
-        let seen = ctx.db.waker().current();
+        let seen = waker.current(work);
         let claimed = match next.take() {
             Some(job) => Ok(Some(job)),
             None => claim(ctx, lane),
         };
         match claimed {
-            Ok(Some(job)) => next = run(ctx, job, lane),
-            Ok(None) => ctx.db.waker().wait(seen, sleep_budget(ctx, lane)),
+            Ok(Some(job)) => {
+                // There may be more: pass the wake on to one sleeping worker (`db::Waker`).
+                waker.wake_one(work);
+                next = run(ctx, job, lane);
+            }
+            Ok(None) => waker.wait(work, seen, sleep_budget(ctx, lane)),
             Err(e) => {
                 log::error!("job claim failed: {e:#}");
-                ctx.db.waker().wait(seen, IDLE_POLL);
+                waker.wait(work, seen, IDLE_POLL);
             }
         }
     }
@@ -182,8 +188,8 @@ fn run(ctx: &Context, job: Job, lane: Lane) -> Option<Job> {
         }
     };
     log_end(&job, &result, started.elapsed());
-    // Finishing a job may unblock the next one of its serial key.
-    ctx.db.waker().wake();
+    // Finishing a job may unblock the next one of its serial key or organization: this
+    // worker claims again before it sleeps, and passes the wake on if it finds one.
     next
 }
 

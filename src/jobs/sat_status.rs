@@ -19,6 +19,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 use crate::app::Context;
 use crate::cfdi::Cfdi;
+use crate::db::Work;
 use crate::db::{self, invoices::sat_status as store, Tx};
 use crate::domain::sat_status::{Efos, State};
 use crate::ingest::{apply_status, Owner};
@@ -77,13 +78,17 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
     }
     let mut last_start: Option<Instant> = None;
     while !ctx.stopping() {
-        let seen = ctx.db.waker().current();
+        let seen = ctx.db.waker().current(Work::StatusChecks);
         if let Some(pause) = outage.pause() {
-            ctx.db.waker().wait(seen, pause.min(IDLE_POLL));
+            ctx.db
+                .waker()
+                .wait(Work::StatusChecks, seen, pause.min(IDLE_POLL));
             continue;
         }
         if let Some(gap) = last_start.and_then(|l| interval.checked_sub(l.elapsed())) {
-            ctx.db.waker().wait(seen, gap.min(IDLE_POLL));
+            ctx.db
+                .waker()
+                .wait(Work::StatusChecks, seen, gap.min(IDLE_POLL));
             continue;
         }
         let now = crate::time::now();
@@ -92,13 +97,16 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
                 last_start = Some(Instant::now());
                 if let Err(e) = check(ctx, checker, &due, &mut outage) {
                     log::error!("sat status: checking invoice {} failed: {e:#}", due.id);
-                    ctx.db.waker().wait(seen, IDLE_POLL);
+                    ctx.db.waker().wait(Work::StatusChecks, seen, IDLE_POLL);
                 }
             }
-            Ok(None) => ctx.db.waker().wait(seen, sleep_budget(ctx)),
+            Ok(None) => ctx
+                .db
+                .waker()
+                .wait(Work::StatusChecks, seen, sleep_budget(ctx)),
             Err(e) => {
                 log::error!("sat status: cannot read the queue: {e:#}");
-                ctx.db.waker().wait(seen, IDLE_POLL);
+                ctx.db.waker().wait(Work::StatusChecks, seen, IDLE_POLL);
             }
         }
     }

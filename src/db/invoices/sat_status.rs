@@ -5,7 +5,7 @@
 
 use rusqlite::{named_params, params, Connection, OptionalExtension};
 
-use crate::db::Tx;
+use crate::db::{Tx, Work};
 
 /// An invoice whose check is due, with what the policy needs.
 #[derive(Debug, Clone)]
@@ -85,7 +85,7 @@ pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<boo
         )?
         .execute(params![id, org_id, now])?;
     if changed > 0 {
-        tx.queued_work();
+        tx.queued_work(Work::StatusChecks);
     }
     Ok(changed > 0)
 }

@@ -10,7 +10,7 @@ pub mod files;
 pub mod migrate;
 mod writer;
 
-use super::waker::Waker;
+use super::waker::{Waker, Work};
 use anyhow::Context;
 use r2d2_sqlite::SqliteConnectionManager;
 use ref_cast::RefCast;
@@ -45,12 +45,12 @@ impl std::ops::Deref for Pooled {
     }
 }
 
-/// A write transaction. It remembers whether it queued a job (`queued_work`), and
-/// `Db::tx` wakes the workers once it commits, never before and never after a rollback;
+/// A write transaction. It remembers which kinds of work it queued (`queued_work`), and
+/// `Db::tx` wakes a worker of each once it commits, never before and never after a rollback;
 /// it carries when a new event's first delivery is due (`first_delivery_at`).
 pub struct Tx<'c> {
     tx: rusqlite::Transaction<'c>,
-    queued: Cell<bool>,
+    queued: Cell<Queued>,
     first_delivery: Duration,
     /// `first_delivery` from the first event on: one clock read and one string per
     /// transaction, however many events it writes.
@@ -68,22 +68,24 @@ impl<'c> Tx<'c> {
     fn begin(conn: &'c mut Connection, first_delivery: Duration) -> rusqlite::Result<Tx<'c>> {
         Ok(Tx {
             tx: conn.transaction_with_behavior(TransactionBehavior::Immediate)?,
-            queued: Cell::new(false),
+            queued: Cell::new(Queued::default()),
             first_delivery,
             first_delivery_at: OnceCell::new(),
         })
     }
 
-    /// Commits; true when the transaction queued work.
-    fn commit(self) -> rusqlite::Result<bool> {
+    /// Commits; returns the kinds of work the transaction queued.
+    fn commit(self) -> rusqlite::Result<Queued> {
         let queued = self.queued.get();
         self.tx.commit()?;
         Ok(queued)
     }
 
-    /// Called by every insert into the job queue.
-    pub(in crate::db) fn queued_work(&self) {
-        self.queued.set(true);
+    /// Called by every insert into a work queue (jobs, status checks).
+    pub(in crate::db) fn queued_work(&self, work: Work) {
+        let mut queued = self.queued.get();
+        queued.0[work as usize] = true;
+        self.queued.set(queued);
     }
 
     /// When an event written now makes its first delivery attempt (the first step of
@@ -91,6 +93,20 @@ impl<'c> Tx<'c> {
     pub fn first_delivery_at(&self) -> &str {
         self.first_delivery_at
             .get_or_init(|| crate::time::after(self.first_delivery))
+    }
+}
+
+/// Which kinds of work a transaction queued (indexed by `Work`).
+#[derive(Clone, Copy, Default)]
+struct Queued([bool; 3]);
+
+impl Queued {
+    fn wake(self, waker: &Waker) {
+        for work in [Work::Sat, Work::Deliveries, Work::StatusChecks] {
+            if self.0[work as usize] {
+                waker.wake_one(work);
+            }
+        }
     }
 }
 
@@ -207,8 +223,8 @@ impl Db {
     /// writers never deadlock upgrading a read lock) and commits when it returns Ok.
     /// The process's writers take turns first (`writer`, starvation-free); the turn is taken
     /// before the pooled connection so a queued writer holds no connection.
-    /// Workers are woken after the commit (and after the turn is given back) when `f`
-    /// queued work.
+    /// A worker of each kind of work `f` queued is woken after the commit (and after the
+    /// turn is given back).
     pub fn tx<T>(&self, f: impl FnOnce(&Tx) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let (value, queued) = {
             let _turn = self.writers.turn()?;
@@ -217,9 +233,7 @@ impl Db {
             let value = f(&tx)?;
             (value, tx.commit()?)
         };
-        if queued {
-            self.waker.wake();
-        }
+        queued.wake(&self.waker);
         Ok(value)
     }
 
@@ -308,7 +322,7 @@ impl Memory {
     pub fn tx<T>(&self, f: impl FnOnce(&Tx) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let tx = Tx {
             tx: self.0.unchecked_transaction()?,
-            queued: Cell::new(false),
+            queued: Cell::new(Queued::default()),
             first_delivery: Duration::ZERO,
             first_delivery_at: OnceCell::new(),
         };
@@ -346,21 +360,31 @@ mod tests {
     fn a_transaction_that_queued_work_wakes_the_workers_once_it_commits() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = Db::open(dir.path(), 2).expect("db");
-        let seen = db.waker().current();
+        let seen = db.waker().current(Work::Sat);
+        let deliveries = db.waker().current(Work::Deliveries);
         db.tx(|tx| {
             queue_one(tx)?;
-            assert_eq!(db.waker().current(), seen, "not before the commit");
+            assert_eq!(db.waker().current(Work::Sat), seen, "not before the commit");
             Ok(())
         })
         .expect("tx");
-        assert_eq!(db.waker().current(), seen + 1, "woken after the commit");
+        assert_eq!(
+            db.waker().current(Work::Sat),
+            seen + 1,
+            "woken after the commit"
+        );
+        assert_eq!(
+            db.waker().current(Work::Deliveries),
+            deliveries,
+            "only its kind"
+        );
     }
 
     #[test]
     fn a_rolled_back_transaction_or_one_that_queued_nothing_wakes_no_one() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = Db::open(dir.path(), 2).expect("db");
-        let seen = db.waker().current();
+        let seen = db.waker().current(Work::Sat);
         let failed: anyhow::Result<()> = db.tx(|tx| {
             queue_one(tx)?;
             anyhow::bail!("the route's later step failed")
@@ -374,7 +398,7 @@ mod tests {
         assert_eq!(jobs, 0, "rolled back");
         db.tx(|tx| crate::db::orgs::insert(tx, "Org").map(drop))
             .expect("tx");
-        assert_eq!(db.waker().current(), seen);
+        assert_eq!(db.waker().current(Work::Sat), seen);
     }
 
     #[test]
