@@ -26,7 +26,7 @@ fn diff(before: Option<&str>, after: &str) -> anyhow::Result<Option<(Kind, Optio
             changes.insert(name.clone(), json!({ "from": from, "to": to }));
         }
     }
-    Ok((!changes.is_empty()).then(|| (Kind::RetentionUpdated, Some(Value::Object(changes)))))
+    Ok((!changes.is_empty()).then_some((Kind::RetentionUpdated, Some(Value::Object(changes)))))
 }
 
 /// Turns up to `limit` of the batch's retention marks into events (deleting the marks)
