@@ -296,3 +296,39 @@ fn document_class_is_validated_and_retentions_need_the_efirma() {
         "{messages:?}"
     );
 }
+
+#[test]
+fn a_retentions_run_whose_efirma_is_gone_when_it_starts_fails_before_starting() {
+    // Slow checks keep the entity's first run (its invoices, through the e.firma) going,
+    // so the retentions run waits behind it (one run per entity at a time).
+    let app = TestApp::spawn_with(&["--sat-ws-poll", "3s"]);
+    let client = app.client();
+    let entity = efirma_entity(&client, "valid");
+    let (from, to) = (date("2025-03-01"), date("2025-03-31"));
+    let first = client
+        .post_json(
+            "/v1/extractions",
+            &extraction_body(&entity, from, to, "received"),
+        )
+        .expect(201);
+    let queued = client
+        .post_json(
+            "/v1/extractions",
+            &retentions_body(&entity, from, to, "received"),
+        )
+        .expect(201);
+    client
+        .request(
+            "DELETE",
+            &format!("/v1/entities/{entity}/efirma"),
+            None,
+            &[],
+        )
+        .expect(204);
+    let done = wait_extraction_done(&client, &id_of(&queued));
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(done["failed_reason"], "invalid_credentials", "{done}");
+    assert_eq!(done["started_at"], Value::Null, "it never started: {done}");
+    assert!(done.get("channel").is_none(), "{done}");
+    wait_extraction_done(&client, &id_of(&first));
+}
