@@ -4,7 +4,8 @@
 // e.firma extraction waiting at the SAT (the sandbox's simulated web service: requests
 // take three checks, the first after --sat-ws-poll, 10 s); schedule, pause and delete a
 // schedule; page through the invoices, filter them to one RFC and export them; open one
-// and download its XML and PDF; the tax summary of a month and its XLSX; a complement's
+// and download its XML and PDF; retentions imported, listed, filtered, opened and
+// downloaded; the tax summary of a month and its XLSX; a complement's
 // PDF printed from its XML; switch to English; the waiting run in English; remove the
 // e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
@@ -15,6 +16,7 @@ const path = require('path');
 const fs = require('fs');
 
 const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps } = require('./browser-console-steps');
+const { retentionSteps } = require('./browser-console-retentions');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -230,6 +232,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (head !== '%PDF-') fail(`the PDF download starts with ${JSON.stringify(head)}`);
   else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
 
+  await retentionSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 

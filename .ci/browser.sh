@@ -95,6 +95,8 @@ OTHER_PASSWORD=other-password-1
 printf '%s' "$OTHER_PASSWORD" |
   "$BIN" user create --data-dir "$WORK/data" --org "Other firm" --email "$OTHER_EMAIL" --password-stdin >/dev/null
 export OTHER_EMAIL OTHER_PASSWORD
+# The console check imports retention samples through the CLI into the running service.
+export CFDI_BIN="$BIN" CFDI_DATA_DIR="$WORK/data"
 
 status=0
 CHROMIUM="$CHROMIUM" node .ci/browser-check.js "$BASE" || status=$?

@@ -36,6 +36,8 @@ pub mod periodic;
 pub mod retenciones;
 
 pub mod routes;
+#[cfg(test)]
+mod samples;
 pub mod sandbox;
 pub mod sat;
 pub mod server;

@@ -82,30 +82,8 @@ fn parse(bytes: &[u8]) -> Result<Cfdi, CfdiError> {
     xml::with_tree(bytes, parse_comprobante)
 }
 
-/// Where a document's CFDI elements live and how its attributes are spelled.
-#[derive(Clone, Copy)]
-struct Cfd {
-    ns: &'static str,
-    version: Version,
-}
-
-impl Cfd {
-    fn reader<'a, 'i>(self, node: Node<'a, 'i>) -> Reader<'a, 'i> {
-        Reader::new(node, self.version == Version::V32)
-    }
-
-    fn child<'a, 'i>(self, node: Node<'a, 'i>, name: &'static str) -> Option<Node<'a, 'i>> {
-        xml::child(node, self.ns, name)
-    }
-
-    fn children<'a, 'i>(
-        self,
-        node: Node<'a, 'i>,
-        name: &'static str,
-    ) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
-        xml::children(node, self.ns, name)
-    }
-}
+/// Where a document's elements live and how its attributes are spelled.
+type Cfd = xml::Dialect<Version>;
 
 fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let cfd = identify(root)?;
@@ -117,7 +95,7 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
     let subtotal = r.required_decimal(SUBTOTAL)?;
     let total = r.required_decimal(TOTAL)?;
     let taxes = cfd.child(root, "Impuestos").map(|node| cfd.reader(node));
-    let legacy = cfd.version == Version::V32;
+    let legacy = cfd.legacy();
     let tax_breakdown = taxes::entries(root, cfd.ns, &taxes::CFDI, legacy);
     let tax_total = |attr| taxes.map_or(Ok(None), |t| t.decimal(attr));
     let complements: Vec<Node> = cfd
@@ -190,7 +168,7 @@ fn identify(root: Node<'_, '_>) -> Result<Cfd, CfdiError> {
             return Err(CfdiError::UnsupportedVersion(declared));
         }
     };
-    Ok(Cfd { ns, version })
+    Ok(Cfd::new(ns, version, version == Version::V32))
 }
 
 fn parse_invoice_type(value: &str) -> Result<InvoiceType, CfdiError> {
@@ -210,7 +188,7 @@ fn parse_issuer(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
         .ok_or(CfdiError::Missing("Emisor"))?;
     let r = cfd.reader(node);
     // 3.2 puts the regime in RegimenFiscal child elements, later versions in an attribute.
-    let regime = if cfd.version == Version::V32 {
+    let regime = if cfd.legacy() {
         cfd.child(node, "RegimenFiscal")
             .and_then(|child| cfd.reader(child).string(REGIME_32))
     } else {
@@ -230,7 +208,7 @@ fn parse_receiver(cfd: Cfd, root: Node<'_, '_>) -> Result<Party, CfdiError> {
         .child(root, "Receptor")
         .ok_or(CfdiError::Missing("Receptor"))?;
     let r = cfd.reader(node);
-    let cfdi_use = if cfd.version == Version::V32 {
+    let cfdi_use = if cfd.legacy() {
         None
     } else {
         r.string(CFDI_USE)
@@ -269,7 +247,7 @@ fn parse_item(cfd: Cfd, node: Node<'_, '_>) -> Result<Item, CfdiError> {
 
 /// A concept's Traslado then Retencion entries (3.3 and 4.0; 3.2 concepts have none).
 fn parse_item_taxes(cfd: Cfd, item: Node<'_, '_>) -> Vec<ItemTax> {
-    taxes::entries(item, cfd.ns, &taxes::CFDI, cfd.version == Version::V32)
+    taxes::entries(item, cfd.ns, &taxes::CFDI, cfd.legacy())
 }
 
 /// CfdiRelacionado entries; ones without a UUID cannot link anything and are skipped.

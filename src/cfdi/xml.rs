@@ -81,6 +81,51 @@ pub(crate) fn child<'a, 'i>(
     children(node, ns, name).next()
 }
 
+/// Where a document's elements live and how its attributes are spelled: its namespace,
+/// its version (`V`, each document class's own), and whether that version spells
+/// attributes the legacy way (CFDI 3.2, Retenciones 1.0).
+#[derive(Clone, Copy)]
+pub(crate) struct Dialect<V> {
+    pub(crate) ns: &'static str,
+    pub(crate) version: V,
+    legacy: bool,
+}
+
+impl<V: Copy> Dialect<V> {
+    pub(crate) fn new(ns: &'static str, version: V, legacy: bool) -> Self {
+        Dialect {
+            ns,
+            version,
+            legacy,
+        }
+    }
+
+    /// Whether attributes are spelled the legacy way.
+    pub(crate) fn legacy(self) -> bool {
+        self.legacy
+    }
+
+    pub(crate) fn reader<'a, 'i>(self, node: Node<'a, 'i>) -> Reader<'a, 'i> {
+        Reader::new(node, self.legacy)
+    }
+
+    pub(crate) fn child<'a, 'i>(
+        self,
+        node: Node<'a, 'i>,
+        name: &'static str,
+    ) -> Option<Node<'a, 'i>> {
+        child(node, self.ns, name)
+    }
+
+    pub(crate) fn children<'a, 'i>(
+        self,
+        node: Node<'a, 'i>,
+        name: &'static str,
+    ) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
+        children(node, self.ns, name)
+    }
+}
+
 /// An attribute as spelled by CFDI 3.3/4.0 (`modern`) and by 3.2
 /// (`legacy`, lowerCamelCase), plus the label reported in errors.
 #[derive(Debug, Clone, Copy)]

@@ -7,7 +7,7 @@ use super::{
     complements, ForeignReceiver, Issuer, NationalReceiver, Period, Receiver, Retention, Totals,
     Version, WithheldTax, RET1, RET2,
 };
-use crate::cfdi::xml::{self, Attr, Reader};
+use crate::cfdi::xml::{self, Attr};
 use crate::cfdi::{CfdiError, Related};
 
 // Retenciones attributes: the 2.0 spelling, then the 1.0 one.
@@ -55,29 +55,7 @@ const AMOUNT: Attr = Attr::labeled("MontoRet", "montoRet", "ImpRetenidos@MontoRe
 const PAYMENT_TYPE: Attr = Attr::new("TipoPagoRet", "TipoPagoRet");
 
 /// Where a document's elements live and how its attributes are spelled.
-#[derive(Clone, Copy)]
-struct Ret {
-    ns: &'static str,
-    version: Version,
-}
-
-impl Ret {
-    fn reader<'a, 'i>(self, node: Node<'a, 'i>) -> Reader<'a, 'i> {
-        Reader::new(node, self.version == Version::V10)
-    }
-
-    fn child<'a, 'i>(self, node: Node<'a, 'i>, name: &'static str) -> Option<Node<'a, 'i>> {
-        xml::child(node, self.ns, name)
-    }
-
-    fn children<'a, 'i>(
-        self,
-        node: Node<'a, 'i>,
-        name: &'static str,
-    ) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
-        xml::children(node, self.ns, name)
-    }
-}
+type Ret = xml::Dialect<Version>;
 
 pub(super) fn parse_root(root: Node<'_, '_>) -> Result<Retention, CfdiError> {
     let ret = identify(root)?;
@@ -138,7 +116,7 @@ fn identify(root: Node<'_, '_>) -> Result<Ret, CfdiError> {
             return Err(CfdiError::UnsupportedVersion(declared));
         }
     };
-    Ok(Ret { ns, version })
+    Ok(Ret::new(ns, version, version == Version::V10))
 }
 
 fn parse_related(ret: Ret, root: Node<'_, '_>) -> Result<Vec<Related>, CfdiError> {

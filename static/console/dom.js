@@ -104,3 +104,19 @@ export function values(form) {
   new FormData(form).forEach((v, k) => { if (typeof v === 'string') out[k] = v.trim(); });
   return out;
 }
+
+/** A list's filter form: submitting applies its values from the first page, clearing
+ *  shows everything again (`state` keeps the filters and the page cursors). */
+export function filtering(form, state, load) {
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    state.filters = values(form);
+    state.cursors = [''];
+    load();
+  });
+  form.addEventListener('reset', () => {
+    state.filters = {};
+    state.cursors = [''];
+    setTimeout(() => { form.querySelectorAll('input').forEach((i) => { i.value = ''; }); load(); });
+  });
+}

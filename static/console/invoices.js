@@ -3,7 +3,7 @@
 // to an invoice's detail (module state), so "back" returns to the same page.
 import { t } from './i18n.js';
 import { api, download, withQuery } from './api.js';
-import { h, badge, field, select, table, errorBox, flash, values } from './dom.js';
+import { h, badge, field, select, table, errorBox, flash, values, filtering } from './dom.js';
 import { money, satDate } from './format.js';
 import { allEntities, entityOptions } from './entities.js';
 
@@ -89,17 +89,7 @@ export function render(main) {
       field(t('receiver_rfc'), { name: 'receiver_tax_id', value: f.receiver_tax_id || '', autocomplete: 'off' }),
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
         h('button', { type: 'reset', class: 'secondary' }, t('clear'))));
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      state.filters = values(form);
-      state.cursors = [''];
-      load();
-    });
-    form.addEventListener('reset', () => {
-      state.filters = {};
-      state.cursors = [''];
-      setTimeout(() => { form.querySelectorAll('input').forEach((i) => { i.value = ''; }); load(); });
-    });
+    filtering(form, state, load);
     formSlot.replaceChildren(form);
     exportSlot.replaceChildren(exportForm());
   })();

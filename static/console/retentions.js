@@ -3,7 +3,7 @@
 // invoices, the filters and page survive a visit to a retention's detail.
 import { t } from './i18n.js';
 import { api, download, withQuery } from './api.js';
-import { h, badge, field, select, table, errorBox, flash, values } from './dom.js';
+import { h, badge, field, select, table, errorBox, flash, values, filtering } from './dom.js';
 import { money, satDate } from './format.js';
 import { allEntities, entityOptions } from './entities.js';
 
@@ -101,17 +101,7 @@ export function render(main) {
       select(t('status'), 'status', [['', t('any')], ['active', t('active')], ['cancelled', t('cancelled')]], f.status || ''),
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
         h('button', { type: 'reset', class: 'secondary' }, t('clear'))));
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      state.filters = values(form);
-      state.cursors = [''];
-      load();
-    });
-    form.addEventListener('reset', () => {
-      state.filters = {};
-      state.cursors = [''];
-      setTimeout(() => { form.querySelectorAll('input').forEach((i) => { i.value = ''; }); load(); });
-    });
+    filtering(form, state, load);
     formSlot.replaceChildren(form);
     exportSlot.replaceChildren(exportForm());
   })();

@@ -170,24 +170,16 @@ mod tests {
 
     #[test]
     fn every_shared_sample_splits_and_joins_back_to_itself() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfdi-samples");
         let mut split_count = 0;
-        for path in std::fs::read_dir(dir)
-            .expect("samples")
-            .flatten()
-            .map(|e| e.path())
-        {
-            if path.extension().is_some_and(|e| e == "xml") {
-                let raw = std::fs::read(&path).expect("sample");
-                if let Some((rest, certificate)) = split(&raw) {
-                    split_count += 1;
-                    assert_eq!(rest.len(), raw.len() - certificate.content.len());
-                    assert_eq!(
-                        join(&rest, &certificate.content).expect("join"),
-                        raw,
-                        "{path:?}"
-                    );
-                }
+        for (name, raw) in crate::samples::xml_files("cfdi-samples") {
+            if let Some((rest, certificate)) = split(&raw) {
+                split_count += 1;
+                assert_eq!(rest.len(), raw.len() - certificate.content.len());
+                assert_eq!(
+                    join(&rest, &certificate.content).expect("join"),
+                    raw,
+                    "{name}"
+                );
             }
         }
         assert!(split_count >= 20, "{split_count} samples had a certificate");

@@ -4,19 +4,9 @@ use super::*;
 use crate::pdf::{check_structure, win_ansi, Font, LEFT, RIGHT};
 
 fn samples() -> Vec<(String, Cfdi)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfdi-samples");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".xml"))
-        .collect();
-    names.sort();
-    names
+    crate::samples::xml_files("cfdi-samples")
         .into_iter()
-        .filter_map(|name| {
-            let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
-            Cfdi::parse(&bytes).ok().map(|cfdi| (name, cfdi))
-        })
+        .filter_map(|(name, bytes)| Cfdi::parse(&bytes).ok().map(|cfdi| (name, cfdi)))
         .collect()
 }
 

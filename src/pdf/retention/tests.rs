@@ -4,17 +4,9 @@ use super::*;
 use crate::pdf::{check_structure, win_ansi};
 
 fn samples() -> Vec<(String, Retention)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/retenciones-samples");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".xml"))
-        .collect();
-    names.sort();
-    names
+    crate::samples::xml_files("retenciones-samples")
         .into_iter()
-        .map(|name| {
-            let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
+        .map(|(name, bytes)| {
             let r = Retention::parse(&bytes).unwrap();
             (name, r)
         })
