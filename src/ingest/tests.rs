@@ -472,11 +472,10 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
 }
 
 fn retention_sample(name: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../shared/retenciones-samples/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("sample")
+    crate::samples::xml_files("retenciones-samples")
+        .into_iter()
+        .find_map(|(file, bytes)| (file == name).then_some(bytes))
+        .expect("sample")
 }
 
 #[test]
