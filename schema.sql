@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS extractions (
     progress            INTEGER NOT NULL DEFAULT 0, -- listing entries handled so far (resume point)
     created_at          TEXT NOT NULL,
     updated_at          TEXT NOT NULL,
-    schedule_id         TEXT -- the schedule that started it (no foreign key: runs outlive it)
+    schedule_id         TEXT, -- the schedule that started it (no foreign key: runs outlive it)
+    document_class      TEXT NOT NULL DEFAULT 'invoices' CHECK (document_class IN ('invoices', 'retentions'))
 );
 CREATE INDEX IF NOT EXISTS extractions_org_id ON extractions (org_id, id);
 CREATE INDEX IF NOT EXISTS extractions_entity ON extractions (entity_id, id);
@@ -265,6 +266,28 @@ CREATE TABLE IF NOT EXISTS retentions (
 CREATE INDEX IF NOT EXISTS retentions_org_issued ON retentions (org_id, issued_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS retentions_org_updated ON retentions (org_id, updated_at, id);
 CREATE INDEX IF NOT EXISTS retentions_org_uuid ON retentions (org_id, uuid);
+
+-- What the SAT's listings last said of each retention of an entity (version 15): a
+-- retention has no metadata-only row, so a run's listing (stage 1) keeps its status
+-- here for the XML stored after it (stage 2), and applies it to one already stored.
+CREATE TABLE IF NOT EXISTS retention_listings (
+    entity_id     TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    uuid          TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('active', 'cancelled')),
+    cancelled_at  TEXT,
+    PRIMARY KEY (entity_id, uuid)
+) WITHOUT ROWID;
+
+-- Which retentions a batch (an extraction, or one imported file) changed, each with
+-- its first snapshot in that batch (version 15): `retention.created` and
+-- `retention.updated` are coalesced per batch like the invoices' events.
+CREATE TABLE IF NOT EXISTS retention_changes (
+    batch_id      TEXT NOT NULL,
+    retention_id  TEXT NOT NULL REFERENCES retentions(id) ON DELETE CASCADE,
+    before_json   TEXT,
+    PRIMARY KEY (batch_id, retention_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS retention_changes_retention ON retention_changes (retention_id);
 
 -- A retention's original XML and PDF, in the shape of `documents` (same codecs, same
 -- certificates kept once): a table of its own so each file references its own row.

@@ -12,7 +12,7 @@
 //! passes (until they add up to 2 s, at most 50), so its median is not one timer tick.
 
 use cfdi_extract::db::{self, Db};
-use cfdi_extract::domain::extraction::{Direction, NewExtraction, Period};
+use cfdi_extract::domain::extraction::{Direction, DocumentClass, NewExtraction, Period};
 use cfdi_extract::ingest::Owner;
 use cfdi_extract::jobs::extraction::RunSink;
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction as DocsDirection};
@@ -77,6 +77,7 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
                 to: NaiveDate::from_ymd_opt(2026, 3, 31).expect("date"),
             },
             direction: Direction::Issued,
+            document_class: DocumentClass::Invoices,
         };
         let extraction = db::extractions::insert(tx, &org.id, &new, None)?;
         Ok((org.id, entity.id, extraction.id))
@@ -93,10 +94,17 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
         extraction_id: &extraction,
         owner,
         direction: Direction::Issued,
+        class: DocumentClass::Invoices,
     };
     let start = Instant::now();
     let mut pkg = Package::open(zip.to_vec())?;
-    store_cfdis(&sink, &mut pkg, 0, &mut |_, _, _| Ok(()))?;
+    store_cfdis(
+        &sink,
+        DocumentClass::Invoices,
+        &mut pkg,
+        0,
+        &mut |_, _, _| Ok(()),
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     let stored: i64 = db.conn()?.query_row(
         "SELECT COUNT(*) FROM invoices WHERE xml_processed = 1",

@@ -245,6 +245,16 @@ pub struct ServeArgs {
     /// given, else the SAT's own.
     #[arg(long, env = "CFDI_EXTRACT_SAT_WS_DOWNLOAD_URL")]
     pub sat_ws_download_url: Option<String>,
+    /// Base URL of the web service's hosts for CFDI de Retenciones (authentication,
+    /// requests, verification; a token of their own). Default: the SAT's own
+    /// (`retendescargamasivasolicitud.clouda.sat.gob.mx`); used where the e.firma channel
+    /// is the web service (`--sat portal`, or `--sat-ws-url`).
+    #[arg(long, env = "CFDI_EXTRACT_SAT_WS_RETENTIONS_URL")]
+    pub sat_ws_retentions_url: Option<String>,
+    /// Base URL of the retentions' package downloads. Default:
+    /// `--sat-ws-retentions-url` when given, else the SAT's own.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_WS_RETENTIONS_DOWNLOAD_URL")]
+    pub sat_ws_retentions_download_url: Option<String>,
     /// First wait before checking a request to the web service again; it doubles at each
     /// check up to 15 minutes.
     #[arg(long, env = "CFDI_EXTRACT_SAT_WS_POLL", default_value = "10s", value_parser = parse_duration)]

@@ -24,6 +24,8 @@ pub struct Config {
     pub sat_timeout: Duration,
     pub sat_ws_url: Option<String>,
     pub sat_ws_download_url: Option<String>,
+    pub sat_ws_retentions_url: Option<String>,
+    pub sat_ws_retentions_download_url: Option<String>,
     pub sat_ws_poll: Duration,
     pub sat_status_url: Option<String>,
     /// Status checks a second; 0: off.
@@ -67,6 +69,8 @@ impl Config {
             sat_timeout: args.sat_timeout,
             sat_ws_url: args.sat_ws_url,
             sat_ws_download_url: args.sat_ws_download_url,
+            sat_ws_retentions_url: args.sat_ws_retentions_url,
+            sat_ws_retentions_download_url: args.sat_ws_retentions_download_url,
             sat_ws_poll: args.sat_ws_poll,
             sat_status_url: args.sat_status_url,
             sat_status_rate: args.sat_status_rate,

@@ -155,10 +155,21 @@ fn blocking_threads(db_connections: u32) -> usize {
 
 /// `--sat`: the sandbox's simulation of both channels, or the real SAT: its portal for
 /// the CIEC and its web service for the e.firma. `--sat-ws-url` points the e.firma
-/// channel at another web service (a fake) either way.
+/// channel at another web service (a fake) either way; the retentions' hosts are
+/// `--sat-ws-retentions-url`, the SAT's own by default.
 fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
+    let retentions = match &config.sat_ws_retentions_url {
+        Some(base) => {
+            let download = config
+                .sat_ws_retentions_download_url
+                .as_deref()
+                .unwrap_or(base);
+            Endpoints::new(base, download)
+        }
+        None => Endpoints::sat_retentions(),
+    };
     let web_service = |endpoints| -> Arc<dyn Channel> {
-        let soap = Soap::new(endpoints, config.sat_timeout);
+        let soap = Soap::new(endpoints, retentions.clone(), config.sat_timeout);
         Arc::new(EfirmaChannel::new(
             Arc::new(soap),
             db.clone(),

@@ -1,6 +1,8 @@
 //! SQL for `extractions`.
 
-use crate::domain::extraction::{Channel, Direction, FailedReason, NewExtraction, Status};
+use crate::domain::extraction::{
+    Channel, Direction, DocumentClass, FailedReason, NewExtraction, Status,
+};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
@@ -13,6 +15,7 @@ pub struct Extraction {
     pub period_from: String,
     pub period_to: String,
     pub direction: Direction,
+    pub document_class: DocumentClass,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub failed_reason: Option<String>,
@@ -44,6 +47,11 @@ impl Extraction {
             "invoices_found": self.invoices_found, "invoices_processed": self.invoices_processed,
             "created_at": self.created_at, "updated_at": self.updated_at,
         });
+        // Only runs of retentions name their class: runs of invoices keep the
+        // contract's exact `options`.
+        if self.document_class != DocumentClass::Invoices {
+            view["options"]["document_class"] = json!(self.document_class.as_str());
+        }
         // Only e.firma runs say so: CIEC runs keep the contract's exact shape.
         if self.channel == Some(Channel::Efirma) {
             view["channel"] = json!(Channel::Efirma.as_str());
@@ -71,9 +79,9 @@ impl Extraction {
 
 const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
-    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id";
+    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id, document_class";
 
-/// Read after `COLUMNS`: the run's conflicts, a count, then a JSON array.
+/// Read after `COLUMNS` (from column 17): the run's conflicts, a count, then a JSON array.
 const CONFLICTS: &str =
     "(SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
     (SELECT json_group_array(json_object('uuid', uuid, 'reason', reason)) FROM
@@ -104,8 +112,12 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
             .get::<_, Option<String>>(14)?
             .and_then(|c| Channel::parse(&c)),
         schedule_id: r.get(15)?,
-        invoices_conflicting: r.get(16)?,
-        conflicts: serde_json::from_str(&r.get::<_, String>(17)?).unwrap_or_default(),
+        document_class: {
+            let class: String = r.get(16)?;
+            DocumentClass::parse(&class).ok_or_else(|| bad(16, class.clone()))?
+        },
+        invoices_conflicting: r.get(17)?,
+        conflicts: serde_json::from_str(&r.get::<_, String>(18)?).unwrap_or_default(),
     })
 }
 
@@ -158,6 +170,7 @@ pub fn insert(
         period_from: new.period.from.format("%Y-%m-%d").to_string(),
         period_to: new.period.to.format("%Y-%m-%d").to_string(),
         direction: new.direction,
+        document_class: new.document_class,
         started_at: None,
         finished_at: None,
         failed_reason: None,
@@ -171,11 +184,11 @@ pub fn insert(
         conflicts: Value::Null,
     };
     conn.execute(
-        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
+        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
             e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at,
-            e.channel.map(Channel::as_str), e.schedule_id
+            e.channel.map(Channel::as_str), e.schedule_id, e.document_class.as_str()
         ],
     )?;
     Ok(e)

@@ -19,6 +19,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod orgs;
 pub mod payment_entries;
+pub mod retention_changes;
 pub mod retentions;
 pub mod sandbox;
 pub mod sat_requests;

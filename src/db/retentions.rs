@@ -165,6 +165,22 @@ pub fn find(conn: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<Op
         .optional()?)
 }
 
+/// The id of an entity's retention whose UUID is `uuid` in upper or lower case (a
+/// listing writes it upper-case, the stored one is as its XML writes it).
+pub fn find_listed(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Option<String>> {
+    let upper = uuid.trim().to_ascii_uppercase();
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM retentions WHERE entity_id = ?1 AND uuid IN (?2, lower(?2)) LIMIT 1",
+        )?
+        .query_row(params![entity_id, upper], |r| r.get(0))
+        .optional()?)
+}
+
 /// What a write did to a row a client sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
@@ -286,4 +302,36 @@ pub fn status(conn: &Connection, id: &str) -> anyhow::Result<(String, Option<Str
         .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     Ok(row.unwrap_or_else(|| ("active".into(), None)))
+}
+
+/// Records what a listing of the SAT says of an entity's retention (`retention_listings`).
+pub fn record_listing(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+    status: &str,
+    cancelled_at: Option<&str>,
+) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO retention_listings (entity_id, uuid, status, cancelled_at)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (entity_id, uuid) DO UPDATE SET
+            status = excluded.status, cancelled_at = excluded.cancelled_at",
+    )?
+    .execute(params![entity_id, uuid, status, cancelled_at])?;
+    Ok(())
+}
+
+/// The status and cancellation time the last listing gave an entity's retention.
+pub fn listed_status(
+    conn: &Connection,
+    entity_id: &str,
+    uuid: &str,
+) -> anyhow::Result<Option<(String, Option<String>)>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT status, cancelled_at FROM retention_listings WHERE entity_id = ?1 AND uuid = ?2",
+        )?
+        .query_row(params![entity_id, uuid], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?)
 }

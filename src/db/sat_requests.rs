@@ -205,7 +205,8 @@ pub fn of_extraction(conn: &Connection, extraction_id: &str) -> anyhow::Result<V
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// A live request of the entity's (made by any extraction) with the same parameters:
+/// A live request of the entity's (made by any extraction of the same document class)
+/// with the same parameters:
 /// what a duplicate answer (5005) refers to.
 pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<String>> {
     Ok(conn
@@ -214,6 +215,9 @@ pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<Str
              WHERE entity_id = ?1 AND kind = ?2 AND direction = ?3 AND window_start = ?4
                AND window_end = ?5 AND id <> ?6 AND sat_request_id IS NOT NULL
                AND state IN ('submitted', 'downloading')
+               -- The retentions' hosts know other requests than the invoices' ones.
+               AND (SELECT document_class FROM extractions WHERE id = extraction_id)
+                   IS (SELECT document_class FROM extractions WHERE id = ?7)
              ORDER BY created_at DESC LIMIT 1",
         )?
         .query_row(
@@ -223,7 +227,8 @@ pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<Str
                 q.direction.as_str(),
                 q.window_start,
                 q.window_end,
-                q.id
+                q.id,
+                q.extraction_id
             ],
             |r| r.get(0),
         )

@@ -1,6 +1,6 @@
 //! Extractions: one run against the tax authority for an entity, a period and a direction.
 
-use super::{required_object, required_string};
+use super::{optional_string, required_object, required_string};
 use crate::error::FieldErrors;
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
@@ -106,6 +106,16 @@ impl Channel {
     }
 }
 
+wire_enum! {
+    /// Which class of document a run extracts (`options.document_class`): invoices
+    /// (CFDI, the default) or CFDI de Retenciones, which the SAT serves apart (the e.firma
+    /// web service's own hosts; the CIEC portal not at all).
+    DocumentClass {
+        Invoices => "invoices",
+        Retentions => "retentions",
+    }
+}
+
 /// The SAT keeps about six years of CFDI online; a longer period is a mistake, and an
 /// unbounded one would keep a worker busy for hours.
 pub const MAX_PERIOD_DAYS: i64 = 6 * 366;
@@ -131,6 +141,7 @@ pub struct NewExtraction {
     pub entity_id: String,
     pub period: Period,
     pub direction: Direction,
+    pub document_class: DocumentClass,
 }
 
 /// A date field: `YYYY-MM-DD` or RFC 3339.
@@ -217,16 +228,38 @@ impl NewExtraction {
                 }
             }
         }
+        let document_class = options.map_or(DocumentClass::Invoices, |options| {
+            document_class(options, &mut errors)
+        });
         match (entity_id, period, direction) {
             (Some(entity_id), Some(period), Some(direction)) if errors.is_empty() => {
                 Ok(NewExtraction {
                     entity_id,
                     period,
                     direction,
+                    document_class,
                 })
             }
             _ => Err(errors),
         }
+    }
+}
+
+/// `options.document_class`: absent (or null) is `invoices`, so clients that do not
+/// name it see no change.
+fn document_class(options: &Map<String, Value>, errors: &mut FieldErrors) -> DocumentClass {
+    let field = "options.document_class";
+    if options.get("document_class").is_none_or(Value::is_null) {
+        return DocumentClass::Invoices;
+    }
+    let named = optional_string(options, "document_class", field, errors);
+    match named.as_deref().map(DocumentClass::parse) {
+        Some(Some(class)) => class,
+        Some(None) => {
+            errors.add(field, "must be invoices or retentions");
+            DocumentClass::Invoices
+        }
+        None => DocumentClass::Invoices,
     }
 }
 
@@ -263,6 +296,37 @@ mod tests {
         parse(body("2027-11-01", "2027-11-27", "issued")).expect("valid");
         // Six years to the day.
         parse(body("2020-01-01", "2025-12-31", "issued")).expect("valid");
+    }
+
+    #[test]
+    fn the_document_class_defaults_to_invoices_and_takes_retentions() {
+        let with = |class: Value| {
+            let mut b = body("2026-01-01", "2026-01-31", "received");
+            b["options"]["document_class"] = class;
+            parse(b)
+        };
+        let default = parse(body("2026-01-01", "2026-01-31", "received")).expect("valid");
+        assert_eq!(default.document_class, DocumentClass::Invoices);
+        assert_eq!(
+            with(Value::Null).expect("null").document_class,
+            DocumentClass::Invoices
+        );
+        assert_eq!(
+            with(json!("retentions")).expect("valid").document_class,
+            DocumentClass::Retentions
+        );
+        for bad in [
+            json!("Retenciones"),
+            json!(""),
+            json!(3),
+            json!(["invoices"]),
+        ] {
+            let errors = with(bad.clone()).expect_err("invalid");
+            assert!(
+                errors.contains("options.document_class"),
+                "{bad}: {errors:?}"
+            );
+        }
     }
 
     #[test]

@@ -111,8 +111,20 @@ fn snapshot(text: Option<&str>) -> anyhow::Result<Option<Snapshot>> {
 }
 
 /// Turns up to `limit` of the batch's marks into events (deleting the marks) in the
-/// caller's transaction; returns how many marks it took.
+/// caller's transaction, the invoices' first, then its retentions' (`retentions`);
+/// returns how many marks it took.
 pub fn flush(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<usize> {
+    let taken = flush_invoices(tx, batch, limit)?;
+    let left = limit.saturating_sub(taken as i64);
+    let retentions = if left > 0 {
+        super::retentions::flush(tx, batch, left)?
+    } else {
+        0
+    };
+    Ok(taken + retentions)
+}
+
+fn flush_invoices(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<usize> {
     let marks = db::invoice_changes::take(tx, batch, limit)?;
     for Changed {
         invoice_id,

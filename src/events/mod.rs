@@ -2,10 +2,11 @@
 //! pending delivery (and its job) per webhook of the organization that wants it, so a
 //! state change and its notifications commit or roll back together; the transaction
 //! wakes the workers once it commits (`db::Tx`), and dates the first delivery. Invoice
-//! events are coalesced per extraction (`invoices`).
+//! and retention events are coalesced per batch (`invoices`, `retentions`).
 
 pub mod invoices;
 pub mod retention;
+pub mod retentions;
 
 use crate::db::{self, jobs::Kind as JobKind, Tx};
 use crate::domain::event::Kind;
@@ -21,7 +22,7 @@ struct Payload<'a> {
     source: &'a str,
     resource: Resource<'a>,
     object: &'a RawValue,
-    /// What `invoice.updated` changed.
+    /// What `invoice.updated` (or `retention.updated`) changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     changes: Option<Value>,
     created_at: &'a str,

@@ -14,6 +14,18 @@ pub enum AnyPrepared {
     Retention(Box<PreparedRetention>),
 }
 
+impl From<Prepared> for AnyPrepared {
+    fn from(doc: Prepared) -> Self {
+        AnyPrepared::Invoice(Box::new(doc))
+    }
+}
+
+impl From<PreparedRetention> for AnyPrepared {
+    fn from(doc: PreparedRetention) -> Self {
+        AnyPrepared::Retention(Box::new(doc))
+    }
+}
+
 enum Parsed {
     Invoice(Box<Cfdi>),
     Retention(Box<Retention>),

@@ -21,7 +21,10 @@ pub use crate::db::invoices::write::Owner;
 pub use class::{prepare_any, AnyPrepared};
 pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
 pub use listing::{apply_status, record_listing};
-pub use retentions::{prepare_retention, set_retention_status, store_retention, PreparedRetention};
+pub use retentions::{
+    prepare_retention, record_retention_listing, set_retention_status, store_retention,
+    PreparedRetention,
+};
 
 use crate::cfdi::CfdiError;
 

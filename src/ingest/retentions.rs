@@ -1,19 +1,20 @@
 //! A CFDI de Retenciones through the ingestion path: parsed and compressed before the
 //! write transaction, then stored under the invoices' rules for a UUID seen again (the
 //! same bytes, or the same document written out again, are idempotent; another document
-//! claiming a stored UUID is refused and the stored one kept). Its events
-//! (`retention.created`, `retention.updated`) commit with its row.
+//! claiming a stored UUID is refused and the stored one kept). A retention has no
+//! metadata-only row: a listing's entries (stage 1, `record_retention_listing`) keep
+//! their status in `retention_listings` for the XML stored after them, and apply it to
+//! one already stored. Its events (`retention.created`, `retention.updated`) are
+//! coalesced per batch like the invoices' (`db::retention_changes`, flushed with them).
 
 use super::IngestError;
 use crate::cfdi::CfdiError;
 use crate::db::documents::{self, Class, ToStore};
-use crate::db::retentions::{self, Owner, Written};
-use crate::db::{Conn, Tx};
-use crate::domain::event::Kind;
+use crate::db::retentions::{self, Owner};
+use crate::db::{retention_changes, Conn, Tx};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use crate::retenciones::Retention;
-use serde_json::value::RawValue;
 
 /// A retention parsed and encoded for storing.
 #[derive(Debug)]
@@ -65,15 +66,20 @@ pub fn store_retention(
             return Err(IngestError::UuidTaken { uuid });
         }
     }
+    if let Some(id) = &existing {
+        retention_changes::mark(tx, owner.batch, id)?;
+    }
+    let new = existing.is_none();
     let id = existing.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let (status, cancelled_at) = match listed {
-        Some(m) => (
-            if m.cancelled { "cancelled" } else { "active" }.to_owned(),
-            m.cancelled_at.clone(),
-        ),
+        Some(m) => listing_status(m),
+        // A new one takes what its listing said (an issued one comes cancelled too);
+        // a stored one keeps its own.
+        None if new => retentions::listed_status(tx, owner.entity_id, &uuid.to_ascii_uppercase())?
+            .unwrap_or_else(|| ("active".into(), None)),
         None => retentions::status(tx, &id)?,
     };
-    let written = retentions::upsert(
+    retentions::upsert(
         tx,
         owner,
         direction,
@@ -84,31 +90,54 @@ pub fn store_retention(
         cancelled_at.as_deref(),
         doc.pdf.is_some(),
     )?;
-    documents::put_files(tx, Class::Retention, &id, &doc.xml, doc.pdf.as_ref())?;
-    match written {
-        Written::Created => emit(tx, owner.org_id, Kind::RetentionCreated, &id)?,
-        Written::Updated => emit(tx, owner.org_id, Kind::RetentionUpdated, &id)?,
-        Written::Unchanged => {}
+    if new {
+        retention_changes::mark_new(tx, owner.batch, &id)?;
     }
+    documents::put_files(tx, Class::Retention, &id, &doc.xml, doc.pdf.as_ref())?;
     Ok(id)
 }
 
-/// A retention's status as a later listing reports it: applied, with its
-/// `retention.updated`, when it changed.
-pub fn set_retention_status(tx: &Tx, org_id: &str, id: &str, m: &Metadata) -> anyhow::Result<()> {
-    let status = if m.cancelled { "cancelled" } else { "active" };
-    if retentions::set_status(tx, id, status, m.cancelled_at.as_deref())? {
-        emit(tx, org_id, Kind::RetentionUpdated, id)?;
+/// Stage 1 for retentions: each listed entry's status is kept for its XML to come, and
+/// applied to a stored retention whose status it changes (its `retention.updated`
+/// goes out with the batch's events). Returns the positions in `listing` whose XML is
+/// still to be stored.
+pub fn record_retention_listing(
+    tx: &Conn,
+    owner: Owner,
+    listing: &[Metadata],
+) -> anyhow::Result<Vec<usize>> {
+    let mut pending = vec![];
+    for (i, m) in listing.iter().enumerate() {
+        let uuid = m.uuid.trim().to_ascii_uppercase();
+        let (status, cancelled_at) = listing_status(m);
+        retentions::record_listing(tx, owner.entity_id, &uuid, &status, cancelled_at.as_deref())?;
+        match retentions::find_listed(tx, owner.entity_id, &uuid)? {
+            Some(id) => set_retention_status(tx, owner.batch, &id, m)?,
+            None => pending.push(i),
+        }
     }
+    Ok(pending)
+}
+
+/// A retention's status as a listing reports it: applied, marked for `batch`'s
+/// `retention.updated`, when it changed.
+pub fn set_retention_status(tx: &Conn, batch: &str, id: &str, m: &Metadata) -> anyhow::Result<()> {
+    let (status, cancelled_at) = listing_status(m);
+    let (stored, stored_at) = retentions::status(tx, id)?;
+    if stored == status && stored_at == cancelled_at {
+        return Ok(());
+    }
+    retention_changes::mark(tx, batch, id)?;
+    retentions::set_status(tx, id, &status, cancelled_at.as_deref())?;
     Ok(())
 }
 
-fn emit(tx: &Tx, org_id: &str, kind: Kind, id: &str) -> anyhow::Result<()> {
-    let Some(object) = retentions::get(tx, org_id, id)? else {
-        return Ok(());
-    };
-    crate::events::emit(tx, org_id, kind, id, &RawValue::from_string(object)?, None)?;
-    Ok(())
+fn listing_status(m: &Metadata) -> (String, Option<String>) {
+    if m.cancelled {
+        ("cancelled".into(), m.cancelled_at.clone())
+    } else {
+        ("active".into(), None)
+    }
 }
 
 /// Whether `doc` is the document stored as retention `id`: the same XML bytes, or an

@@ -470,3 +470,85 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
         Some("17852.75")
     );
 }
+
+fn retention_sample(name: &str) -> Vec<u8> {
+    crate::samples::xml_files("retenciones-samples")
+        .into_iter()
+        .find_map(|(file, bytes)| (file == name).then_some(bytes))
+        .expect("sample")
+}
+
+#[test]
+fn a_retention_listing_keeps_its_status_for_the_xml_and_updates_a_stored_one_once() {
+    let conn = db();
+    let xml = retention_sample("ret10-intereses-tfd10.xml");
+    let doc = prepare_retention(&xml, None).expect("prepares");
+    let uuid = "F3A703DE-0F27-498F-BC36-B60BBF0D60F7";
+    let status = |conn: &db::Memory| {
+        let id = conn
+            .tx(|tx| db::retentions::find_listed(tx, ENTITY, uuid))
+            .expect("find")
+            .expect("stored");
+        conn.tx(|tx| db::retentions::status(tx, &id))
+            .expect("status")
+    };
+    let cancelled = Metadata {
+        cancelled: true,
+        cancelled_at: Some("2015-03-01T10:00:00".into()),
+        ..meta_for(uuid)
+    };
+    // The listing first, saying cancelled: nothing to store yet, its XML still pending.
+    let first = Owner {
+        batch: "run-1",
+        ..OWNER
+    };
+    let pending = conn
+        .tx(|tx| record_retention_listing(tx, first, std::slice::from_ref(&cancelled)))
+        .expect("listing");
+    assert_eq!(pending, [0]);
+    // The XML after it, without its listing entry: stored cancelled, one created event.
+    conn.tx(|tx| {
+        store_retention(tx, first, Direction::Issued, None, &doc)?;
+        Ok(())
+    })
+    .expect("stores");
+    assert_eq!(
+        status(&conn),
+        ("cancelled".into(), Some("2015-03-01T10:00:00".into()))
+    );
+    let events = flush_events(&conn, "run-1");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].0, "retention.created");
+
+    // A later run lists it active, then cancelled again: net nothing, no event.
+    let second = Owner {
+        batch: "run-2",
+        ..OWNER
+    };
+    for m in [meta_for(uuid), cancelled.clone()] {
+        let pending = conn
+            .tx(|tx| record_retention_listing(tx, second, std::slice::from_ref(&m)))
+            .expect("listing");
+        assert!(pending.is_empty(), "stored: nothing pending");
+    }
+    assert!(flush_events(&conn, "run-2").is_empty());
+
+    // Listed active (the cancellation reverted at the SAT): one retention.updated.
+    let third = Owner {
+        batch: "run-3",
+        ..OWNER
+    };
+    conn.tx(|tx| record_retention_listing(tx, third, &[meta_for(uuid)]))
+        .expect("listing");
+    assert_eq!(status(&conn), ("active".into(), None));
+    let events = flush_events(&conn, "run-3");
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].0, "retention.updated");
+    assert_eq!(
+        events[0].2,
+        serde_json::json!({
+            "status": {"from": "cancelled", "to": "active"},
+            "cancelled_at": {"from": "2015-03-01T10:00:00", "to": null}
+        })
+    );
+}

@@ -9,10 +9,10 @@ use crate::db::{self, extractions::Extraction, jobs::Job, Db};
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::entity::CredentialStatus;
 use crate::domain::event::Kind;
-use crate::domain::extraction::{Channel, Direction, FailedReason, Status};
+use crate::domain::extraction::{Channel, Direction, DocumentClass, FailedReason, Status};
 use crate::domain::listing::Metadata;
 use crate::events;
-use crate::ingest::{self, IngestError, Owner};
+use crate::ingest::{self, AnyPrepared, IngestError, Owner};
 use crate::sat::{Credential, Fetched, Resume, Run, RunContext, Secret, Sink, Step};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -54,6 +54,35 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     };
     let channel = match ext.channel {
         Some(channel) => channel,
+        // The SAT serves CFDI de Retenciones through the e.firma web service only: a run
+        // of them needs a usable e.firma (checked when it was asked for, and again now).
+        None if ext.document_class == DocumentClass::Retentions => {
+            match entity.efirma.as_ref().map(|f| f.current_status()) {
+                Some(EfirmaStatus::Valid) => {}
+                Some(EfirmaStatus::Pending) => {
+                    return fail(
+                        ctx,
+                        &ext.id,
+                        FailedReason::CredentialsNotValidated,
+                        Refused::Nothing,
+                    )
+                }
+                _ => {
+                    log::warn!(
+                        "extraction {}: retentions need the entity's e.firma, which it no longer has in force",
+                        ext.id
+                    );
+                    return fail(
+                        ctx,
+                        &ext.id,
+                        FailedReason::InvalidCredentials,
+                        Refused::Nothing,
+                    );
+                }
+            }
+            start(ctx, &ext.id, Channel::Efirma)?;
+            Channel::Efirma
+        }
         None => {
             // An e.firma checked by the service and in force is preferred: no captcha
             // and far larger requests. Otherwise the CIEC, which must be valid.
@@ -140,6 +169,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         },
         direction: ext.direction,
         period,
+        class: ext.document_class,
         secret: &secret,
         attempts,
     };
@@ -153,6 +183,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
             batch: &ext.id,
         },
         direction: ext.direction,
+        class: ext.document_class,
     };
     match ctx.channels.get(channel).advance(&run, &sink)? {
         Step::Done => finish(ctx, &ext.id, None, Refused::Nothing).map(|_| Outcome::Done),
@@ -172,6 +203,8 @@ pub struct RunSink<'a> {
     pub extraction_id: &'a str,
     pub owner: Owner<'a>,
     pub direction: Direction,
+    /// What the run's listings list: invoices, or retentions.
+    pub class: DocumentClass,
 }
 
 impl Sink for RunSink<'_> {
@@ -186,7 +219,14 @@ impl Sink for RunSink<'_> {
 
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
         self.db.tx(|tx| {
-            let pending = ingest::record_listing(tx, self.owner, self.direction, rows)?;
+            let pending = match self.class {
+                DocumentClass::Invoices => {
+                    ingest::record_listing(tx, self.owner, self.direction, rows)?
+                }
+                DocumentClass::Retentions => {
+                    ingest::record_retention_listing(tx, self.owner, rows)?
+                }
+            };
             db::extractions::add_counts(tx, self.extraction_id, rows.len() as i64, 0)?;
             resume(tx)?;
             Ok(pending)
@@ -199,9 +239,13 @@ impl Sink for RunSink<'_> {
             let mut processed = 0;
             for doc in docs {
                 // A bad document is logged and left metadata-only; it never stops the others.
+                let (owner, direction, listed) = (self.owner, self.direction, doc.listed);
                 let stored = match &doc.prepared {
-                    Ok(prepared) => {
-                        ingest::store_document(tx, self.owner, self.direction, doc.listed, prepared)
+                    Ok(AnyPrepared::Invoice(prepared)) => {
+                        ingest::store_document(tx, owner, direction, listed, prepared)
+                    }
+                    Ok(AnyPrepared::Retention(prepared)) => {
+                        ingest::store_retention(tx, owner, direction, listed, prepared)
                     }
                     Err(e) => Err(IngestError::Cfdi(e.clone())),
                 };
@@ -300,8 +344,8 @@ fn fail(
 
 /// `finished`, or `failed` with a reason. When the authority refused the login, the
 /// entity turns `invalid` (with its own `entity.update`) in the same transaction. The
-/// run's invoice events go first, in chunks; the final transaction takes any left, so
-/// the run never ends with its changes unannounced.
+/// run's invoice and retention events go first, in chunks; the final transaction takes
+/// any left, so the run never ends with its changes unannounced.
 fn finish(
     ctx: &Context,
     id: &str,

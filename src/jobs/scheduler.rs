@@ -6,7 +6,7 @@
 
 use crate::app::Context;
 use crate::db::{self, schedules::Schedule, Conn, Tx};
-use crate::domain::extraction::NewExtraction;
+use crate::domain::extraction::{DocumentClass, NewExtraction};
 use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
 use crate::periodic::Periodic;
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub fn tick(conn: &Tx, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usi
     Ok(queued)
 }
 
-/// Queues one extraction per direction, each over the lookback period.
+/// Queues one extraction of invoices per direction, each over the lookback period.
 fn run(conn: &Tx, s: &mut Schedule, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
     let period = run_period(now, s.lookback_days);
     for direction in &s.directions {
@@ -77,6 +77,7 @@ fn run(conn: &Tx, s: &mut Schedule, now: chrono::DateTime<chrono::Utc>) -> anyho
             entity_id: s.entity_id.clone(),
             period,
             direction: *direction,
+            document_class: DocumentClass::Invoices,
         };
         db::extractions::queue(conn, &s.org_id, &new, Some(&s.id))?;
     }

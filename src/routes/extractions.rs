@@ -2,7 +2,8 @@
 
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::extraction::{Channel, NewExtraction, Status};
+use crate::domain::efirma::EfirmaStatus;
+use crate::domain::extraction::{Channel, DocumentClass, NewExtraction, Status};
 use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
@@ -32,14 +33,33 @@ async fn create_extraction(
     let created = ctx
         .db
         .write_for(request.0, move |tx| {
-            if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
-                return Ok(None);
+            let Some(entity) = db::entities::get(tx, &user.org_id, &new.entity_id)? else {
+                return Ok(Err(ApiError::FieldNotFound("entity_id")));
+            };
+            if new.document_class == DocumentClass::Retentions && !can_extract_retentions(&entity) {
+                let mut errors = FieldErrors::new();
+                errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
+                return Ok(Err(ApiError::Validation(errors)));
             }
-            db::extractions::queue(tx, &user.org_id, &new, None).map(Some)
+            db::extractions::queue(tx, &user.org_id, &new, None).map(Ok)
         })
-        .await?
-        .ok_or(ApiError::FieldNotFound("entity_id"))?;
+        .await??;
     Ok(Created(created.view()))
+}
+
+/// Why an entity without an e.firma cannot have its retentions extracted.
+const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
+
+/// The SAT serves CFDI de Retenciones through the e.firma web service only: the entity
+/// needs an e.firma that is, or may still turn out, in force (a pending one is checked
+/// before the run starts).
+fn can_extract_retentions(entity: &db::entities::Entity) -> bool {
+    entity.efirma.as_ref().is_some_and(|f| {
+        matches!(
+            f.current_status(),
+            EfirmaStatus::Valid | EfirmaStatus::Pending
+        )
+    })
 }
 
 #[get("/v1/extractions")]

@@ -6,9 +6,9 @@
 
 use crate::cfdi::CfdiError;
 use crate::db::Conn;
-use crate::domain::extraction::{Channel as Kind, Direction, FailedReason, Period};
+use crate::domain::extraction::{Channel as Kind, Direction, DocumentClass, FailedReason, Period};
 use crate::domain::listing::Metadata;
-use crate::ingest::Prepared;
+use crate::ingest::AnyPrepared;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,6 +74,8 @@ pub struct Run<'a> {
     pub context: RunContext,
     pub direction: Direction,
     pub period: Period,
+    /// Invoices, or CFDI de Retenciones (the e.firma channel only).
+    pub class: DocumentClass,
     pub secret: &'a Secret,
     /// The job's attempts so far, this one included.
     pub attempts: u32,
@@ -102,7 +104,8 @@ pub struct Fetched<'a> {
     pub listed: Option<&'a Metadata>,
     /// How the log names it.
     pub name: String,
-    pub prepared: Result<Prepared, CfdiError>,
+    /// Of the run's document class (one of the other class does not parse as it).
+    pub prepared: Result<AnyPrepared, CfdiError>,
 }
 
 /// The channel's own record, written in the transaction that stores a batch (its resume
@@ -116,8 +119,8 @@ pub trait Sink: Sync {
     fn stopping(&self) -> bool;
     /// The run lists its period again from the start: `invoices_found` restarts at 0.
     fn recount(&self) -> anyhow::Result<()>;
-    /// Stage 1: listing rows, counted found. Returns the positions in `rows` whose XML
-    /// is still to be stored.
+    /// Stage 1: listing rows (of the run's document class), counted found. Returns the
+    /// positions in `rows` whose XML is still to be stored.
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>>;
     /// Stage 2: documents, counted processed when stored; one that does not parse or
     /// whose UUID names another stored document is logged (and the latter recorded as

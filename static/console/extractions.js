@@ -60,7 +60,9 @@ export function render(main, preselect) {
         page.data.map((x) => h('tr', { 'data-extraction': x.id },
           h('td', { class: 'user' }, names.get(x.entity_id) || x.entity_id),
           h('td', null, `${x.options.period.from} – ${x.options.period.to}`),
-          h('td', null, t(x.options.download_type), x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
+          h('td', null, t(x.options.download_type),
+            x.options.document_class === 'retentions' ? h('div', { class: 'muted' }, t('retentions')) : null,
+            x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
             x.schedule_id ? h('div', { class: 'muted' }, t('scheduled_run')) : null),
           statusCell(x, waiting.get(x.id)),
           h('td', { class: 'num' }, x.invoices_found), h('td', { class: 'num' }, x.invoices_processed),
@@ -83,6 +85,7 @@ export function render(main, preselect) {
         field(t('from'), { name: 'from', type: 'date', required: true, value: monthStart }),
         field(t('to'), { name: 'to', type: 'date', required: true, value: mxDate(today) }),
         select(t('download_type'), 'download_type', [['issued', t('issued')], ['received', t('received')]], 'issued'),
+        select(t('document_class'), 'document_class', [['invoices', t('invoices')], ['retentions', t('retentions')]], 'invoices'),
         h('div', null, h('button', { type: 'submit' }, t('start'))));
       form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
@@ -90,7 +93,8 @@ export function render(main, preselect) {
         const v = values(form);
         try {
           await api('POST', '/v1/extractions', {
-            entity_id: v.entity_id, options: { period: { from: v.from, to: v.to }, download_type: v.download_type },
+            entity_id: v.entity_id,
+            options: { period: { from: v.from, to: v.to }, download_type: v.download_type, document_class: v.document_class },
           });
           flash(t('created'));
           await load();

@@ -1109,6 +1109,16 @@ fn real_responses_match_the_documented_schemas() {
             "period": {"from": "2024-03-05", "to": "2024-03-01"}, "download_type": "both"}}),
         ),
         (
+            "/v1/extractions",
+            json!({"entity_id": entity_id, "options": {"period": {"from": "2024-03-01",
+            "to": "2024-03-31"}, "download_type": "issued", "document_class": "receipts"}}),
+        ),
+        (
+            "/v1/extractions",
+            json!({"entity_id": entity_id, "options": {"period": {"from": "2024-03-01",
+            "to": "2024-03-31"}, "download_type": "issued", "document_class": "retentions"}}),
+        ),
+        (
             "/v1/webhooks",
             json!({"url": "ftp://example.com", "events": ["nope"]}),
         ),
@@ -1168,6 +1178,20 @@ fn real_responses_match_the_documented_schemas() {
         api.get(&entity_url),
     );
     assert!(res.json()["efirma"].is_object(), "{}", res.text());
+    // A run of its retentions shows its document class.
+    let res = api.post_json(
+        "/v1/extractions",
+        &json!({"entity_id": efirma_id, "options": {"period": {"from": "2024-03-01",
+            "to": "2024-03-31"}, "download_type": "received", "document_class": "retentions"}}),
+    );
+    let retentions_run = c
+        .check("post", "/v1/extractions", "/v1/extractions", res)
+        .expect(201);
+    assert_eq!(retentions_run["options"]["document_class"], "retentions");
+    let run_id = retentions_run["id"].as_str().expect("id");
+    let run_url = format!("/v1/extractions/{run_id}");
+    c.check("get", "/v1/extractions/{id}", &run_url, api.get(&run_url))
+        .expect(200);
     let res = api.request("DELETE", &url, None, &[]);
     assert_eq!(c.check("delete", efirma, &url, res).status, 204);
 

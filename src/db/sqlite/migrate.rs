@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 14;
+pub const VERSION: i64 = 15;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -26,6 +26,7 @@ const STEPS: &[(i64, &str)] = &[
     (12, STEP_12),
     (13, STEP_13),
     (14, STEP_14),
+    (15, STEP_15),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -167,6 +168,13 @@ ALTER TABLE invoices ADD COLUMN sat_not_found_since TEXT;
 ALTER TABLE invoices ADD COLUMN sat_check_at TEXT;
 ALTER TABLE invoices ADD COLUMN sat_check_urgent INTEGER NOT NULL DEFAULT 0;
 UPDATE invoices SET sat_check_at = created_at WHERE xml_processed = 1;
+";
+
+/// Version 15: an extraction names its document class (existing runs are invoices);
+/// `schema.sql` adds the retentions' listing statuses and their event marks.
+const STEP_15: &str = "
+ALTER TABLE extractions ADD COLUMN document_class TEXT NOT NULL DEFAULT 'invoices'
+    CHECK (document_class IN ('invoices', 'retentions'));
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {

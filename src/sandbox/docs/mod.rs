@@ -34,12 +34,17 @@ mod generate;
 mod lifecycle;
 mod payments;
 mod pdf;
+mod retentions;
 mod seed;
 mod stamp;
 mod xml;
 
 #[cfg(test)]
 mod tests;
+
+pub use retentions::{
+    render_retention_xml, retentions_for_period, SandboxRetention, SandboxWithheld,
+};
 
 use chrono::{NaiveDate, NaiveDateTime};
 use rust_decimal::Decimal;

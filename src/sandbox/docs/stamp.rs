@@ -47,7 +47,7 @@ impl Stamp {
 }
 
 /// The issuer's signing certificate: the same for every invoice it issues.
-fn certificate(rfc: &str) -> (String, String) {
+pub(super) fn certificate(rfc: &str) -> (String, String) {
     let hash = hash_seed(&format!("{rfc}|certificate"));
     let serial = u32::from_le_bytes([hash[0], hash[1], hash[2], hash[3]]) % 1_000_000_000;
     let mut der = random_bytes(&mut stream(&hash, 0), 1_200);

@@ -14,7 +14,7 @@ use super::catalog::EMPLOYEES;
 use super::stamp::{Stamp, SAT_CERTIFICATE_NUMBER};
 use super::{Currency, Kind, SandboxInvoice, SandboxPayment};
 
-const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";
+pub(super) const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";
 const CFDI_NS: &str = "http://www.sat.gob.mx/cfd/4";
 const CFDI_XSD: &str =
     "http://www.sat.gob.mx/cfd/4 http://www.sat.gob.mx/sitio_internet/cfd/4/cfdv40.xsd";
@@ -24,8 +24,8 @@ const PAGOS_XSD: &str =
 const NOMINA_NS: &str = "http://www.sat.gob.mx/nomina12";
 const NOMINA_XSD: &str =
     "http://www.sat.gob.mx/nomina12 http://www.sat.gob.mx/sitio_internet/cfd/nomina/nomina12.xsd";
-const TFD_NS: &str = "http://www.sat.gob.mx/TimbreFiscalDigital";
-const TFD_XSD: &str = "http://www.sat.gob.mx/TimbreFiscalDigital http://www.sat.gob.mx/sitio_internet/cfd/TimbreFiscalDigital/TimbreFiscalDigitalv11.xsd";
+pub(super) const TFD_NS: &str = "http://www.sat.gob.mx/TimbreFiscalDigital";
+pub(super) const TFD_XSD: &str = "http://www.sat.gob.mx/TimbreFiscalDigital http://www.sat.gob.mx/sitio_internet/cfd/TimbreFiscalDigital/TimbreFiscalDigitalv11.xsd";
 /// IVA 16%, as c_TasaOCuota writes it.
 const IVA_RATE: &str = "0.160000";
 
@@ -76,45 +76,45 @@ pub(super) fn render(invoice: &SandboxInvoice) -> io::Result<Vec<u8>> {
 }
 
 /// A thin layer over quick-xml's writer, indented like SAT samples.
-struct Doc {
+pub(super) struct Doc {
     writer: Writer<Vec<u8>>,
 }
 
 impl Doc {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Doc {
             writer: Writer::new_with_indent(Vec::with_capacity(8 * 1024), b' ', 2),
         }
     }
 
-    fn write(&mut self, event: Event<'_>) -> io::Result<()> {
+    pub(super) fn write(&mut self, event: Event<'_>) -> io::Result<()> {
         self.writer.write_event(event)
     }
 
-    fn open(&mut self, element: BytesStart<'_>) -> io::Result<()> {
+    pub(super) fn open(&mut self, element: BytesStart<'_>) -> io::Result<()> {
         self.write(Event::Start(element))
     }
 
-    fn leaf(&mut self, element: BytesStart<'_>) -> io::Result<()> {
+    pub(super) fn leaf(&mut self, element: BytesStart<'_>) -> io::Result<()> {
         self.write(Event::Empty(element))
     }
 
-    fn close(&mut self, name: &str) -> io::Result<()> {
+    pub(super) fn close(&mut self, name: &str) -> io::Result<()> {
         self.write(Event::End(BytesEnd::new(name)))
     }
 
-    fn finish(self) -> Vec<u8> {
+    pub(super) fn finish(self) -> Vec<u8> {
         self.writer.into_inner()
     }
 }
 
 /// An element with attributes (values are escaped by quick-xml).
-fn el<'a>(name: &'a str, attributes: &[(&str, &str)]) -> BytesStart<'a> {
+pub(super) fn el<'a>(name: &'a str, attributes: &[(&str, &str)]) -> BytesStart<'a> {
     BytesStart::new(name).with_attributes(attributes.iter().copied())
 }
 
 /// `Fecha`-style local timestamp, without zone.
-fn timestamp(at: NaiveDateTime) -> String {
+pub(super) fn timestamp(at: NaiveDateTime) -> String {
     at.format("%Y-%m-%dT%H:%M:%S").to_string()
 }
 

@@ -1,14 +1,15 @@
-//! Which documents a simulated request delivers: the sandbox's invoices of the window
-//! that match the query's filters, as the run that asked sees them (the same listing
-//! rules as the CIEC sandbox, recorded in `listings`).
+//! Which documents a simulated request delivers: the sandbox's invoices (or, on the
+//! retentions' hosts, its retention documents) of the window that match the query's
+//! filters, as the run that asked sees them (the same listing rules as the CIEC
+//! sandbox, recorded in `listings`).
 
 use chrono::{Days, NaiveDate};
 
-use super::packages::Listed;
+use super::packages::{Listed, ListedRetention};
 use crate::db::sandbox::{listings, SandboxStore};
 use crate::domain::extraction::Direction;
 use crate::sandbox::ciec::{docs_direction, listed_cancelled};
-use crate::sandbox::docs::{self as sandbox_docs, SandboxInvoice};
+use crate::sandbox::docs::{self as sandbox_docs, SandboxInvoice, SandboxRetention};
 use crate::sat::efirma::envelope::{DocumentStatus, RequestType, WindowQuery};
 
 /// The most CFDI one request may hold (5003 beyond).
@@ -33,9 +34,9 @@ pub struct Asker<'a> {
     pub extraction_id: &'a str,
 }
 
-pub enum Selection {
+pub enum Selection<T = Listed> {
     /// In the sandbox's order (issue time, then UUID).
-    Documents(Vec<Listed>),
+    Documents(Vec<T>),
     /// More than the maximum (the rest of the window is not generated).
     OverMaximum,
 }
@@ -84,6 +85,75 @@ pub fn select(db: &SandboxStore, asker: &Asker, query: &WindowQuery) -> anyhow::
         }
     }
     Ok(Selection::Documents(out))
+}
+
+/// The retention documents `query` delivers to `asker` (on the retentions' hosts).
+/// Their listing rules: a cancelled one is seen active by the first run that lists it
+/// and cancelled by any later one; cancelled received ones come as metadata only.
+pub fn select_retentions(
+    db: &SandboxStore,
+    asker: &Asker,
+    query: &WindowQuery,
+) -> anyhow::Result<Selection<ListedRetention>> {
+    let dir = docs_direction(query.direction);
+    let docs: Vec<SandboxRetention> =
+        sandbox_docs::retentions_for_period(asker.rfc, dir, query.start.date(), query.end.date())
+            .into_iter()
+            .filter(|r| retention_matches(query, r))
+            .collect();
+    if docs.len() > maximum(query.request_type) {
+        return Ok(Selection::OverMaximum);
+    }
+    let first = db.tx(|tx| {
+        listings::record(
+            tx,
+            asker.entity_id,
+            query.direction.as_str(),
+            asker.extraction_id,
+            docs.iter().map(|r| r.uuid.as_str()),
+        )
+    })?;
+    let listed = docs.into_iter().map(|retention| {
+        let first_listing = first.get(&retention.uuid).copied().unwrap_or(false);
+        let cancelled = retention.cancelled_at.is_some() && !first_listing;
+        ListedRetention {
+            retention,
+            cancelled,
+        }
+    });
+    Ok(Selection::Documents(
+        listed.filter(|l| delivers_retention(query, l)).collect(),
+    ))
+}
+
+/// A retentions query's filters: window, other party; it has no document type, and
+/// the sandbox's retentions carry no complement.
+fn retention_matches(query: &WindowQuery, r: &SandboxRetention) -> bool {
+    let other_party = match query.direction {
+        Direction::Issued => &r.receiver_tax_id,
+        Direction::Received => &r.issuer_tax_id,
+    };
+    query.start <= r.issued_at
+        && r.issued_at <= query.end
+        && query
+            .counterpart
+            .as_deref()
+            .is_none_or(|c| c.trim().eq_ignore_ascii_case(other_party))
+        && query.document_type.is_none()
+        && query.complement.is_none()
+        && query.on_behalf_of.is_none()
+}
+
+fn delivers_retention(query: &WindowQuery, listed: &ListedRetention) -> bool {
+    let status = match query.status {
+        DocumentStatus::All => true,
+        DocumentStatus::Active => !listed.cancelled,
+        DocumentStatus::Cancelled => listed.cancelled,
+    };
+    let cancelled_received = query.request_type == RequestType::Cfdi
+        && query.direction == Direction::Received
+        && listed.cancelled;
+    status && !cancelled_received
 }
 
 fn chunk_end(from: NaiveDate, last: NaiveDate) -> NaiveDate {

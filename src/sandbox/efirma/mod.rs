@@ -15,6 +15,10 @@
 //! - packages of at most 200 CFDI or 1,000 rows, `<IdSolicitud>_01`, `_02`, ...; each
 //!   may be downloaded twice, a third time answers 5008; unknown ids answer 5004.
 //!
+//! The same rules hold on the retentions' hosts (a session opened for
+//! `DocumentClass::Retentions`), over the sandbox's retention documents
+//! (`docs::retentions`, their own rules), listed and packaged in the same shapes.
+//!
 //! State lives in the sandbox's store (`db::sandbox`: `requests`, `downloads`), so it
 //! survives restarts like the SAT's.
 
@@ -35,6 +39,7 @@ use self::stored::{new_request, window_query};
 use super::ciec::{docs_direction, simulate_latency, unreachable};
 use crate::db::sandbox::requests::{self, Request};
 use crate::db::sandbox::{downloads, SandboxStore};
+use crate::domain::extraction::DocumentClass;
 use crate::sat::efirma::envelope::{RequestType, WindowQuery};
 use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,
@@ -67,14 +72,20 @@ impl Service for SandboxService {
         &'a self,
         efirma: &'a Efirma,
         run: Option<&RunContext>,
+        class: DocumentClass,
     ) -> Result<Box<dyn crate::sat::efirma::Session + 'a>, SatError> {
-        Ok(Box::new(self.open(efirma.rfc(), run)?))
+        Ok(Box::new(self.open(efirma.rfc(), run, class)?))
     }
 }
 
 impl SandboxService {
     /// Authentication: the e.firma's upload already proved it, only its RFC matters.
-    fn open(&self, rfc: &str, run: Option<&RunContext>) -> Result<Session<'_>, SatError> {
+    fn open(
+        &self,
+        rfc: &str,
+        run: Option<&RunContext>,
+        class: DocumentClass,
+    ) -> Result<Session<'_>, SatError> {
         simulate_latency(self.latency);
         let rfc = rfc.to_ascii_uppercase();
         if unreachable(&rfc) {
@@ -86,6 +97,7 @@ impl SandboxService {
             service: self,
             rfc,
             run: run.cloned(),
+            class,
         })
     }
 }
@@ -95,6 +107,8 @@ struct Session<'a> {
     rfc: String,
     /// None for a credential check, which makes no requests.
     run: Option<RunContext>,
+    /// The hosts it was opened on: invoices, or retentions (`documents::Class`).
+    class: DocumentClass,
 }
 
 fn status(code: SatCode, message: impl Into<String>) -> Status {
@@ -145,11 +159,11 @@ impl crate::sat::efirma::Session for Session<'_> {
             entity_id: &run.entity_id,
             extraction_id: &run.extraction_id,
         };
-        let selection = documents::select(&self.service.db, &asker, query)?;
+        let selected = self.count(&asker, query)?;
         let mut row = new_request(&asker, query);
-        let (outcome, documents) = match selection {
-            Selection::Documents(docs) => (READY, docs.len()),
-            Selection::OverMaximum => (OVER_MAXIMUM, documents::maximum(query.request_type) + 1),
+        let (outcome, documents) = match selected {
+            Some(count) => (READY, count),
+            None => (OVER_MAXIMUM, documents::maximum(query.request_type) + 1),
         };
         row.documents = documents as i64;
         let first = self.service.db.tx(|tx| {
@@ -232,11 +246,8 @@ impl crate::sat::efirma::Session for Session<'_> {
             entity_id: &row.entity_id,
             extraction_id: &row.extraction_id,
         };
-        let Selection::Documents(docs) = documents::select(&self.service.db, &asker, &query)?
-        else {
-            return Err(
-                anyhow::anyhow!("sandbox: request {request_id} grew over the maximum").into(),
-            );
+        let grew = || -> SatError {
+            anyhow::anyhow!("sandbox: request {request_id} grew over the maximum").into()
         };
         let allowed = self
             .service
@@ -249,17 +260,56 @@ impl crate::sat::efirma::Session for Session<'_> {
             ));
         }
         let size = per_package(&row.request_type);
-        let chunk: &[Listed] = docs.chunks(size).nth(index - 1).unwrap_or_default();
-        let package = match query.request_type {
-            RequestType::Cfdi => {
-                let invoices: Vec<_> = chunk.iter().map(|l| l.invoice.clone()).collect();
-                packages::cfdi_package(&row.rfc, docs_direction(query.direction), &invoices)?
+        let name = package_id.to_uppercase();
+        let package = match self.class {
+            DocumentClass::Invoices => {
+                let db = &self.service.db;
+                let Selection::Documents(docs) = documents::select(db, &asker, &query)? else {
+                    return Err(grew());
+                };
+                let chunk: &[Listed] = docs.chunks(size).nth(index - 1).unwrap_or_default();
+                match query.request_type {
+                    RequestType::Cfdi => {
+                        let invoices: Vec<_> = chunk.iter().map(|l| l.invoice.clone()).collect();
+                        let dir = docs_direction(query.direction);
+                        packages::cfdi_package(&row.rfc, dir, &invoices)?
+                    }
+                    RequestType::Metadata => packages::metadata_package(&name, chunk)?,
+                }
             }
-            RequestType::Metadata => packages::metadata_package(&package_id.to_uppercase(), chunk)?,
+            DocumentClass::Retentions => {
+                let db = &self.service.db;
+                let Selection::Documents(docs) = documents::select_retentions(db, &asker, &query)?
+                else {
+                    return Err(grew());
+                };
+                let chunk = docs.chunks(size).nth(index - 1).unwrap_or_default();
+                match query.request_type {
+                    RequestType::Cfdi => packages::retention_package(chunk)?,
+                    RequestType::Metadata => packages::retention_metadata_package(&name, chunk)?,
+                }
+            }
         };
         Ok(DownloadAnswer {
             status: accepted(),
             package: Some(package),
+        })
+    }
+}
+
+impl Session<'_> {
+    /// How many documents of the session's class `query` selects; None over the maximum.
+    fn count(&self, asker: &Asker, query: &WindowQuery) -> anyhow::Result<Option<usize>> {
+        let db = &self.service.db;
+        Ok(match self.class {
+            DocumentClass::Invoices => match documents::select(db, asker, query)? {
+                Selection::Documents(docs) => Some(docs.len()),
+                Selection::OverMaximum => None,
+            },
+            DocumentClass::Retentions => match documents::select_retentions(db, asker, query)? {
+                Selection::Documents(docs) => Some(docs.len()),
+                Selection::OverMaximum => None,
+            },
         })
     }
 }

@@ -7,7 +7,7 @@ use std::io::{Cursor, Write};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice};
+use crate::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice, SandboxRetention};
 
 /// The most CFDI one package holds.
 pub const CFDI_PER_PACKAGE: usize = 200;
@@ -28,6 +28,14 @@ pub struct Listed {
     /// cancellations).
     pub first_listing: bool,
     /// Cancelled as that run sees it.
+    pub cancelled: bool,
+}
+
+/// One retention document as a listing on the retentions' hosts shows it.
+#[derive(Debug, Clone)]
+pub struct ListedRetention {
+    pub retention: SandboxRetention,
+    /// Cancelled as the run the package is for sees it.
     pub cancelled: bool,
 }
 
@@ -93,4 +101,52 @@ fn metadata_line(row: &Listed) -> String {
         &cancelled_at,
     ]
     .join("~")
+}
+
+/// A retentions CFDI package: one `<UUID>.xml` per document.
+pub fn retention_package(retentions: &[ListedRetention]) -> anyhow::Result<Vec<u8>> {
+    let mut entries = Vec::with_capacity(retentions.len());
+    for listed in retentions {
+        let r = &listed.retention;
+        entries.push((
+            format!("{}.xml", r.uuid),
+            sandbox_docs::render_retention_xml(r)?,
+        ));
+    }
+    zip_of(entries)
+}
+
+/// A retentions metadata package: the same columns, `MontoTotOperacion` as the amount
+/// and no `EfectoComprobante` (retentions have no type).
+pub fn retention_metadata_package(name: &str, rows: &[ListedRetention]) -> anyhow::Result<Vec<u8>> {
+    let mut text = String::with_capacity(200 * (rows.len() + 1));
+    text.push_str(METADATA_HEADER);
+    text.push('\n');
+    for row in rows {
+        let r = &row.retention;
+        let (certified_at, pac) = r.certification();
+        let cancelled_at = r
+            .cancelled_at
+            .filter(|_| row.cancelled)
+            .map(|t| t.format(SAT_TIME).to_string())
+            .unwrap_or_default();
+        let line = [
+            r.uuid.as_str(),
+            &r.issuer_tax_id,
+            &r.issuer_name,
+            &r.receiver_tax_id,
+            &r.receiver_name,
+            pac,
+            &r.issued_at.format(SAT_TIME).to_string(),
+            &certified_at.format(SAT_TIME).to_string(),
+            &r.operation().to_string(),
+            "",
+            if row.cancelled { "0" } else { "1" },
+            &cancelled_at,
+        ]
+        .join("~");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    zip_of([(format!("{name}.txt"), text.into_bytes())])
 }

@@ -115,7 +115,7 @@ fn store_window(
                             Some(Fetched {
                                 listed: Some(meta),
                                 name: format!("invoice {}", meta.uuid),
-                                prepared: ingest::prepare(&xml, doc.pdf.as_deref()),
+                                prepared: ingest::prepare(&xml, doc.pdf.as_deref()).map(Into::into),
                             })
                         })
                         .collect::<Vec<Fetched>>()

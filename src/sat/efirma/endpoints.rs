@@ -5,6 +5,11 @@
 pub const SAT_REQUEST_BASE: &str = "https://cfdidescargamasivasolicitud.clouda.sat.gob.mx";
 /// The SAT's host for package downloads.
 pub const SAT_DOWNLOAD_BASE: &str = "https://cfdidescargamasiva.clouda.sat.gob.mx";
+/// CFDI de Retenciones have hosts of their own since service version 1.5, with the same
+/// paths, actions and request bodies, and a token of their own.
+pub const SAT_RETENTIONS_REQUEST_BASE: &str =
+    "https://retendescargamasivasolicitud.clouda.sat.gob.mx";
+pub const SAT_RETENTIONS_DOWNLOAD_BASE: &str = "https://retendescargamasiva.clouda.sat.gob.mx";
 
 const AUTHENTICATE_PATH: &str = "/Autenticacion/Autenticacion.svc";
 const QUERY_PATH: &str = "/SolicitaDescargaService.svc";
@@ -36,6 +41,11 @@ impl Endpoints {
     /// The real service.
     pub fn sat() -> Self {
         Self::new(SAT_REQUEST_BASE, SAT_DOWNLOAD_BASE)
+    }
+
+    /// The real service's hosts for CFDI de Retenciones.
+    pub fn sat_retentions() -> Self {
+        Self::new(SAT_RETENTIONS_REQUEST_BASE, SAT_RETENTIONS_DOWNLOAD_BASE)
     }
 }
 
@@ -118,6 +128,27 @@ mod tests {
         assert_eq!(
             Operation::Download.url(&sat),
             "https://cfdidescargamasiva.clouda.sat.gob.mx/DescargaMasivaService.svc"
+        );
+    }
+
+    #[test]
+    fn retentions_use_their_own_hosts_with_the_same_paths() {
+        let reten = Endpoints::sat_retentions();
+        assert_eq!(
+            reten.authenticate,
+            "https://retendescargamasivasolicitud.clouda.sat.gob.mx/Autenticacion/Autenticacion.svc"
+        );
+        assert_eq!(
+            reten.query,
+            "https://retendescargamasivasolicitud.clouda.sat.gob.mx/SolicitaDescargaService.svc"
+        );
+        assert_eq!(
+            reten.verify,
+            "https://retendescargamasivasolicitud.clouda.sat.gob.mx/VerificaSolicitudDescargaService.svc"
+        );
+        assert_eq!(
+            reten.download,
+            "https://retendescargamasiva.clouda.sat.gob.mx/DescargaMasivaService.svc"
         );
     }
 

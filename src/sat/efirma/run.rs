@@ -26,7 +26,7 @@ use crate::db::{
     self,
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
-use crate::domain::extraction::{FailedReason, Period};
+use crate::domain::extraction::{DocumentClass, FailedReason, Period};
 use crate::sat::channel::wrong_secret;
 use crate::sat::{Channel, EfirmaKey, Run, SatError, Secret, Sink, Step};
 use std::sync::Arc;
@@ -61,7 +61,9 @@ impl Channel for EfirmaChannel {
             return Err(wrong_secret("e.firma"));
         };
         let efirma = open(key)?;
-        self.service.connect(&efirma, None).map(|_| ())
+        self.service
+            .connect(&efirma, None, DocumentClass::Invoices)
+            .map(|_| ())
     }
 
     fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
@@ -69,7 +71,7 @@ impl Channel for EfirmaChannel {
             return Err(wrong_secret("e.firma").into());
         };
         let efirma = open(key)?;
-        let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context)));
+        let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context), run.class));
         advance(self, run, sink, connect)
     }
 }
@@ -415,11 +417,14 @@ impl<'a> Conversation<'a> {
         let mut progress = |tx: &db::Conn, handled: u64, done: bool| {
             db::sat_requests::package_progress(tx, &q.id, &p.package_id, handled, done)
         };
-        let store = match q.kind {
-            Kind::Metadata => store::store_listing,
-            Kind::Cfdi => store::store_cfdis,
-        };
-        store(self.sink, &mut package, p.items_done, &mut progress).map_err(Stop::Internal)
+        let (sink, skip) = (self.sink, p.items_done);
+        match q.kind {
+            Kind::Metadata => store::store_listing(sink, &mut package, skip, &mut progress),
+            Kind::Cfdi => {
+                store::store_cfdis(sink, self.run.class, &mut package, skip, &mut progress)
+            }
+        }
+        .map_err(Stop::Internal)
     }
 
     /// Over the SAT's maximum: two requests for the window's halves replace this one.

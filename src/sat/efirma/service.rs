@@ -4,13 +4,15 @@
 //! (`requests`). Two implementations speak this interface: the real service's SOAP
 //! client (`Soap`, also pointed at local fakes by tests), and the sandbox's simulation
 //! (`crate::sandbox::efirma`). Answers use the web service's own vocabulary
-//! (`responses`).
+//! (`responses`). CFDI de Retenciones are asked the same way on hosts of their own,
+//! with a token of their own: a conversation is for one document class.
 
 use super::client::{Client, ClientError};
 use super::credential::Efirma;
 use super::endpoints::Endpoints;
 use super::envelope::{Query, WindowQuery};
 use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
+use crate::domain::extraction::DocumentClass;
 use crate::sat::{RunContext, SatError};
 use chrono::Utc;
 use std::time::Duration;
@@ -18,11 +20,13 @@ use std::time::Duration;
 pub trait Service: Send + Sync {
     /// Authenticates with the e.firma: `InvalidCredentials` when the SAT refuses it.
     /// `run` names the extraction (None for a credential check); only the sandbox,
-    /// which keys its simulated state on it, looks at it.
+    /// which keys its simulated state on it, looks at it. `class` chooses the hosts
+    /// (and so the token): invoices or retentions.
     fn connect<'a>(
         &'a self,
         efirma: &'a Efirma,
         run: Option<&RunContext>,
+        class: DocumentClass,
     ) -> Result<Box<dyn Session + 'a>, SatError>;
 }
 
@@ -33,15 +37,20 @@ pub trait Session {
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError>;
 }
 
-/// The real web service (or a fake at configured URLs) over SOAP.
+/// The real web service (or a fake at configured URLs) over SOAP: one client per
+/// document class, each on its own hosts.
 pub struct Soap {
-    client: Client,
+    invoices: Client,
+    retentions: Client,
 }
 
 impl Soap {
-    pub fn new(endpoints: Endpoints, timeout: Duration) -> Self {
+    /// `invoices` and `retentions`: each class's hosts (`Endpoints::sat` and
+    /// `Endpoints::sat_retentions` for the SAT's).
+    pub fn new(invoices: Endpoints, retentions: Endpoints, timeout: Duration) -> Self {
         Soap {
-            client: Client::new(endpoints, timeout),
+            invoices: Client::new(invoices, timeout),
+            retentions: Client::new(retentions, timeout),
         }
     }
 }
@@ -54,10 +63,15 @@ impl Service for Soap {
         &'a self,
         efirma: &'a Efirma,
         _run: Option<&RunContext>,
+        class: DocumentClass,
     ) -> Result<Box<dyn Session + 'a>, SatError> {
-        let token = authenticate(&self.client, efirma)?;
+        let client = match class {
+            DocumentClass::Invoices => &self.invoices,
+            DocumentClass::Retentions => &self.retentions,
+        };
+        let token = authenticate(client, efirma)?;
         Ok(Box::new(SoapSession {
-            client: &self.client,
+            client,
             efirma,
             token,
         }))

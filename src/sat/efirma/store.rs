@@ -4,8 +4,10 @@
 //! counted twice.
 
 use super::package::Package;
+use crate::cfdi::CfdiError;
+use crate::domain::extraction::DocumentClass;
 use crate::domain::listing::Metadata;
-use crate::ingest;
+use crate::ingest::{self, AnyPrepared};
 use crate::sat::{Fetched, Sink};
 
 /// Entries stored per transaction.
@@ -45,14 +47,22 @@ pub fn store_listing(
     flush(&batch, handled, true)
 }
 
-/// Stores a CFDI package's documents (stage 2). Each XML is parsed and compressed before
-/// its batch's transaction, so the write lock is held only for storing.
+/// Stores a CFDI package's documents (stage 2), of the run's document class: invoices
+/// parse as CFDI, retentions as CFDI de Retenciones. Each XML is parsed and compressed
+/// before its batch's transaction, so the write lock is held only for storing.
 pub fn store_cfdis(
     sink: &dyn Sink,
+    class: DocumentClass,
     package: &mut Package,
     skip: u64,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    let prepare = |xml: &[u8]| -> Result<AnyPrepared, CfdiError> {
+        match class {
+            DocumentClass::Invoices => ingest::prepare(xml, None).map(Into::into),
+            DocumentClass::Retentions => ingest::prepare_retention(xml, None).map(Into::into),
+        }
+    };
     let mut handled = skip;
     let mut batch: Vec<Fetched> = Vec::with_capacity(BATCH);
     let mut flush = |docs: &[Fetched], handled: u64, done: bool| {
@@ -63,7 +73,7 @@ pub fn store_cfdis(
         let file = file?;
         batch.push(Fetched {
             listed: None,
-            prepared: ingest::prepare(&file.xml, None),
+            prepared: prepare(&file.xml),
             name: format!("{} in a package", file.name),
         });
         if batch.len() == BATCH {

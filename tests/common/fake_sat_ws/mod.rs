@@ -9,7 +9,8 @@
 //! Refusals: a SOAP fault for authentication; `CodEstatus` 300 (token), 301 (XML),
 //! 302 (seal), 303 (RFC), 304 (certificate dates), 305 (certificate) otherwise.
 //!
-//! Behaviour: documents come from the test (`add_cfdi`, `cancel`). A query gets a
+//! Behaviour: documents come from the test (`add_cfdi`, `add_retention` for a fake of
+//! the retentions' hosts, `cancel`). A query gets a
 //! request id and 5000; each verification moves the request Accepted (1), then
 //! In progress (2) for `Settings::in_progress_checks` checks, then Finished (3) with its
 //! packages, selected then (issuer or receiver is the requester, `Fecha` within the
@@ -134,6 +135,15 @@ impl FakeSatWs {
     /// Adds a stamped CFDI (panics on one the fake cannot index); returns its UUID.
     pub fn add_cfdi(&self, xml: &[u8]) -> String {
         let doc = packages::Doc::from_xml(xml).expect("a stamped CFDI");
+        let uuid = doc.uuid.clone();
+        self.state().docs.insert(uuid.clone(), doc);
+        uuid
+    }
+
+    /// Adds a stamped CFDI de Retenciones (for a fake of the retentions' hosts); returns
+    /// its UUID.
+    pub fn add_retention(&self, xml: &[u8]) -> String {
+        let doc = packages::Doc::from_retention_xml(xml).expect("a stamped retention");
         let uuid = doc.uuid.clone();
         self.state().docs.insert(uuid.clone(), doc);
         uuid

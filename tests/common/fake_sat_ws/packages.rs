@@ -5,6 +5,7 @@
 use std::io::{Cursor, Write};
 
 use cfdi_extract::cfdi::Cfdi;
+use cfdi_extract::retenciones::Retention;
 use chrono::NaiveDateTime;
 use rust_decimal::Decimal;
 use zip::write::SimpleFileOptions;
@@ -53,6 +54,38 @@ impl Doc {
                 .and_then(local),
             total: cfdi.total,
             kind: cfdi.invoice_type.as_str().to_string(),
+            cancelled_at: None,
+            xml: xml.to_vec(),
+        })
+    }
+
+    /// Reads what the SAT indexes from a stamped CFDI de Retenciones: `FechaExp` as the
+    /// date (its offset, if written, dropped: the SAT counts local time), the total of
+    /// the operation as the amount, and no type.
+    pub fn from_retention_xml(xml: &[u8]) -> Result<Doc, String> {
+        let r = Retention::parse_stamped(xml).map_err(|e| e.to_string())?;
+        let stamp = r.stamp.as_ref();
+        let issued_at = r.issued_at.as_deref().unwrap_or_default();
+        let receiver = r.receiver.as_ref();
+        Ok(Doc {
+            uuid: r.uuid().map_err(|e| e.to_string())?.to_ascii_uppercase(),
+            issuer: r.issuer.tax_id.to_ascii_uppercase(),
+            issuer_name: r.issuer.name.clone().unwrap_or_default(),
+            receiver: receiver
+                .and_then(|x| x.tax_id())
+                .unwrap_or_default()
+                .to_ascii_uppercase(),
+            receiver_name: receiver.and_then(|x| x.name()).unwrap_or_default().into(),
+            provider: stamp
+                .and_then(|s| s.provider_tax_id.clone())
+                .unwrap_or_default(),
+            issued_at: local(issued_at.get(..19).unwrap_or(issued_at))
+                .ok_or("the retention has no valid FechaExp")?,
+            certified_at: stamp
+                .and_then(|s| s.certified_at.as_deref())
+                .and_then(local),
+            total: r.totals.operation,
+            kind: String::new(),
             cancelled_at: None,
             xml: xml.to_vec(),
         })

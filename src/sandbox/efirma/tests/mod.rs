@@ -38,7 +38,9 @@ fn fixture(rfc: &str) -> Fixture {
 
 impl Fixture {
     fn session(&self, rfc: &str) -> Session<'_> {
-        self.service.open(rfc, Some(&self.run)).expect("session")
+        self.service
+            .open(rfc, Some(&self.run), DocumentClass::Invoices)
+            .expect("session")
     }
 
     /// The same data directory opened again, as after a restart.
@@ -129,7 +131,10 @@ fn metadata_rows(session: &mut dyn WsSession, ids: &[String]) -> Vec<Metadata> {
 fn a_full_conversation_reads_back_through_the_package_reader() {
     let f = fixture(EKU);
     let efirma = test_efirma();
-    let mut session = f.service.connect(&efirma, Some(&f.run)).expect("connects");
+    let mut session = f
+        .service
+        .connect(&efirma, Some(&f.run), DocumentClass::Invoices)
+        .expect("connects");
     let metadata = window(
         Direction::Issued,
         RequestType::Metadata,

@@ -314,16 +314,21 @@ fn unknown_and_foreign_ids_answer_5004() {
 fn off_rfcs_are_unreachable_and_queries_need_a_run() {
     let f = fixture(EKU);
     assert!(matches!(
-        f.service.open("OFF900101AAA", Some(&f.run)),
+        f.service
+            .open("OFF900101AAA", Some(&f.run), DocumentClass::Invoices),
         Err(SatError::Unavailable(_))
     ));
     assert!(matches!(
-        f.service.open("off900101aaa", None),
+        f.service
+            .open("off900101aaa", None, DocumentClass::Invoices),
         Err(SatError::Unavailable(_))
     ));
     // A credential check connects without a run, and makes no requests.
     let efirma = test_efirma();
-    let mut check = f.service.connect(&efirma, None).expect("connects");
+    let mut check = f
+        .service
+        .connect(&efirma, None, DocumentClass::Invoices)
+        .expect("connects");
     let query = window(
         Direction::Issued,
         RequestType::Metadata,
