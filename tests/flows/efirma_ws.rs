@@ -88,6 +88,9 @@ fn efirma_extraction_through_the_fake_service_stores_every_document_once() {
     // A metadata and a CFDI request, each checked until finished (1 + 3 + 1 checks).
     assert_eq!(fake.request_ids().len(), 2, "{:?}", fake.calls());
     assert!(fake.count(Op::Verify) >= 10, "{:?}", fake.calls());
+    // One sign-in, the credential check's: every step of the run reused its token (the
+    // run takes seconds; a token lasts five minutes).
+    assert_eq!(fake.count(Op::Authenticate), 1, "{:?}", fake.calls());
     let statuses: Vec<String> = receiver
         .wait_for(2, DEADLINE)
         .iter()
@@ -99,6 +102,40 @@ fn efirma_extraction_through_the_fake_service_stores_every_document_once() {
         })
         .collect();
     assert_eq!(statuses, ["running", "finished"]);
+}
+
+#[test]
+fn a_kept_token_the_sat_no_longer_takes_is_renewed_once_and_the_run_goes_on() {
+    let fake = FakeSatWs::start_with(Settings {
+        in_progress_checks: 4,
+        token_lifetime: chrono::Duration::minutes(1),
+        ..Settings::default()
+    });
+    let (from, to) = (date("2026-02-09"), date("2026-02-10"));
+    let uuids = load(&fake, from, to);
+    let app = app_for(&fake, "100ms");
+    let client = app.client();
+    let entity = efirma_entity(&client, "valid");
+    let created = create_extraction(&client, &entity, from, to, "issued");
+    let path = format!("/v1/extractions/{}", id_of(&created));
+    eventually(DEADLINE, "a first check", || {
+        let e = client.get(&path).expect(200);
+        (e["waiting"]["checks"].as_u64() >= Some(1)).then_some(())
+    });
+    // The SAT's clock passes the token's minute (not the signed timestamps' five): it
+    // answers the kept token with 300, which also means a refused e.firma, so the client
+    // signs in once more before believing it.
+    fake.advance(chrono::Duration::minutes(2));
+    let done = wait_extraction_done(&client, &id_of(&created));
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(stored_uuids(&client, &entity), uuids);
+    let refused = fake.calls().iter().filter(|c| c.code == Some(300)).count();
+    assert_eq!(refused, 1, "{:?}", fake.calls());
+    // The check's sign-in and the one after the 300 (more only on a run slow enough for
+    // the new token's own minute to pass).
+    assert!(fake.count(Op::Authenticate) >= 2, "{:?}", fake.calls());
+    let e = client.get(&format!("/v1/entities/{entity}")).expect(200);
+    assert_eq!(e["efirma"]["status"], "valid", "{e}");
 }
 
 #[test]

@@ -15,6 +15,8 @@ use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Toke
 use crate::domain::extraction::DocumentClass;
 use crate::sat::{RunContext, SatError};
 use chrono::Utc;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 pub trait Service: Send + Sync {
@@ -42,6 +44,11 @@ pub trait Session {
 pub struct Soap {
     invoices: Client,
     retentions: Client,
+    /// Tokens kept while they are valid, by document class and certificate: a token
+    /// lasts five minutes, and each step of a run (a check every `--sat-ws-poll`, a
+    /// download) would otherwise sign in again (11 authentications for 16 other calls in
+    /// one recorded run). In memory only, never logged (`Token`'s Debug redacts it).
+    tokens: Mutex<HashMap<(bool, String), Token>>,
 }
 
 impl Soap {
@@ -51,30 +58,56 @@ impl Soap {
         Soap {
             invoices: Client::new(invoices, timeout),
             retentions: Client::new(retentions, timeout),
+            tokens: Mutex::default(),
         }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<(bool, String), Token>> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 /// Tokens last five minutes; renew a little before.
 const TOKEN_MARGIN: chrono::Duration = chrono::Duration::seconds(30);
 
+fn fresh(token: &Token) -> bool {
+    token
+        .expires
+        .is_none_or(|at| at - TOKEN_MARGIN > Utc::now())
+}
+
 impl Service for Soap {
     fn connect<'a>(
         &'a self,
         efirma: &'a Efirma,
-        _run: Option<&RunContext>,
+        run: Option<&RunContext>,
         class: DocumentClass,
     ) -> Result<Box<dyn Session + 'a>, SatError> {
         let client = match class {
             DocumentClass::Invoices => &self.invoices,
             DocumentClass::Retentions => &self.retentions,
         };
-        let token = authenticate(client, efirma)?;
-        Ok(Box::new(SoapSession {
+        let key = (
+            class == DocumentClass::Retentions,
+            format!("{}/{}", efirma.rfc(), efirma.serial_decimal()),
+        );
+        let mut session = SoapSession {
+            soap: self,
             client,
             efirma,
-            token,
-        }))
+            key,
+            token: None,
+            kept: false,
+        };
+        // A credential check (no run) always signs in: that is what it checks.
+        if run.is_some() {
+            session.token = self.kept().get(&session.key).filter(|t| fresh(t)).cloned();
+            session.kept = session.token.is_some();
+        }
+        if session.token.is_none() {
+            session.sign_in()?;
+        }
+        Ok(Box::new(session))
     }
 }
 
@@ -92,44 +125,76 @@ fn authenticate(client: &Client, efirma: &Efirma) -> Result<Token, SatError> {
 }
 
 struct SoapSession<'a> {
+    soap: &'a Soap,
     client: &'a Client,
     efirma: &'a Efirma,
-    token: Token,
+    key: (bool, String),
+    token: Option<Token>,
+    /// Whether `token` was kept from an earlier step (not signed in for this one).
+    kept: bool,
 }
 
 impl SoapSession<'_> {
-    fn token(&mut self) -> Result<&Token, SatError> {
-        let stale = self
-            .token
-            .expires
-            .is_some_and(|at| at - TOKEN_MARGIN <= Utc::now());
-        if stale {
-            self.token = authenticate(self.client, self.efirma)?;
+    fn sign_in(&mut self) -> Result<&Token, SatError> {
+        self.soap.kept().remove(&self.key);
+        let token = authenticate(self.client, self.efirma)?;
+        self.soap.kept().insert(self.key.clone(), token.clone());
+        self.kept = false;
+        Ok(self.token.insert(token))
+    }
+
+    fn token(&mut self) -> Result<Token, SatError> {
+        match &self.token {
+            Some(token) if fresh(token) => Ok(token.clone()),
+            _ => self.sign_in().cloned(),
         }
-        Ok(&self.token)
+    }
+
+    /// One call with a valid token. A kept token that the SAT answers with 300 (invalid
+    /// user) may have been dropped on its side: sign in once more before believing it,
+    /// since 300 also says the e.firma itself is refused. A call that fails forgets the
+    /// kept token, so the next step starts from a fresh one.
+    fn call<T>(
+        &mut self,
+        code: impl Fn(&T) -> SatCode,
+        f: impl Fn(&Client, &Efirma, &Token) -> Result<T, ClientError>,
+    ) -> Result<T, SatError> {
+        let token = self.token()?;
+        let answer = f(self.client, self.efirma, &token).map_err(|e| self.failed(e))?;
+        if self.kept && code(&answer) == SatCode::InvalidUser {
+            let token = self.sign_in()?.clone();
+            return f(self.client, self.efirma, &token).map_err(|e| self.failed(e));
+        }
+        Ok(answer)
+    }
+
+    fn failed(&self, e: ClientError) -> SatError {
+        self.soap.kept().remove(&self.key);
+        unavailable(e)
     }
 }
 
 impl Session for SoapSession<'_> {
     fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
-        self.token()?;
-        self.client
-            .query(self.efirma, &self.token, &Query::Window(query.clone()))
-            .map_err(unavailable)
+        let query = Query::Window(query.clone());
+        self.call(
+            |a: &QueryAnswer| a.status.code,
+            |client, efirma, token| client.query(efirma, token, &query),
+        )
     }
 
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError> {
-        self.token()?;
-        self.client
-            .verify(self.efirma, &self.token, request_id)
-            .map_err(unavailable)
+        self.call(
+            |a: &VerifyAnswer| a.status.code,
+            |client, efirma, token| client.verify(efirma, token, request_id),
+        )
     }
 
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError> {
-        self.token()?;
-        self.client
-            .download(self.efirma, &self.token, package_id)
-            .map_err(unavailable)
+        self.call(
+            |a: &DownloadAnswer| a.status.code,
+            |client, efirma, token| client.download(efirma, token, package_id),
+        )
     }
 }
 
