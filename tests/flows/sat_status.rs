@@ -248,8 +248,19 @@ fn checks_on_demand_need_checks_on() {
     let id = import_samples(&app, &entity, "issued", &[REAL_40])[REAL_40].clone();
     let invoice = app.get(&format!("/v1/invoices/{id}")).expect(200);
     assert!(invoice["sat_status"].is_null(), "never checked: {invoice}");
-    app.post_json(&format!("/v1/invoices/{id}/status-check"), &json!({}))
+    let body = app
+        .post_json(&format!("/v1/invoices/{id}/status-check"), &json!({}))
         .expect_error(503);
+    // The contract's single-message error (ErrorMessage), saying which setting is off.
+    let keys: Vec<&String> = body.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["message"], "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("--sat-status-rate"),
+        "{body}"
+    );
 }
 
 #[test]
