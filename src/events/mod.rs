@@ -5,6 +5,7 @@
 //! events are coalesced per extraction (`invoices`).
 
 pub mod invoices;
+pub mod list_69b;
 pub mod retention;
 
 use crate::db::{self, jobs::Kind as JobKind, Tx};
