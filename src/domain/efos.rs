@@ -227,8 +227,8 @@ mod tests {
         FlaggedInvoice {
             direction: direction.into(),
             currency: Some(currency.into()),
-            subtotal: subtotal.parse().unwrap(),
-            total: total.parse().unwrap(),
+            subtotal: subtotal.parse().expect("decimal"),
+            total: total.parse().expect("decimal"),
             cancelled: false,
         }
     }
@@ -261,7 +261,13 @@ mod tests {
             lines,
             [
                 ("issued", Some("MXN"), 1, "10.005".into(), "11.61".into()),
-                ("received", Some("MXN"), 2, "862.17".into(), "1000.10".into()),
+                (
+                    "received",
+                    Some("MXN"),
+                    2,
+                    "862.17".into(),
+                    "1000.10".into()
+                ),
                 ("received", Some("USD"), 1, "100".into(), "116".into()),
             ]
         );
@@ -283,7 +289,10 @@ mod tests {
         assert_eq!(views[0]["tax_id"], json!("AAA010101AAA"), "RFC order");
         assert_eq!(views[0]["invoices"], json!(3));
         assert_eq!(views[0]["totals"][0]["total"].to_string(), "6.96");
-        assert_eq!(views[0]["definitive"], json!({"sat": "2024-09-02", "dof": null}));
+        assert_eq!(
+            views[0]["definitive"],
+            json!({"sat": "2024-09-02", "dof": null})
+        );
         assert_eq!(views[0]["list_version"], json!(7));
         let lines = all.lines();
         assert_eq!(lines.len(), 3, "A in MXN and USD, B in MXN");

@@ -609,6 +609,23 @@ fn real_responses_match_the_documented_schemas() {
         done["status"], "finished",
         "the sandbox extraction finishes: {done}"
     );
+    // The 69-B list, loaded now that there are invoices: the sandbox's built-in one
+    // (some of its issuers) plus the receiver of the real 4.0 invoice and the entity
+    // itself, so the entity's `list_69b`, its flagged counterparties, the summary's
+    // warning and the `counterparty.69b_changed` events all have content.
+    let list = copies.path().join("Listado_Completo_69-B.csv");
+    let mut text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sandbox/list_69b.csv"),
+    )
+    .expect("the sandbox's list");
+    text.push_str(
+        "6,COSC8001137NA,\"COSC, S.A. DE C.V.\",Presunto,o,01/06/2023,o,26/06/2023,,,,,,,,,,,,\n",
+    );
+    text.push_str("7,DOC010101AB1,\"DOCS SHAPES, S.A.\",Desvirtuado,o,01/06/2023,o,26/06/2023,o,04/03/2024,o,22/03/2024,,,,,,,,\n");
+    std::fs::write(&list, text).expect("write the list");
+    server
+        .cli(&["list-69b", "load", &list.to_string_lossy()], None)
+        .expect_success("list-69b load");
     // A failing one too (the second entity's credential is still pending or valid; a
     // password starting with `bad` makes it invalid).
     let res = api.request(
@@ -662,7 +679,8 @@ fn real_responses_match_the_documented_schemas() {
         (any(&ok, "succeeded")
             && any(&refused, "failed")
             && got("entity.update")
-            && got("extraction.update"))
+            && got("extraction.update")
+            && got("counterparty.69b_changed"))
         .then_some(())
     });
 
@@ -684,6 +702,7 @@ fn real_responses_match_the_documented_schemas() {
             Some("invoice.updated") => "InvoiceUpdatedEvent",
             Some("retention.created") => "RetentionCreatedEvent",
             Some("retention.updated") => "RetentionUpdatedEvent",
+            Some("counterparty.69b_changed") => "Counterparty69bChangedEvent",
             other => {
                 c.problems
                     .push(format!("a delivery of an unknown event {other:?}: {event}"));
@@ -711,6 +730,7 @@ fn real_responses_match_the_documented_schemas() {
         "EntityUpdateEvent",
         "InvoiceCreatedEvent",
         "RetentionCreatedEvent",
+        "Counterparty69bChangedEvent",
     ] {
         assert!(kinds.contains(kind), "{kind} was delivered: {kinds:?}");
     }

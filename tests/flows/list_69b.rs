@@ -125,7 +125,7 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     let served = Arc::new(Mutex::new(list_with("Presunto")));
     let body = served.clone();
     let fake = Server::start(Arc::new(move |_req| {
-        Response::new(200, "text/csv", body.lock().unwrap().clone())
+        Response::new(200, "text/csv", body.lock().expect("lock").clone())
     }));
     let url = fake.url("/cifras_sat/Documents/Listado_Completo_69-B.csv");
     let app = TestApp::spawn_with(&["--list-69b-url", &url, "--list-69b-every", "1s"]);
@@ -144,7 +144,7 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     );
 
     // A broken download (line 5 cut short) changes nothing, and says which line.
-    *served.lock().unwrap() =
+    *served.lock().expect("lock") =
         windows_1252(&published_list().replace(",02/11/2017,,,,,,,,", ",02/11/2017"));
     let last = eventually(DEADLINE, "the broken download refused", || {
         let out = show(&app);
@@ -161,7 +161,7 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
 
     // The next good download moves the receiver to definitive: a new version and one
     // event for the entity that invoiced it.
-    *served.lock().unwrap() = list_with("Definitivo");
+    *served.lock().expect("lock") = list_with("Definitivo");
     let invoice = eventually(DEADLINE, "the new list", || {
         let v = app.get(&format!("/v1/invoices/{id}")).expect(200);
         (v["counterparty_69b"]["situation"] == json!("definitive")).then_some(v)
@@ -275,6 +275,21 @@ fn entities_are_screened_with_their_flagged_counterparties_and_the_summary_warns
         Value::Null,
         "the sample has no stage dates"
     );
+    // The XLSX has it as a section of its own.
+    let xlsx = app.get(&format!(
+        "/v1/entities/{receiver}/summary?from=2025-01-01&to=2025-01-31&direction=received&format=xlsx"
+    ));
+    assert_eq!(xlsx.status, 200);
+    let rows = crate::flows::summary::sheet_rows(&xlsx.body);
+    let title = rows
+        .iter()
+        .position(|r| {
+            r.first()
+                .is_some_and(|c| c.starts_with("Received from definitive 69-B"))
+        })
+        .expect("the section");
+    assert_eq!(rows[title + 2][0], REAL_40_ISSUER, "{:?}", rows[title + 2]);
+    assert_eq!(rows[title + 2][5..], ["MXN", "1", "862.07", "1000"]);
     // Outside the period, or in the issued direction: no warning.
     let february = app
         .get(&format!(

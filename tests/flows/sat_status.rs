@@ -257,7 +257,7 @@ fn checks_on_demand_need_checks_on() {
     assert!(
         body["message"]
             .as_str()
-            .unwrap()
+            .expect("a message")
             .contains("--sat-status-rate"),
         "{body}"
     );
