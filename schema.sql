@@ -187,6 +187,19 @@ CREATE TABLE IF NOT EXISTS invoice_item_pages (
     PRIMARY KEY (invoice_id, page)
 ) WITHOUT ROWID;
 
+-- The CfdiRelacionados of each processed invoice (TipoRelacion and UUID), in document
+-- order, read both ways: an invoice's own (by invoice_id) and those naming it (by entity
+-- and UUID), so a related document links whenever it arrives (db/invoices/relations.rs).
+CREATE TABLE IF NOT EXISTS invoice_relations (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,
+    entity_id      TEXT NOT NULL,
+    relation_type  TEXT,
+    related_uuid   TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,
 -- each becomes at most one invoice event and its row is deleted (events::invoices).

@@ -67,6 +67,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         .map(|s| crate::ops::scheduled_backups::start(&config.data_dir, s))
         .transpose()?;
     let scheduler = Scheduler::start(ctx.clone())?;
+    let backfill = crate::ops::relations_backfill::start(ctx.db.clone())?;
     let list_69b = list_69b_refresh(&config)
         .map(|origin| refresh::start(ctx.db.clone(), origin, config.list_69b_every))
         .transpose()?;
@@ -80,6 +81,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     // reach a resumable point.
     scheduler.stop();
     retention.stop();
+    backfill.stop();
     if let Some(list_69b) = list_69b {
         list_69b.stop();
     }

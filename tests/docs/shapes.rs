@@ -539,7 +539,22 @@ fn real_responses_match_the_documented_schemas() {
         "cfdi32-ingreso-real-legacy-tfd10.xml",
         "cfdi40-nomina-compensacion-tfd.xml",
     ];
-    let files: Vec<String> = issued.iter().map(|n| sample(n)).collect();
+    let mut files: Vec<String> = issued.iter().map(|n| sample(n)).collect();
+    // A credit note of the real 4.0 invoice (`relations` with a held document) that
+    // also names one the service does not hold.
+    let credit = copies.path().join("credit-note.xml");
+    let text = std::fs::read_to_string(&files[0]).expect("the copy");
+    let text = text
+        .replacen("C2832671-DA6D-11EF-A83D-00155D012007", "C2832671-DA6D-11EF-A83D-0000000000C1", 1)
+        .replacen("TipoDeComprobante=\"I\"", "TipoDeComprobante=\"E\"", 1)
+        .replacen(
+            "<cfdi:Emisor",
+            "<cfdi:CfdiRelacionados TipoRelacion=\"01\"><cfdi:CfdiRelacionado UUID=\"C2832671-DA6D-11EF-A83D-00155D012007\"/>\
+             <cfdi:CfdiRelacionado UUID=\"00000000-0000-4000-8000-0000000000AA\"/></cfdi:CfdiRelacionados><cfdi:Emisor",
+            1,
+        );
+    std::fs::write(&credit, text).expect("write the credit note");
+    files.push(credit.to_string_lossy().to_string());
     let mut args = vec![
         "invoices",
         "import",
