@@ -1,5 +1,5 @@
-// One invoice: its fields, concepts, amounts, payments and related documents, and its
-// XML and PDF downloads.
+// One invoice: its fields, its SAT status and 69-B flag, concepts, amounts, payments,
+// CFDI relations and related documents, and its XML and PDF downloads.
 import { t, lang } from './i18n.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
@@ -16,6 +16,43 @@ function relatedTable(docs) {
     docs.map((d) => h('tr', null, h('td', null, h('code', null, d.uuid)), h('td', null, [d.series, d.folio].filter(Boolean).join('-') || '—'),
       h('td', { class: 'num' }, d.installment ?? '—'), h('td', { class: 'num' }, money(d.previous_balance, d.currency)),
       h('td', { class: 'num' }, money(d.amount_paid, d.currency)), h('td', { class: 'num' }, money(d.outstanding_balance, d.currency)))));
+}
+
+/** The SAT status service's last answer, in one line. */
+function satStatus(s) {
+  if (!s) return t('sat_unchecked');
+  const parts = [t(`sat_state_${s.state}`)];
+  if (s.cancellation_status) parts.push(`${t('sat_cancellation')}: ${s.cancellation_status}`);
+  if (s.efos === 'listed') parts.push(t('efos_listed'));
+  parts.push(`${t('sat_checked')} ${timestamp(s.checked_at, lang())}`);
+  return h('span', { id: 'invoice-sat-status' }, parts.join(' · '));
+}
+
+/** The counterparty's 69-B entry, a warning when it is definitive. */
+function counterparty69b(c) {
+  if (!c) return null;
+  const stage = c[c.situation];
+  const when = stage && (stage.dof || stage.sat) ? ` (${stage.dof || stage.sat})` : '';
+  const definitive = c.situation === 'definitive';
+  return h('p', { id: 'invoice-69b', class: definitive ? 'error' : 'muted' },
+    `${t('list_69b')}: `, h('span', { class: 'user' }, `${c.tax_id} · ${c.name}`),
+    ` — ${t(`sit_${c.situation}`)}${when}.`, definitive ? ` ${t('definitive_warning')}` : '');
+}
+
+/** Both directions of the invoice's CFDI relations, each with the other document when held. */
+function relationsTable(rel) {
+  const rows = [...(rel.relates_to || []).map((r) => ['rel_names', r]), ...(rel.related_by || []).map((r) => ['rel_named_by', r])];
+  if (rows.length === 0) return h('p', { class: 'muted' }, t('no_results'));
+  return table(
+    [[t('rel_side')], [t('rel_kind')], [t('uuid')], [t('type')], [t('total'), 'num'], [t('status')]],
+    rows.map(([side, r]) => {
+      const o = r.invoice;
+      return h('tr', null, h('td', null, t(side)),
+        h('td', null, `${r.relation_type || '—'} ${r.relation ? t(`rel_${r.relation}`) : ''}`.trim()),
+        h('td', null, o ? h('a', { href: `#/invoices/${o.id}` }, r.uuid) : [h('code', null, r.uuid), ' ', h('span', { class: 'muted' }, t('rel_not_held'))]),
+        h('td', null, o ? o.type : '—'), h('td', { class: 'num' }, o ? money(o.total, o.currency) : '—'),
+        h('td', null, o ? badge(o.status) : '—'));
+    }));
 }
 
 export function render(main, id) {
@@ -50,9 +87,11 @@ export function render(main, id) {
           [t('receiver'), `${inv.receiver.tax_id} · ${inv.receiver.name || ''} (${t('cfdi_use')} ${inv.receiver.cfdi_use || '—'})`],
           [t('currency'), cur], [t('exchange_rate'), inv.exchange_rate], [t('payment_method'), inv.payment_method], [t('payment_form'), inv.payment_form],
           [t('cancelled'), inv.cancelled_at ? satDate(inv.cancelled_at) : undefined],
+          [t('sat_status'), satStatus(inv.sat_status)],
           [t('created_at'), `${timestamp(inv.created_at, lang())} (${t('mx_time')})`],
         ]),
         inv.payment_conflicts ? h('p', { class: 'error' }, t('conflicts')) : null,
+        counterparty69b(inv.counterparty_69b),
         h('h2', null, t('taxes')),
         props([[t('subtotal'), money(inv.subtotal, cur)], [t('discount'), money(inv.discount, cur)],
           [t('taxes_transferred'), money(inv.taxes_transferred, cur)], [t('taxes_withheld'), money(inv.taxes_withheld, cur)],
@@ -66,6 +105,8 @@ export function render(main, id) {
         (inv.payments || []).length ? [h('h2', null, t('payments_in')), ...inv.payments.map((p) => h('section', { class: 'panel' },
           props([[t('paid_at'), satDate(p.paid_at)], [t('payment_form'), p.payment_form], [t('amount'), money(p.amount, p.currency)]]),
           h('h3', null, t('related')), relatedTable(p.related_documents || [])))] : null,
+        h('h2', null, t('relations')),
+        relationsTable(inv.relations || {}),
         h('h2', null, t('payments')),
         pays.data.length === 0 ? h('p', { class: 'muted' }, t('no_results')) : table(
           [[t('paid_at')], [t('uuid')], [t('installment'), 'num'], [t('previous_balance'), 'num'], [t('amount_paid'), 'num'], [t('outstanding_balance'), 'num'], [t('status')]],

@@ -18,7 +18,7 @@ pub fn store(
     conn.prepare_cached("DELETE FROM invoice_relations WHERE invoice_id = ?1")?
         .execute([invoice_id])?;
     let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
+        "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (position, r) in related.iter().enumerate() {
