@@ -156,6 +156,11 @@ CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updat
 CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
     WHERE sat_check_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
+-- Each invoice's counterparty (the receiver of an issued one, the issuer of a received
+-- one) as the 69-B list keys it: a list load finds the invoices of the taxpayers it
+-- changed (its events) without scanning every invoice inside its write transaction.
+CREATE INDEX IF NOT EXISTS invoices_counterparty
+    ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 
 -- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).

@@ -215,6 +215,15 @@ pub struct Exposed {
     pub rfc: String,
 }
 
+/// Served by `invoices_counterparty`: a load's events never scan every invoice in its
+/// write transaction.
+fn invoices_with_sql() -> String {
+    format!(
+        "SELECT i.org_id, i.entity_id, {COUNTERPARTY}, {INVOICE_COLUMNS} FROM invoices i
+         WHERE i.xml_processed = 1 AND {COUNTERPARTY} IN (SELECT value FROM json_each(?1))"
+    )
+}
+
 /// Calls `f` with each processed invoice, of any organization, whose counterparty is
 /// in `rfcs` (upper case).
 pub fn each_invoice_with(
@@ -225,10 +234,7 @@ pub fn each_invoice_with(
     if rfcs.is_empty() {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT i.org_id, i.entity_id, {COUNTERPARTY}, {INVOICE_COLUMNS} FROM invoices i
-         WHERE i.xml_processed = 1 AND {COUNTERPARTY} IN (SELECT value FROM json_each(?1))"
-    ))?;
+    let mut stmt = conn.prepare_cached(&invoices_with_sql())?;
     let mut rows = stmt.query([serde_json::to_string(rfcs)?])?;
     while let Some(r) = rows.next()? {
         let exposed = Exposed {
@@ -250,5 +256,26 @@ pub fn entry(conn: &Connection, rfc: &str) -> anyhow::Result<Option<Listed>> {
     match rows.next()? {
         Some(r) => Ok(listed(r, 0)?),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_loads_events_find_invoices_by_their_counterparty_index() {
+        let mut conn = rusqlite::Connection::open_in_memory().expect("memory db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                super::invoices_with_sql()
+            ))
+            .expect("prepare")
+            .query_map(["[]"], |r| r.get::<_, String>(3))
+            .expect("explain")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let plan = plan.join("\n");
+        assert!(plan.contains("USING INDEX invoices_counterparty"), "{plan}");
     }
 }
