@@ -161,6 +161,13 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
 
     // The next good download moves the receiver to definitive: a new version and one
     // event for the entity that invoiced it.
+    // Another organization invoices the same receiver: it hears of its own entity only.
+    let other = app.create_user_in_new_org();
+    let other_entity = id_of(
+        &app.client_as(&other)
+            .create_entity(REAL_40_ISSUER, "sandbox1"),
+    );
+    import_samples(&app, &other_entity, "issued", &[REAL_40]);
     *served.lock().expect("lock") = list_with("Definitivo");
     let invoice = eventually(DEADLINE, "the new list", || {
         let v = app.get(&format!("/v1/invoices/{id}")).expect(200);
@@ -192,6 +199,16 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     assert_eq!(line["count"], json!(1));
     assert_amount(&line["subtotal"], "862.07", "subtotal");
     assert_amount(&line["total"], "1000.00", "total as written");
+    let theirs = eventually(DEADLINE, "the other organization's event", || {
+        let page = app
+            .client_as(&other)
+            .get("/v1/events?event=counterparty.69b_changed")
+            .expect(200);
+        let data = page["data"].as_array().cloned().unwrap_or_default();
+        (!data.is_empty()).then_some(data)
+    });
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert_eq!(theirs[0]["object"]["entity"]["id"], json!(other_entity));
     // The same file again (every second) makes no new version and no event.
     std::thread::sleep(std::time::Duration::from_secs(3));
     assert!(show(&app).starts_with("version 2\t"), "{}", show(&app));
