@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 14;
+pub const VERSION: i64 = 15;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -26,6 +26,7 @@ const STEPS: &[(i64, &str)] = &[
     (12, STEP_12),
     (13, STEP_13),
     (14, STEP_14),
+    (15, STEP_15),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -167,6 +168,24 @@ ALTER TABLE invoices ADD COLUMN sat_not_found_since TEXT;
 ALTER TABLE invoices ADD COLUMN sat_check_at TEXT;
 ALTER TABLE invoices ADD COLUMN sat_check_urgent INTEGER NOT NULL DEFAULT 0;
 UPDATE invoices SET sat_check_at = created_at WHERE xml_processed = 1;
+";
+
+/// Version 15: each invoice's CFDI relations (`invoice_relations`, read both ways) and
+/// the index of its 69-B counterparty. The relations of the invoices already stored are
+/// read from their XML at the server's start (`ops::relations_backfill`); the version
+/// makes an older binary, which would store invoices without them, refuse the database.
+const STEP_15: &str = "
+CREATE TABLE IF NOT EXISTS invoice_relations (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,
+    entity_id      TEXT NOT NULL,
+    relation_type  TEXT,
+    related_uuid   TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+CREATE INDEX IF NOT EXISTS invoices_counterparty
+    ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
