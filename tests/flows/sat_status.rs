@@ -415,8 +415,18 @@ fn a_restart_mid_check_and_mid_outage_loses_nothing() {
     // Killed mid-check: the answer never lands, the check is due again at start.
     app.kill();
     app.start();
+    // The third fault's pause committed (its log line is written before the commit).
+    let db = app.data_dir().join("cfdi-extract.db");
     eventually(Duration::from_secs(20), "three faults recorded", || {
-        app.output().contains("failure 3 in a row").then_some(())
+        let conn = rusqlite::Connection::open(&db).ok()?;
+        let outage: String = conn
+            .query_row(
+                "SELECT value FROM settings WHERE name = 'sat_status_outage'",
+                [],
+                |r| r.get(0),
+            )
+            .ok()?;
+        outage.starts_with("3 ").then_some(())
     });
     // Killed mid-outage: the pause (4 s after the third fault) is kept.
     app.kill();

@@ -18,8 +18,11 @@ use crate::periodic::Periodic;
 pub const LAST_TRY_SETTING: &str = "list_69b_last_try";
 /// The longest a failed try waits for the next.
 const RETRY: Duration = Duration::from_secs(3600);
-/// A download of a few MB from a slow server; on this thread, it holds nothing else.
-const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(300);
+/// The whole download (the list is a few MB). A stop waits for a download under way, so
+/// this also bounds how long a shutdown can wait for it.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How the last try's outcome starts when it failed.
+const REFUSED: &str = "refused";
 
 /// Where the list comes from.
 #[derive(Debug, Clone)]
@@ -65,19 +68,32 @@ fn download(url: &str) -> anyhow::Result<Vec<u8>> {
         .context("download failed")
 }
 
-/// Starts the refresh; the first try is due one interval after the last one (at once
-/// when there was none).
+/// The wait after a try.
+fn wait_after(ok: bool, every: Duration) -> Duration {
+    if ok {
+        every
+    } else {
+        every.min(RETRY)
+    }
+}
+
+/// What is left of the wait after the last try (`LAST_TRY_SETTING`'s value) at `now`.
+fn first_wait(last: Option<&str>, every: Duration, now: chrono::DateTime<Utc>) -> Duration {
+    last.and_then(|v| v.split_once(' '))
+        .and_then(|(at, outcome)| {
+            let since = (now - crate::time::parse(at)?).to_std().ok()?;
+            Some(wait_after(!outcome.starts_with(REFUSED), every).saturating_sub(since))
+        })
+        .unwrap_or(Duration::ZERO)
+}
+
+/// Starts the refresh; the first try is due the wait after the last one (at once when
+/// there was none).
 pub fn start(db: Db, origin: Origin, every: Duration) -> anyhow::Result<Periodic> {
-    let last = db::settings::get(&*db.conn()?, LAST_TRY_SETTING)?
-        .and_then(|v| crate::time::parse(v.split(' ').next().unwrap_or("")));
-    let since = last.and_then(|t| (Utc::now() - t).to_std().ok());
-    let first = since.map_or(Duration::ZERO, |s| every.saturating_sub(s));
+    let last = db::settings::get(&*db.conn()?, LAST_TRY_SETTING)?;
+    let first = first_wait(last.as_deref(), every, Utc::now());
     Periodic::spawn("list-69b", first, move || {
-        if try_once(&db, &origin) {
-            every
-        } else {
-            every.min(RETRY)
-        }
+        wait_after(try_once(&db, &origin), every)
     })
 }
 
@@ -104,7 +120,7 @@ fn try_once(db: &Db, origin: &Origin) -> bool {
         }
         Err(e) => {
             log::error!("69-B list from {source} refused; the current list is kept: {e:#}");
-            (format!("refused: {e:#}"), false)
+            (format!("{REFUSED}: {e:#}"), false)
         }
     };
     let value = format!("{} {outcome}", crate::time::now());
@@ -112,4 +128,32 @@ fn try_once(db: &Db, origin: &Origin) -> bool {
         log::error!("69-B list: cannot record the try: {e:#}");
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    #[test]
+    fn a_restart_waits_what_is_left_of_the_last_tries_wait() {
+        let now = crate::time::parse("2026-05-03T12:00:00Z").expect("time");
+        // Never tried: at once.
+        assert_eq!(first_wait(None, DAY, now), Duration::ZERO);
+        // Loaded 2 hours ago, daily: 22 hours left.
+        let ok = "2026-05-03T10:00:00.000000Z loaded version 4";
+        assert_eq!(first_wait(Some(ok), DAY, now), DAY - 2 * RETRY);
+        // Refused 20 minutes ago: the hour's retry, 40 minutes left.
+        let refused = "2026-05-03T11:40:00.000000Z refused: line 5: 19 fields";
+        assert_eq!(
+            first_wait(Some(refused), DAY, now),
+            Duration::from_secs(2400)
+        );
+        // Long past: at once; a shorter interval than the retry wins.
+        let old = "2026-04-01T00:00:00.000000Z unchanged version 4";
+        assert_eq!(first_wait(Some(old), DAY, now), Duration::ZERO);
+        let secs = Duration::from_secs(1);
+        assert_eq!(first_wait(Some(refused), secs, now), Duration::ZERO);
+    }
 }
