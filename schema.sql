@@ -157,6 +157,11 @@ CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updat
 CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
     WHERE sat_check_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
+-- Each invoice's counterparty (the receiver of an issued one, the issuer of a received
+-- one) as the 69-B list keys it: a list load finds the invoices of the taxpayers it
+-- changed (its events) without scanning every invoice inside its write transaction.
+CREATE INDEX IF NOT EXISTS invoices_counterparty
+    ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 
 -- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
@@ -187,6 +192,19 @@ CREATE TABLE IF NOT EXISTS invoice_item_pages (
     items_json  TEXT NOT NULL,
     PRIMARY KEY (invoice_id, page)
 ) WITHOUT ROWID;
+
+-- The CfdiRelacionados of each processed invoice (TipoRelacion and UUID), in document
+-- order, read both ways: an invoice's own (by invoice_id) and those naming it (by entity
+-- and UUID), so a related document links whenever it arrives (db/invoices/relations.rs).
+CREATE TABLE IF NOT EXISTS invoice_relations (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,
+    entity_id      TEXT NOT NULL,
+    relation_type  TEXT,
+    related_uuid   TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
 
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,

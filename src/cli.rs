@@ -276,6 +276,15 @@ pub struct ServeArgs {
     /// `not_registered`.
     #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_NOT_REGISTERED_AFTER", default_value = "72h", value_parser = parse_duration)]
     pub sat_status_not_registered_after: Duration,
+    /// Where the SAT's full 69-B list is downloaded from on `--list-69b-every`. Default:
+    /// the SAT's own (`Listado_Completo_69-B.csv`) with `--sat portal`, the sandbox's
+    /// built-in list with `--sat sandbox`.
+    #[arg(long = "list-69b-url", env = "CFDI_EXTRACT_LIST_69B_URL")]
+    pub list_69b_url: Option<String>,
+    /// How often the 69-B list is downloaded again (an unchanged file makes no new
+    /// version); `0` turns the refresh off (`list-69b load` still works).
+    #[arg(long = "list-69b-every", env = "CFDI_EXTRACT_LIST_69B_EVERY", default_value = "1d", value_parser = parse_duration)]
+    pub list_69b_every: Duration,
     /// How often the scheduler looks for due schedules.
     #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_TICK", default_value = "5s", value_parser = parse_duration)]
     pub schedule_tick: Duration,

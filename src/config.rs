@@ -33,6 +33,8 @@ pub struct Config {
     pub sat_status_every: Duration,
     pub sat_status_every_pending: Duration,
     pub sat_status_not_registered_after: Duration,
+    pub list_69b_url: Option<String>,
+    pub list_69b_every: Duration,
     pub schedule_tick: Duration,
     pub schedule_min_interval: Duration,
     /// How long events are kept (`--event-retention-days`).
@@ -77,6 +79,8 @@ impl Config {
             sat_status_every: args.sat_status_every,
             sat_status_every_pending: args.sat_status_every_pending,
             sat_status_not_registered_after: args.sat_status_not_registered_after,
+            list_69b_url: args.list_69b_url,
+            list_69b_every: args.list_69b_every,
             schedule_tick: args.schedule_tick,
             schedule_min_interval: args.schedule_min_interval,
             event_retention: Duration::from_secs(u64::from(args.event_retention_days) * 86_400),

@@ -106,6 +106,10 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("service unavailable")]
     Unavailable,
+    /// A 503 for a feature this server runs without; the message says which and how
+    /// to turn it on.
+    #[error("unavailable: {0}")]
+    UnavailableSaying(&'static str),
     /// The database stayed locked past the busy timeout (e.g. a long CLI import): the
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
@@ -144,7 +148,9 @@ impl ApiError {
                 Status::NotFound
             }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
-            ApiError::Unavailable | ApiError::Busy => Status::ServiceUnavailable,
+            ApiError::Unavailable | ApiError::UnavailableSaying(_) | ApiError::Busy => {
+                Status::ServiceUnavailable
+            }
             ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
         }
@@ -159,6 +165,7 @@ impl ApiError {
             ApiError::NotFoundSaying(message) => json!({ "message": message }),
             ApiError::PayloadTooLarge => json!({ "message": TOO_LARGE_MESSAGE }),
             ApiError::Unavailable => json!({ "status": "unavailable" }),
+            ApiError::UnavailableSaying(message) => json!({ "message": message }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
             ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),

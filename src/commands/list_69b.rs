@@ -2,7 +2,7 @@
 
 use crate::cli::List69bCommand;
 use crate::db::{self, Db};
-use crate::sat::efos_list::{self, Loaded, MAX_LIST_BYTES};
+use crate::sat::efos_list::{self, refresh, Loaded, MAX_LIST_BYTES};
 use anyhow::Context;
 use std::io::Read;
 use std::path::Path;
@@ -26,8 +26,8 @@ pub fn run(data_dir: &Path, cmd: List69bCommand) -> anyhow::Result<()> {
             match efos_list::load(&db, &bytes, &source)
                 .with_context(|| format!("{source} refused; the current list is kept"))?
             {
-                Loaded::New(version, changed) => println!(
-                    "loaded\tversion {}\t{} taxpayers\tupdated to {}\t{} changed",
+                Loaded::New(version, changed, events) => println!(
+                    "loaded\tversion {}\t{} taxpayers\tupdated to {}\t{} changed\t{events} events",
                     version.id,
                     version.entries,
                     version.updated_to.as_deref().unwrap_or("unknown"),
@@ -41,17 +41,24 @@ pub fn run(data_dir: &Path, cmd: List69bCommand) -> anyhow::Result<()> {
                 }
             }
         }
-        List69bCommand::Show => match db::efos::current(&*db.conn()?)? {
-            Some(v) => println!(
-                "version {}\tloaded {}\tupdated to {}\t{} taxpayers\t{}",
-                v.id,
-                v.loaded_at,
-                v.updated_to.as_deref().unwrap_or("unknown"),
-                v.entries,
-                v.source
-            ),
-            None => println!("no list loaded"),
-        },
+        List69bCommand::Show => {
+            let conn = db.conn()?;
+            match db::efos::current(&conn)? {
+                Some(v) => println!(
+                    "version {}\tloaded {}\tupdated to {}\t{} taxpayers\t{}",
+                    v.id,
+                    v.loaded_at,
+                    v.updated_to.as_deref().unwrap_or("unknown"),
+                    v.entries,
+                    v.source
+                ),
+                None => println!("no list loaded"),
+            }
+            // The refresh's last try, with the line that broke a refused download.
+            if let Some(last) = db::settings::get(&conn, refresh::LAST_TRY_SETTING)? {
+                println!("last refresh\t{last}");
+            }
+        }
     }
     Ok(())
 }

@@ -12,6 +12,10 @@ use crate::sandbox::Sandbox;
 use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
 use crate::sat::efirma::{EfirmaChannel, Soap};
+use crate::sat::efos_list::{
+    self,
+    refresh::{self, Origin},
+};
 use crate::sat::status::policy::Pace;
 use crate::sat::status::{self, Checks, StatusService};
 use crate::sat::{Channel, Channels};
@@ -63,6 +67,10 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
         .map(|s| crate::ops::scheduled_backups::start(&config.data_dir, s))
         .transpose()?;
     let scheduler = Scheduler::start(ctx.clone())?;
+    let backfill = crate::ops::relations_backfill::start(ctx.db.clone())?;
+    let list_69b = list_69b_refresh(&config)
+        .map(|origin| refresh::start(ctx.db.clone(), origin, config.list_69b_every))
+        .transpose()?;
     let retention = crate::events::retention::start(
         ctx.db.clone(),
         config.event_retention,
@@ -73,6 +81,10 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     // reach a resumable point.
     scheduler.stop();
     retention.stop();
+    backfill.stop();
+    if let Some(list_69b) = list_69b {
+        list_69b.stop();
+    }
     workers.stop();
     if let Some(backups) = backups {
         backups.stop();
@@ -233,6 +245,24 @@ fn sat_status(config: &Config) -> Option<Checks> {
             every: config.sat_status_every,
             every_pending: config.sat_status_every_pending,
             not_registered_after: config.sat_status_not_registered_after,
+        },
+    })
+}
+
+/// Where the 69-B list's refresh takes it: `--list-69b-url`, else the SAT's with
+/// `--sat portal` and the sandbox's built-in list otherwise. None with
+/// `--list-69b-every 0`.
+fn list_69b_refresh(config: &Config) -> Option<Origin> {
+    if config.list_69b_every.is_zero() {
+        log::info!("the 69-B list's refresh is off (--list-69b-every 0)");
+        return None;
+    }
+    Some(match (&config.list_69b_url, config.sat.as_str()) {
+        (Some(url), _) => Origin::Url(url.clone()),
+        (None, "portal") => Origin::Url(efos_list::SAT_LIST_URL.into()),
+        (None, _) => Origin::BuiltIn {
+            name: crate::sandbox::list_69b::SOURCE,
+            bytes: crate::sandbox::list_69b::LIST,
         },
     })
 }

@@ -4,7 +4,7 @@
 
 use rusqlite::{named_params, params, Connection, OptionalExtension};
 
-use crate::domain::efos::{List, Situation};
+use crate::domain::efos::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
 
 /// A loaded version of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,4 +108,174 @@ pub fn load(
     }));
     let version = current(conn)?.ok_or_else(|| anyhow::anyhow!("the list just loaded is gone"))?;
     Ok(Some((version, changed)))
+}
+
+/// An entry's columns (`l.`), with its version; `listed` reads them from `at` on.
+pub const LISTED_COLUMNS: &str = "l.rfc, l.name, l.situation, l.presumed_sat, l.presumed_dof,
+    l.disproved_sat, l.disproved_dof, l.definitive_sat, l.definitive_dof, l.favorable_sat,
+    l.favorable_dof, l.list_id";
+const LISTED_WIDTH: usize = 12;
+
+/// The entry in `LISTED_COLUMNS` from `at` on; None when they are NULL (a LEFT JOIN
+/// that found none).
+pub fn listed(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Listed>> {
+    let Some(rfc) = r.get::<_, Option<String>>(at)? else {
+        return Ok(None);
+    };
+    let day = |i: usize| -> rusqlite::Result<Option<chrono::NaiveDate>> {
+        Ok(r.get::<_, Option<String>>(at + i)?
+            .and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok()))
+    };
+    let published = |i: usize| -> rusqlite::Result<Published> {
+        Ok(Published {
+            sat: day(i)?,
+            dof: day(i + 1)?,
+        })
+    };
+    let situation: String = r.get(at + 2)?;
+    Ok(Some(Listed {
+        entry: Entry {
+            rfc,
+            name: r.get(at + 1)?,
+            situation: Situation::parse(&situation)
+                .ok_or_else(|| rusqlite::Error::InvalidColumnName(situation.clone()))?,
+            presumed: published(3)?,
+            disproved: published(5)?,
+            definitive: published(7)?,
+            favorable: published(9)?,
+        },
+        list_version: r.get(at + 11)?,
+    }))
+}
+
+/// The counterparty of an invoice row: the receiver of an issued one, the issuer of a
+/// received one, as the list keys it.
+const COUNTERPARTY: &str = "upper(iif(i.direction = 'issued', i.receiver_tax_id, i.issuer_tax_id))";
+
+/// Which of an entity's invoices `each_flagged_invoice` reads.
+#[derive(Debug, Default, Clone)]
+pub struct Flagged<'a> {
+    pub direction: Option<&'a str>,
+    /// `YYYY-MM-DD`: issued on or after `from`, before `before`.
+    pub period: Option<(&'a str, &'a str)>,
+    pub situation: Option<Situation>,
+}
+
+fn flagged_invoice(r: &rusqlite::Row, at: usize) -> rusqlite::Result<FlaggedInvoice> {
+    let amount = |i: usize| -> rusqlite::Result<rust_decimal::Decimal> {
+        Ok(super::invoices::dec(r.get(at + i)?).unwrap_or_default())
+    };
+    Ok(FlaggedInvoice {
+        direction: r.get(at)?,
+        currency: r.get(at + 1)?,
+        subtotal: amount(2)?,
+        total: amount(3)?,
+        cancelled: r.get::<_, String>(at + 4)? == "cancelled",
+    })
+}
+
+const INVOICE_COLUMNS: &str = "i.direction, i.currency, i.subtotal, i.total, i.status";
+
+/// Calls `f` with each processed invoice of the entity whose counterparty is on the
+/// list, with the counterparty's entry.
+pub fn each_flagged_invoice(
+    conn: &Connection,
+    org_id: &str,
+    entity_id: &str,
+    which: &Flagged,
+    mut f: impl FnMut(&Listed, &FlaggedInvoice),
+) -> anyhow::Result<()> {
+    let (from, before) = which.period.unwrap_or(("", "\u{10FFFF}"));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
+         FROM invoices i JOIN efos_entries l ON l.rfc = {COUNTERPARTY}
+         WHERE i.entity_id = :entity AND i.org_id = :org AND i.xml_processed = 1
+           AND (:direction IS NULL OR i.direction = :direction)
+           AND i.issued_at >= :from AND i.issued_at < :before
+           AND (:situation IS NULL OR l.situation = :situation)"
+    ))?;
+    let mut rows = stmt.query(named_params! {
+        ":entity": entity_id, ":org": org_id, ":direction": which.direction,
+        ":from": from, ":before": before,
+        ":situation": which.situation.map(Situation::as_str),
+    })?;
+    while let Some(r) = rows.next()? {
+        if let Some(listed) = listed(r, 0)? {
+            f(&listed, &flagged_invoice(r, LISTED_WIDTH)?);
+        }
+    }
+    Ok(())
+}
+
+/// An entity with invoices whose counterparty is one of a load's changed taxpayers.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Exposed {
+    pub org_id: String,
+    pub entity_id: String,
+    pub rfc: String,
+}
+
+/// Served by `invoices_counterparty`: a load's events never scan every invoice in its
+/// write transaction.
+fn invoices_with_sql() -> String {
+    format!(
+        "SELECT i.org_id, i.entity_id, {COUNTERPARTY}, {INVOICE_COLUMNS} FROM invoices i
+         WHERE i.xml_processed = 1 AND {COUNTERPARTY} IN (SELECT value FROM json_each(?1))"
+    )
+}
+
+/// Calls `f` with each processed invoice, of any organization, whose counterparty is
+/// in `rfcs` (upper case).
+pub fn each_invoice_with(
+    conn: &Connection,
+    rfcs: &[&str],
+    mut f: impl FnMut(Exposed, &FlaggedInvoice),
+) -> anyhow::Result<()> {
+    if rfcs.is_empty() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(&invoices_with_sql())?;
+    let mut rows = stmt.query([serde_json::to_string(rfcs)?])?;
+    while let Some(r) = rows.next()? {
+        let exposed = Exposed {
+            org_id: r.get(0)?,
+            entity_id: r.get(1)?,
+            rfc: r.get(2)?,
+        };
+        f(exposed, &flagged_invoice(r, 3)?);
+    }
+    Ok(())
+}
+
+/// The entry of `rfc` (upper case) on the list loaded last.
+pub fn entry(conn: &Connection, rfc: &str) -> anyhow::Result<Option<Listed>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LISTED_COLUMNS} FROM efos_entries l WHERE l.rfc = ?1"
+    ))?;
+    let mut rows = stmt.query([rfc])?;
+    match rows.next()? {
+        Some(r) => Ok(listed(r, 0)?),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_loads_events_find_invoices_by_their_counterparty_index() {
+        let mut conn = rusqlite::Connection::open_in_memory().expect("memory db");
+        crate::db::migrate::apply(&mut conn).expect("schema");
+        let plan: Vec<String> = conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN {}",
+                super::invoices_with_sql()
+            ))
+            .expect("prepare")
+            .query_map(["[]"], |r| r.get::<_, String>(3))
+            .expect("explain")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let plan = plan.join("\n");
+        assert!(plan.contains("USING INDEX invoices_counterparty"), "{plan}");
+    }
 }

@@ -1,6 +1,8 @@
 //! SQL for `entities`. Every query is scoped by `org_id` except the worker's own loads.
 
 use super::efirmas::{self, EfirmaSummary};
+use super::efos;
+use crate::domain::efos::Listed;
 use crate::domain::entity::CredentialStatus;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
@@ -15,6 +17,8 @@ pub struct Entity {
     pub credential_status: CredentialStatus,
     /// The e.firma's summary, when the entity has one.
     pub efirma: Option<EfirmaSummary>,
+    /// Its own entry on the 69-B list loaded last, when it is listed.
+    pub list_69b: Option<Listed>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -31,6 +35,9 @@ impl Entity {
         if let Some(efirma) = &self.efirma {
             view["efirma"] = efirma.view();
         }
+        if let Some(listed) = &self.list_69b {
+            view["list_69b"] = listed.view();
+        }
         view
     }
 
@@ -43,7 +50,8 @@ impl Entity {
 const COLUMNS: &str =
     "id, org_id, tax_id, name, ciec_ciphertext, credential_status, created_at, updated_at";
 
-/// `SELECT ... FROM` an entity with its e.firma summary; callers add the `WHERE`.
+/// `SELECT ... FROM` an entity with its e.firma summary and its own 69-B entry; callers
+/// add the `WHERE`.
 fn select() -> String {
     let own = COLUMNS
         .split(", ")
@@ -51,8 +59,10 @@ fn select() -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "SELECT {own}, {} FROM entities e LEFT JOIN efirmas f ON f.entity_id = e.id",
-        efirmas::SUMMARY_COLUMNS
+        "SELECT {own}, {}, {} FROM entities e LEFT JOIN efirmas f ON f.entity_id = e.id
+         LEFT JOIN efos_entries l ON l.rfc = upper(e.tax_id)",
+        efirmas::SUMMARY_COLUMNS,
+        efos::LISTED_COLUMNS,
     )
 }
 
@@ -68,6 +78,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Entity> {
         created_at: r.get(6)?,
         updated_at: r.get(7)?,
         efirma: efirmas::summary_from_row(r, 8)?,
+        list_69b: efos::listed(r, 15)?,
     })
 }
 
@@ -87,6 +98,7 @@ pub fn insert(
         ciec_ciphertext: ciphertext.to_vec(),
         credential_status: CredentialStatus::Pending,
         efirma: None,
+        list_69b: None,
         created_at: now.clone(),
         updated_at: now,
     };
@@ -103,7 +115,8 @@ pub fn insert(
             e.updated_at
         ],
     )?;
-    Ok(e)
+    // Read back: its own 69-B entry comes from the list.
+    get(conn, org_id, &e.id)?.ok_or_else(|| anyhow::anyhow!("the entity just inserted is gone"))
 }
 
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {

@@ -12,6 +12,9 @@ pub enum Kind {
     InvoiceUpdated,
     RetentionCreated,
     RetentionUpdated,
+    /// A load of the 69-B list changed the situation of a counterparty of an entity's
+    /// invoices (`events::list_69b`).
+    Counterparty69bChanged,
 }
 
 /// What an event is about.
@@ -24,13 +27,14 @@ pub enum Resource {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::ExtractionUpdate,
         Kind::EntityUpdate,
         Kind::InvoiceCreated,
         Kind::InvoiceUpdated,
         Kind::RetentionCreated,
         Kind::RetentionUpdated,
+        Kind::Counterparty69bChanged,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +45,7 @@ impl Kind {
             Kind::InvoiceUpdated => "invoice.updated",
             Kind::RetentionCreated => "retention.created",
             Kind::RetentionUpdated => "retention.updated",
+            Kind::Counterparty69bChanged => "counterparty.69b_changed",
         }
     }
 
@@ -51,7 +56,7 @@ impl Kind {
     pub fn resource(self) -> Resource {
         match self {
             Kind::ExtractionUpdate => Resource::Extraction,
-            Kind::EntityUpdate => Resource::Entity,
+            Kind::EntityUpdate | Kind::Counterparty69bChanged => Resource::Entity,
             Kind::InvoiceCreated | Kind::InvoiceUpdated => Resource::Invoice,
             Kind::RetentionCreated | Kind::RetentionUpdated => Resource::Retention,
         }
@@ -209,7 +214,7 @@ mod tests {
         assert_eq!(Kind::parse("invoice.deleted"), None);
         assert_eq!(
             Kind::names_listed(),
-            "extraction.update, entity.update, invoice.created, invoice.updated, retention.created or retention.updated"
+            "extraction.update, entity.update, invoice.created, invoice.updated, retention.created, retention.updated or counterparty.69b_changed"
         );
     }
 

@@ -42,6 +42,7 @@ pub mod event;
 pub mod extraction;
 pub mod listing;
 pub mod payments;
+pub mod relations;
 pub mod sat_status;
 pub mod schedule;
 pub mod summary;

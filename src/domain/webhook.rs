@@ -138,14 +138,14 @@ mod tests {
                 .expect("ok")
                 .events
                 .len(),
-            6
+            7
         );
         assert_eq!(
             parse(json!({"url": "https://a.mx", "events": []}))
                 .expect("ok")
                 .events
                 .len(),
-            6
+            7
         );
         assert_eq!(
             parse(json!({"url": "https://a.mx", "events": ["entity.update"]}))

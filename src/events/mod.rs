@@ -5,6 +5,7 @@
 //! and retention events are coalesced per batch (`invoices`, `retentions`).
 
 pub mod invoices;
+pub mod list_69b;
 pub mod retention;
 pub mod retentions;
 

@@ -1,8 +1,9 @@
-//! Operating the service: online backups (and their schedule), restores, and the
-//! health check of a data directory.
+//! Operating the service: online backups (and their schedule), restores, the health
+//! check of a data directory, and the one-off backfill of invoices' relations.
 
 pub mod backup;
 pub mod check;
+pub mod relations_backfill;
 pub mod restore;
 pub mod scheduled_backups;
 

@@ -2,8 +2,9 @@
 
 use crate::auth::AuthUser;
 use crate::db;
+use crate::domain::efos::{Exposures, Situation};
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
-use crate::error::{ApiError, ApiResult, Created};
+use crate::error::{ApiError, ApiResult, Created, FieldErrors};
 use crate::events;
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
@@ -26,7 +27,8 @@ pub fn routes() -> Vec<Route> {
         list_entities,
         get_entity,
         update_entity,
-        delete_entity
+        delete_entity,
+        entity_counterparties_69b
     ]
 }
 
@@ -78,6 +80,47 @@ async fn get_entity(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value
         .read(move |c| db::entities::get(c, &user.org_id, &id))
         .await?;
     Ok(Json(entity.ok_or(ApiError::NotFound)?.view()))
+}
+
+/// `GET /v1/entities/{id}/counterparties-69b`: each counterparty of the entity's
+/// invoices that is on the 69-B list loaded last, with its entry and the invoices'
+/// counts and totals; `situation` narrows them. One page: an entity deals with few
+/// listed taxpayers.
+#[get("/v1/entities/<id>/counterparties-69b")]
+async fn entity_counterparties_69b(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<Json<Envelope<Value>>> {
+    let mut errors = FieldErrors::new();
+    let situation = query
+        .one_of("situation", Situation::WIRE, &mut errors)
+        .and_then(|s| Situation::parse(&s));
+    errors.into_result()?;
+    let id = ids::parse(id)?;
+    let views = ctx
+        .db
+        .read(move |c| {
+            if db::entities::get(c, &user.org_id, &id)?.is_none() {
+                return Ok(None);
+            }
+            let mut exposures = Exposures::default();
+            let which = db::efos::Flagged {
+                situation,
+                ..Default::default()
+            };
+            db::efos::each_flagged_invoice(c, &user.org_id, &id, &which, |l, i| {
+                exposures.add(l, i)
+            })?;
+            Ok(Some(exposures.views()))
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(Envelope {
+        data: views,
+        next_cursor: None,
+    }))
 }
 
 #[patch("/v1/entities/<id>", data = "<body>")]

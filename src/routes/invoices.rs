@@ -185,6 +185,10 @@ async fn get_invoice(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<RawJson<S
     Ok(RawJson(invoice.ok_or(ApiError::NotFound)?))
 }
 
+/// The 503 of an on-demand check on a server without status checks.
+const STATUS_CHECKS_OFF: &str =
+    "SAT status checks are off on this server (--sat-status-rate 0); ask its operator to turn them on";
+
 /// `POST /v1/invoices/{id}/status-check`: asks the SAT about the invoice ahead of the
 /// planned checks (`jobs::sat_status`). 202 with the invoice; its `sat_status` changes
 /// when the answer is in. 503 when the server runs with checks off.
@@ -208,7 +212,7 @@ async fn request_status_check(
         .await?
         .ok_or(ApiError::NotFound)?;
     if !on {
-        return Err(ApiError::Unavailable);
+        return Err(ApiError::UnavailableSaying(STATUS_CHECKS_OFF));
     }
     Ok((rocket::http::Status::Accepted, RawJson(invoice)))
 }

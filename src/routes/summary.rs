@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::invoices::date;
 use crate::auth::AuthUser;
 use crate::db::{self, summary::Period};
+use crate::domain::efos::{Exposures, Situation};
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::Ctx;
 use crate::http::{heavy::Heavy, ids, query::Query};
@@ -109,12 +110,18 @@ async fn entity_summary(
             }
             db::summary::each_retention(c, &period, |r| builder.retention(&r))?;
             db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
+            let definitive_69b_issuers = if issued {
+                vec![]
+            } else {
+                definitive_issuers(c, &period)?
+            };
             let view = View {
                 entity_id: id,
                 direction,
                 from: from_text,
                 to: day(to),
                 summary: builder.finish(),
+                definitive_69b_issuers,
             };
             Ok(Some(view))
         })
@@ -152,6 +159,22 @@ pub struct View {
     to: String,
     #[serde(flatten)]
     summary: summary::Summary,
+    /// The warning: received invoices whose issuer is `definitive` on the 69-B list
+    /// (their expenses are not deductible), per issuer and currency.
+    definitive_69b_issuers: Vec<serde_json::Value>,
+}
+
+/// The received invoices of the period whose issuer is `definitive` on the list loaded
+/// last, cancelled ones left out.
+fn definitive_issuers(c: &db::Conn, p: &Period) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut exposures = Exposures::default();
+    let which = db::efos::Flagged {
+        direction: Some("received"),
+        period: Some((p.from, p.before)),
+        situation: Some(Situation::Definitive),
+    };
+    db::efos::each_flagged_invoice(c, p.org_id, p.entity_id, &which, |l, i| exposures.add(l, i))?;
+    Ok(exposures.lines())
 }
 
 pub enum Summary {

@@ -10,6 +10,7 @@
 pub mod ciec;
 pub mod docs;
 pub mod efirma;
+pub mod list_69b;
 pub mod status;
 
 use crate::db::sandbox::SandboxStore;

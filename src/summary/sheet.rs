@@ -69,6 +69,21 @@ const SECTIONS: &[(&str, &str, &[&str])] = &[
             "amount_mxn",
         ],
     ),
+    (
+        "Received from definitive 69-B issuers (not deductible)",
+        "definitive_69b_issuers",
+        &[
+            "tax_id",
+            "name",
+            "definitive_sat",
+            "definitive_dof",
+            "list_version",
+            "currency",
+            "count",
+            "subtotal",
+            "total",
+        ],
+    ),
 ];
 
 const TAX_COLUMNS: &[&str] = &[
@@ -87,7 +102,7 @@ const TAX_COLUMNS: &[&str] = &[
 ];
 
 /// The fields that hold a date or a timestamp: date cells.
-const DATES: &[&str] = &["from", "to", "paid_at"];
+const DATES: &[&str] = &["from", "to", "paid_at", "definitive_sat", "definitive_dof"];
 
 /// The period's fields, then the exclusions, as name / value rows.
 const HEAD: &[&str] = &["entity_id", "direction", "from", "to"];

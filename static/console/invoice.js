@@ -1,6 +1,6 @@
 // One invoice: its fields, its status at the SAT (with a check on demand) and its
-// counterparty on the 69-B list, concepts, amounts, payments and related documents, and
-// its XML and PDF downloads.
+// counterparty on the 69-B list, concepts, amounts, payments, CFDI relations and
+// related documents, and its XML and PDF downloads.
 import { t, tf, lang } from './i18n.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
@@ -63,6 +63,22 @@ function list69b(inv) {
     h('p', { class: 'muted' }, tf('l69b_version', { version: c.list_version })));
 }
 
+/** Both directions of the invoice's CFDI relations, each with the other document when held. */
+function relationsTable(rel) {
+  const rows = [...(rel.relates_to || []).map((r) => ['rel_names', r]), ...(rel.related_by || []).map((r) => ['rel_named_by', r])];
+  if (rows.length === 0) return h('p', { class: 'muted' }, t('no_results'));
+  return table(
+    [[t('rel_side')], [t('rel_kind')], [t('uuid')], [t('type')], [t('total'), 'num'], [t('status')]],
+    rows.map(([side, r]) => {
+      const o = r.invoice;
+      return h('tr', null, h('td', null, t(side)),
+        h('td', null, `${r.relation_type || '—'} ${r.relation ? t(`rel_${r.relation}`) : ''}`.trim()),
+        h('td', null, o ? h('a', { href: `#/invoices/${o.id}` }, r.uuid) : [h('code', null, r.uuid), ' ', h('span', { class: 'muted' }, t('rel_not_held'))]),
+        h('td', null, o ? o.type : '—'), h('td', { class: 'num' }, o ? money(o.total, o.currency) : '—'),
+        h('td', null, o ? badge(o.status) : '—'));
+    }));
+}
+
 export function render(main, id) {
   const body = h('div');
   main.replaceChildren(h('p', null, h('a', { href: '#/invoices' }, `← ${t('back')}`)), h('h1', null, t('invoice')), body);
@@ -113,6 +129,8 @@ export function render(main, id) {
         (inv.payments || []).length ? [h('h2', null, t('payments_in')), ...inv.payments.map((p) => h('section', { class: 'panel' },
           props([[t('paid_at'), satDate(p.paid_at)], [t('payment_form'), p.payment_form], [t('amount'), money(p.amount, p.currency)]]),
           h('h3', null, t('related')), relatedTable(p.related_documents || [])))] : null,
+        h('h2', null, t('relations')),
+        relationsTable(inv.relations || {}),
         h('h2', null, t('payments')),
         pays.data.length === 0 ? h('p', { class: 'muted' }, t('no_results')) : table(
           [[t('paid_at')], [t('uuid')], [t('installment'), 'num'], [t('previous_balance'), 'num'], [t('amount_paid'), 'num'], [t('outstanding_balance'), 'num'], [t('status')]],

@@ -8,13 +8,14 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Every event name: what an absent or empty `events` subscribes to.
-const ALL_EVENTS: [&str; 6] = [
+const ALL_EVENTS: [&str; 7] = [
     "extraction.update",
     "entity.update",
     "invoice.created",
     "invoice.updated",
     "retention.created",
     "retention.updated",
+    "counterparty.69b_changed",
 ];
 
 fn event_set(v: &Value) -> HashSet<String> {

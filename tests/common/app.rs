@@ -32,6 +32,10 @@ const DEFAULT_SERVE_ARGS: &[&str] = &[
     // of status checks turn them on (`flows::sat_status`).
     "--sat-status-rate",
     "0",
+    // Likewise the 69-B list's refresh (the sandbox's built-in list otherwise loads at
+    // start): the tests of the list turn it on (`flows::list_69b`).
+    "--list-69b-every",
+    "0",
 ];
 
 /// The default deadline of `eventually` in tests.

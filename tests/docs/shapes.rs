@@ -539,7 +539,22 @@ fn real_responses_match_the_documented_schemas() {
         "cfdi32-ingreso-real-legacy-tfd10.xml",
         "cfdi40-nomina-compensacion-tfd.xml",
     ];
-    let files: Vec<String> = issued.iter().map(|n| sample(n)).collect();
+    let mut files: Vec<String> = issued.iter().map(|n| sample(n)).collect();
+    // A credit note of the real 4.0 invoice (`relations` with a held document) that
+    // also names one the service does not hold.
+    let credit = copies.path().join("credit-note.xml");
+    let text = std::fs::read_to_string(&files[0]).expect("the copy");
+    let text = text
+        .replacen("C2832671-DA6D-11EF-A83D-00155D012007", "C2832671-DA6D-11EF-A83D-0000000000C1", 1)
+        .replacen("TipoDeComprobante=\"I\"", "TipoDeComprobante=\"E\"", 1)
+        .replacen(
+            "<cfdi:Emisor",
+            "<cfdi:CfdiRelacionados TipoRelacion=\"01\"><cfdi:CfdiRelacionado UUID=\"C2832671-DA6D-11EF-A83D-00155D012007\"/>\
+             <cfdi:CfdiRelacionado UUID=\"00000000-0000-4000-8000-0000000000AA\"/></cfdi:CfdiRelacionados><cfdi:Emisor",
+            1,
+        );
+    std::fs::write(&credit, text).expect("write the credit note");
+    files.push(credit.to_string_lossy().to_string());
     let mut args = vec![
         "invoices",
         "import",
@@ -609,6 +624,23 @@ fn real_responses_match_the_documented_schemas() {
         done["status"], "finished",
         "the sandbox extraction finishes: {done}"
     );
+    // The 69-B list, loaded now that there are invoices: the sandbox's built-in one
+    // (some of its issuers) plus the receiver of the real 4.0 invoice and the entity
+    // itself, so the entity's `list_69b`, its flagged counterparties, the summary's
+    // warning and the `counterparty.69b_changed` events all have content.
+    let list = copies.path().join("Listado_Completo_69-B.csv");
+    let mut text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sandbox/list_69b.csv"),
+    )
+    .expect("the sandbox's list");
+    text.push_str(
+        "6,COSC8001137NA,\"COSC, S.A. DE C.V.\",Presunto,o,01/06/2023,o,26/06/2023,,,,,,,,,,,,\n",
+    );
+    text.push_str("7,DOC010101AB1,\"DOCS SHAPES, S.A.\",Desvirtuado,o,01/06/2023,o,26/06/2023,o,04/03/2024,o,22/03/2024,,,,,,,,\n");
+    std::fs::write(&list, text).expect("write the list");
+    server
+        .cli(&["list-69b", "load", &list.to_string_lossy()], None)
+        .expect_success("list-69b load");
     // A failing one too (the second entity's credential is still pending or valid; a
     // password starting with `bad` makes it invalid).
     let res = api.request(
@@ -662,7 +694,8 @@ fn real_responses_match_the_documented_schemas() {
         (any(&ok, "succeeded")
             && any(&refused, "failed")
             && got("entity.update")
-            && got("extraction.update"))
+            && got("extraction.update")
+            && got("counterparty.69b_changed"))
         .then_some(())
     });
 
@@ -684,6 +717,7 @@ fn real_responses_match_the_documented_schemas() {
             Some("invoice.updated") => "InvoiceUpdatedEvent",
             Some("retention.created") => "RetentionCreatedEvent",
             Some("retention.updated") => "RetentionUpdatedEvent",
+            Some("counterparty.69b_changed") => "Counterparty69bChangedEvent",
             other => {
                 c.problems
                     .push(format!("a delivery of an unknown event {other:?}: {event}"));
@@ -711,6 +745,7 @@ fn real_responses_match_the_documented_schemas() {
         "EntityUpdateEvent",
         "InvoiceCreatedEvent",
         "RetentionCreatedEvent",
+        "Counterparty69bChangedEvent",
     ] {
         assert!(kinds.contains(kind), "{kind} was delivered: {kinds:?}");
     }

@@ -17,6 +17,7 @@ mod invoices;
 mod items;
 mod list_69b;
 mod metrics;
+mod relations;
 mod retention_extractions;
 mod retentions;
 mod sat_status;

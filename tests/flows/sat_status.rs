@@ -248,8 +248,19 @@ fn checks_on_demand_need_checks_on() {
     let id = import_samples(&app, &entity, "issued", &[REAL_40])[REAL_40].clone();
     let invoice = app.get(&format!("/v1/invoices/{id}")).expect(200);
     assert!(invoice["sat_status"].is_null(), "never checked: {invoice}");
-    app.post_json(&format!("/v1/invoices/{id}/status-check"), &json!({}))
+    let body = app
+        .post_json(&format!("/v1/invoices/{id}/status-check"), &json!({}))
         .expect_error(503);
+    // The contract's single-message error (ErrorMessage), saying which setting is off.
+    let keys: Vec<&String> = body.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["message"], "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .expect("a message")
+            .contains("--sat-status-rate"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -404,8 +415,18 @@ fn a_restart_mid_check_and_mid_outage_loses_nothing() {
     // Killed mid-check: the answer never lands, the check is due again at start.
     app.kill();
     app.start();
+    // The third fault's pause committed (its log line is written before the commit).
+    let db = app.data_dir().join("cfdi-extract.db");
     eventually(Duration::from_secs(20), "three faults recorded", || {
-        app.output().contains("failure 3 in a row").then_some(())
+        let conn = rusqlite::Connection::open(&db).ok()?;
+        let outage: String = conn
+            .query_row(
+                "SELECT value FROM settings WHERE name = 'sat_status_outage'",
+                [],
+                |r| r.get(0),
+            )
+            .ok()?;
+        outage.starts_with("3 ").then_some(())
     });
     // Killed mid-outage: the pause (4 s after the third fault) is kept.
     app.kill();

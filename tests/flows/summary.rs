@@ -366,7 +366,7 @@ fn the_lists_filters_name_the_invoices_behind_a_line() {
 
 /// The sheet's rows, each cell as text (numbers as exact decimals), trailing empty
 /// cells dropped.
-fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
+pub(crate) fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
     let mut book = Xlsx::new(Cursor::new(bytes.to_vec())).expect("an XLSX");
     let names = book.sheet_names();
     assert_eq!(names, ["Summary"], "one sheet");
@@ -399,7 +399,9 @@ fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
 /// serial), numbers normalized, null empty.
 fn shown_field(name: &str, v: &Value) -> String {
     match v {
-        Value::String(s) if ["from", "to", "paid_at"].contains(&name) => {
+        Value::String(s)
+            if ["from", "to", "paid_at", "definitive_sat", "definitive_dof"].contains(&name) =>
+        {
             format!("date {:.6}", excel_serial(s).expect("a date"))
         }
         other => shown(other),
@@ -443,7 +445,7 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
     let local = ["local_taxes_transferred", "local_taxes_withheld"];
     let totals = [TOTALS, &local].concat();
     let net = [NET, &local].concat();
-    let sections: [(&str, &str, &[&str]); 8] = [
+    let sections: [(&str, &str, &[&str]); 9] = [
         ("Totals by type and currency", "totals", &totals),
         ("Net: invoices (I) minus credit notes (E)", "net", &net),
         ("Taxes by tax and rate", "taxes", TAX_ALL),
@@ -472,6 +474,21 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
                 "payment_type",
                 "count",
                 "amount_mxn",
+            ],
+        ),
+        (
+            "Received from definitive 69-B issuers (not deductible)",
+            "definitive_69b_issuers",
+            &[
+                "tax_id",
+                "name",
+                "definitive_sat",
+                "definitive_dof",
+                "list_version",
+                "currency",
+                "count",
+                "subtotal",
+                "total",
             ],
         ),
     ];

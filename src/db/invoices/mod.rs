@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod plans;
+pub mod relations;
 pub mod sat_status;
 pub mod write;
 
@@ -271,6 +272,7 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<S
     if let Some(payments) = payments {
         json.push_str(&format!(r#","payments":{payments}"#));
     }
+    json.push_str(&format!(r#","relations":{}"#, relations::view(conn, id)?));
     json.push('}');
     Ok(Some(json))
 }

@@ -182,6 +182,7 @@ pub fn upsert_processed(
         ":outstanding": agg.due_amount > rust_decimal::Decimal::ZERO,
     })?;
     super::store_item_pages(tx, id, &c.items)?;
+    super::relations::store(tx, id, owner.entity_id, &c.related)?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 15;
+pub const VERSION: i64 = 16;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -27,6 +27,7 @@ const STEPS: &[(i64, &str)] = &[
     (13, STEP_13),
     (14, STEP_14),
     (15, STEP_15),
+    (16, STEP_16),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -175,6 +176,24 @@ UPDATE invoices SET sat_check_at = created_at WHERE xml_processed = 1;
 const STEP_15: &str = "
 ALTER TABLE extractions ADD COLUMN document_class TEXT NOT NULL DEFAULT 'invoices'
     CHECK (document_class IN ('invoices', 'retentions'));
+";
+
+/// Version 16: each invoice's CFDI relations (`invoice_relations`, read both ways) and
+/// the index of its 69-B counterparty. The relations of the invoices already stored are
+/// read from their XML at the server's start (`ops::relations_backfill`); the version
+/// makes an older binary, which would store invoices without them, refuse the database.
+const STEP_16: &str = "
+CREATE TABLE IF NOT EXISTS invoice_relations (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    position       INTEGER NOT NULL,
+    entity_id      TEXT NOT NULL,
+    relation_type  TEXT,
+    related_uuid   TEXT NOT NULL,
+    PRIMARY KEY (invoice_id, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+CREATE INDEX IF NOT EXISTS invoices_counterparty
+    ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {

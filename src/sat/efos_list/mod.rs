@@ -5,6 +5,7 @@
 //! against the list loaded last (`db::efos`).
 
 pub mod csv;
+pub mod refresh;
 
 use sha2::{Digest, Sha256};
 
@@ -21,14 +22,15 @@ pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
 /// What a load did.
 #[derive(Debug)]
 pub enum Loaded {
-    /// A new version with its taxpayers.
-    New(db::efos::Version, Vec<db::efos::Changed>),
+    /// A new version, the taxpayers whose situation it changed, and how many
+    /// `counterparty.69b_changed` events that made.
+    New(db::efos::Version, Vec<db::efos::Changed>, usize),
     /// The same file as the current version: nothing changed.
     Unchanged(db::efos::Version),
 }
 
 /// Parses `bytes` (refused whole on any broken line, the current list kept) and makes
-/// it the current version.
+/// it the current version, with its events in the same transaction.
 pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
     let list = csv::parse(bytes)?;
     let sha = Sha256::digest(bytes)
@@ -37,7 +39,10 @@ pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
         .collect::<String>();
     let now = crate::time::now();
     db.tx(|tx| match db::efos::load(tx, &list, source, &sha, &now)? {
-        Some((version, changed)) => Ok(Loaded::New(version, changed)),
+        Some((version, changed)) => {
+            let events = crate::events::list_69b::changed(tx, &version, &changed)?;
+            Ok(Loaded::New(version, changed, events))
+        }
         None => Ok(Loaded::Unchanged(
             db::efos::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
         )),

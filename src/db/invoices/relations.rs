@@ -1,0 +1,87 @@
+//! SQL for `invoice_relations`: the CfdiRelacionados of each processed invoice
+//! (TipoRelacion and UUID, in document order), read in both directions. An invoice's
+//! own entries name documents by UUID within its entity, and the ones that name it are
+//! found by its UUID, so a related document links whenever it arrives, before or after.
+
+use rusqlite::{params, Connection};
+
+use crate::cfdi::Related;
+use crate::domain::relations::KINDS;
+
+/// Replaces the invoice's entries with `related`'s.
+pub fn store(
+    conn: &Connection,
+    invoice_id: &str,
+    entity_id: &str,
+    related: &[Related],
+) -> anyhow::Result<()> {
+    conn.prepare_cached("DELETE FROM invoice_relations WHERE invoice_id = ?1")?
+        .execute([invoice_id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (position, r) in related.iter().enumerate() {
+        insert.execute(params![
+            invoice_id,
+            position as i64,
+            entity_id,
+            r.relation_type,
+            r.uuid
+        ])?;
+    }
+    Ok(())
+}
+
+/// `CASE` naming a TipoRelacion code (`domain::relations::KINDS`).
+fn kind_name(column: &str) -> String {
+    let whens: String = KINDS
+        .iter()
+        .map(|(code, name)| format!(" WHEN '{code}' THEN '{name}'"))
+        .collect();
+    format!("CASE {column}{whens} END")
+}
+
+/// The related document as the relation shows it: `o` (a held, processed invoice) or
+/// NULL.
+const OTHER: &str = "json(CASE WHEN o.id IS NOT NULL THEN json_object('id', o.id, 'type', o.type,
+    'series', o.series, 'folio', o.folio, 'issued_at', o.issued_at, 'currency', o.currency,
+    'total', json(o.total), 'status', o.status, 'cancelled_at', o.cancelled_at) END)";
+
+/// `{"relates_to": [...], "related_by": [...]}` as JSON text: the documents the
+/// invoice's CfdiRelacionados name (the document when it is held, else null beside its
+/// UUID), and the held documents whose CfdiRelacionados name it.
+pub fn view(conn: &Connection, invoice_id: &str) -> anyhow::Result<String> {
+    let name = kind_name("r.relation_type");
+    let sql = format!(
+        "SELECT json_object(
+            'relates_to', (SELECT json_group_array(json_object('relation_type', r.relation_type,
+                    'relation', {name}, 'uuid', r.related_uuid, 'invoice', {OTHER}) ORDER BY r.position)
+                FROM invoice_relations r
+                LEFT JOIN invoices o ON o.entity_id = r.entity_id AND o.uuid = r.related_uuid
+                    AND o.xml_processed = 1
+                WHERE r.invoice_id = i.id),
+            'related_by', (SELECT json_group_array(json_object('relation_type', r.relation_type,
+                    'relation', {name}, 'uuid', o.uuid, 'invoice', {OTHER})
+                    ORDER BY o.issued_at, o.id, r.position)
+                FROM invoice_relations r JOIN invoices o ON o.id = r.invoice_id
+                WHERE r.entity_id = i.entity_id AND r.related_uuid = i.uuid AND o.id <> i.id))
+         FROM invoices i WHERE i.id = ?1"
+    );
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([invoice_id], |r| r.get(0))?)
+}
+
+/// Processed invoices after `after` (by id), with their entity: the backfill's batches.
+pub fn processed_after(
+    conn: &Connection,
+    after: &str,
+    limit: i64,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, entity_id FROM invoices WHERE id > ?1 AND xml_processed = 1 ORDER BY id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

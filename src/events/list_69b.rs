@@ -1,0 +1,55 @@
+//! `counterparty.69b_changed`: a load of the 69-B list (by hand or on the refresh
+//! schedule) changed the situation of a taxpayer some entity has invoices with. One
+//! event per entity and taxpayer, written in the load's own transaction, so the new
+//! list and its events commit together (`/docs/list-69b#events`).
+
+use std::collections::BTreeMap;
+
+use super::emit;
+use crate::db::{self, efos::Changed, efos::Exposed, efos::Version, Tx};
+use crate::domain::efos::Tally;
+use crate::domain::event::Kind;
+use serde_json::{json, Value};
+
+/// Emits the events of a load that made `version` and changed `changed`; returns how
+/// many.
+pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Result<usize> {
+    let by_rfc: BTreeMap<&str, &Changed> = changed.iter().map(|c| (c.rfc.as_str(), c)).collect();
+    let rfcs: Vec<&str> = by_rfc.keys().copied().collect();
+    let mut tallies: BTreeMap<Exposed, Tally> = BTreeMap::new();
+    db::efos::each_invoice_with(tx, &rfcs, |exposed, invoice| {
+        tallies.entry(exposed).or_default().add(invoice)
+    })?;
+    let list = json!({
+        "version": version.id, "updated_to": version.updated_to, "loaded_at": version.loaded_at,
+    });
+    let mut emitted = 0;
+    for (exposed, tally) in &tallies {
+        let (Some(change), Some(entity)) = (
+            by_rfc.get(exposed.rfc.as_str()),
+            db::entities::get(tx, &exposed.org_id, &exposed.entity_id)?,
+        ) else {
+            continue;
+        };
+        let mut object = json!({
+            "entity": entity.summary(),
+            "tax_id": change.rfc,
+            "name": change.name,
+            "previous_situation": change.from.map(|s| s.as_str()),
+            "situation": change.to.map(|s| s.as_str()),
+            "entry": db::efos::entry(tx, &change.rfc)?.map(|l| l.view()),
+            "list": list,
+        });
+        tally.write_into(&mut object);
+        emit(
+            tx,
+            &exposed.org_id,
+            Kind::Counterparty69bChanged,
+            &exposed.entity_id,
+            &serde_json::value::to_raw_value::<Value>(&object)?,
+            None,
+        )?;
+        emitted += 1;
+    }
+    Ok(emitted)
+}

@@ -1,0 +1,145 @@
+//! Relations between documents (CfdiRelacionados): each invoice shows the documents it
+//! names and those that name it, whichever arrived first.
+
+use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::invoices::*;
+use crate::flows::import::{edited_sample, REAL_40, REAL_40_ISSUER, REAL_40_UUID};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+const CREDIT_UUID: &str = "C2832671-DA6D-11EF-A83D-0000000000C1";
+const SUBSTITUTE_UUID: &str = "C2832671-DA6D-11EF-A83D-0000000000C4";
+
+/// REAL_40 as another document: its UUID, type and total changed, naming REAL_40 with
+/// `relation` (the UUID written in lower case, as some issuers do).
+fn relative(
+    dir: &TempDir,
+    name: &str,
+    uuid: &str,
+    kind: &str,
+    total: &str,
+    relation: &str,
+) -> std::path::PathBuf {
+    let related = format!(
+        "<cfdi:CfdiRelacionados TipoRelacion=\"{relation}\"><cfdi:CfdiRelacionado UUID=\"{}\"/></cfdi:CfdiRelacionados>\n  <cfdi:Emisor",
+        REAL_40_UUID.to_ascii_lowercase()
+    );
+    edited_sample(
+        dir,
+        name,
+        REAL_40,
+        &[
+            (REAL_40_UUID, uuid),
+            (
+                "TipoDeComprobante=\"I\"",
+                &format!("TipoDeComprobante=\"{kind}\""),
+            ),
+            ("Total=\"1000.00\"", &format!("Total=\"{total}\"")),
+            ("<cfdi:Emisor", &related),
+        ],
+    )
+}
+
+fn relations(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/v1/invoices/{id}")).expect(200)["relations"].clone()
+}
+
+fn import_one(app: &TestApp, entity: &str, file: &std::path::Path) -> String {
+    import(app, entity, "issued", &[file.to_path_buf()])[0]
+        .1
+        .clone()
+}
+
+#[test]
+fn credit_notes_and_substitutions_link_both_ways_whichever_arrives_first() {
+    let mut app = TestApp::spawn();
+    let dir = TempDir::new().expect("temp dir");
+    let entity = id_of(&app.client().create_entity(REAL_40_ISSUER, "sandbox1"));
+    // The credit note arrives before the invoice it reduces: its UUID alone.
+    let credit = relative(&dir, "credit.xml", CREDIT_UUID, "E", "116.00", "01");
+    let credit_id = import_one(&app, &entity, &credit);
+    let early = relations(&app, &credit_id);
+    assert_eq!(
+        early,
+        json!({"relates_to": [{"relation_type": "01", "relation": "credit_note",
+                               "uuid": REAL_40_UUID, "invoice": null}],
+               "related_by": []}),
+    );
+    // The invoice arrives: the credit note now links to it, and it shows the credit note.
+    let invoice_id = import_samples(&app, &entity, "issued", &[REAL_40])[REAL_40].clone();
+    let linked = &relations(&app, &credit_id)["relates_to"][0]["invoice"];
+    assert_eq!(linked["id"], json!(invoice_id), "{linked}");
+    assert_eq!(linked["type"], json!("I"));
+    assert_eq!(linked["status"], json!("active"));
+    assert_amount(&linked["total"], "1000.00", "the invoice's total");
+    // The substitute arrives after it.
+    let substitute = relative(
+        &dir,
+        "substitute.xml",
+        SUBSTITUTE_UUID,
+        "I",
+        "1000.50",
+        "04",
+    );
+    let substitute_id = import_one(&app, &entity, &substitute);
+    let of_invoice = relations(&app, &invoice_id);
+    assert_eq!(of_invoice["relates_to"], json!([]));
+    let by = of_invoice["related_by"].as_array().expect("related_by");
+    assert_eq!(by.len(), 2, "{of_invoice}");
+    let credit_entry = by
+        .iter()
+        .find(|r| r["relation_type"] == "01")
+        .expect("the credit note");
+    assert_eq!(credit_entry["relation"], json!("credit_note"));
+    assert_eq!(credit_entry["uuid"], json!(CREDIT_UUID));
+    assert_eq!(credit_entry["invoice"]["id"], json!(credit_id));
+    assert_eq!(credit_entry["invoice"]["type"], json!("E"));
+    assert_amount(
+        &credit_entry["invoice"]["total"],
+        "116.00",
+        "the credit note's total",
+    );
+    let substitution = by
+        .iter()
+        .find(|r| r["relation_type"] == "04")
+        .expect("the substitute");
+    assert_eq!(substitution["relation"], json!("substitution"));
+    assert_eq!(substitution["invoice"]["id"], json!(substitute_id));
+    assert_amount(
+        &substitution["invoice"]["total"],
+        "1000.50",
+        "the substitute's total",
+    );
+    let of_substitute = relations(&app, &substitute_id);
+    assert_eq!(
+        of_substitute["relates_to"][0]["relation"],
+        json!("substitution")
+    );
+    assert_eq!(
+        of_substitute["relates_to"][0]["invoice"]["id"],
+        json!(invoice_id)
+    );
+
+    // Another organization sees none of it.
+    let other = app.create_user_in_new_org();
+    app.client_as(&other)
+        .get(&format!("/v1/invoices/{invoice_id}"))
+        .expect_not_found();
+
+    // Invoices stored before relations were kept get them from their XML at start.
+    app.kill();
+    {
+        let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
+        conn.execute_batch(
+            "DELETE FROM invoice_relations;
+             DELETE FROM settings WHERE name = 'invoice_relations_backfill';",
+        )
+        .expect("forget the relations");
+    }
+    app.start();
+    let again = eventually(DEADLINE, "the backfill", || {
+        let r = relations(&app, &invoice_id);
+        (r["related_by"].as_array().map(Vec::len) == Some(2)).then_some(r)
+    });
+    assert_eq!(again, of_invoice);
+}
