@@ -95,6 +95,11 @@ async function list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, P
   await flagged.waitFor();
   await axe('entities (69-B counterparties)');
   await shot('entities-69b');
+  // Closing it returns the focus to the button that opened it.
+  await panel.getByRole('button', { name: 'Cerrar' }).press('Enter');
+  const back = await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('aria-label'));
+  if (back !== `Lista 69-B ${rfc}`) fail(`closing the 69-B panel left the focus on ${back}`);
+  else ok('closing the 69-B panel returns the focus to its button');
 
   // The received summary of September warns of the definitive issuer, with its amounts.
   await page.getByRole('link', { name: 'Resumen fiscal' }).click();

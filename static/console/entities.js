@@ -220,6 +220,11 @@ export function render(main) {
   // The entity's own entry and its flagged counterparties, filtered by situation. The
   // entity is read afresh: the row's copy may predate a list loaded since.
   function list69b(id) {
+    const opener = document.activeElement;
+    const close = () => {
+      closePanel();
+      if (opener && opener.isConnected) opener.focus();
+    };
     const err = h('div');
     const own = h('div');
     const found = h('div', { 'aria-live': 'polite' });
@@ -228,7 +233,7 @@ export function render(main) {
       select(t('l69b_situation'), 'situation', [['', t('any')],
         ...['presumed', 'definitive', 'disproved', 'favorable_ruling'].map((v) => [v, t(`l69b_${v}`)])], ''),
       h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
-        h('button', { type: 'button', class: 'secondary', onclick: closePanel }, t('close'))));
+        h('button', { type: 'button', class: 'secondary', onclick: close }, t('close'))));
     const show = async () => {
       err.replaceChildren();
       try {
