@@ -75,4 +75,4 @@ async function satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD }
   await page.locator('#invoice-total').waitFor();
 }
 
-module.exports = { satSteps };
+module.exports = { satSteps, listNaming };

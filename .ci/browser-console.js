@@ -5,6 +5,7 @@
 // take three checks, the first after --sat-ws-poll, 10 s); schedule, pause and delete a
 // schedule; page through the invoices, filter them to one RFC and export them; open one
 // and download its XML and PDF; its status at the SAT and its counterparty on a 69-B list;
+// the taxpayer's own 69-B entry, its flagged counterparties and the summary's warning;
 // retentions imported, listed, filtered, opened and
 // downloaded; the tax summary of a month and its XLSX; a complement's
 // PDF printed from its XML; switch to English; the waiting run in English; remove the
@@ -19,6 +20,7 @@ const fs = require('fs');
 const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps } = require('./browser-console-steps');
 const { retentionSteps } = require('./browser-console-retentions');
 const { satSteps } = require('./browser-console-sat');
+const { list69bSteps } = require('./browser-console-69b');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -237,6 +239,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD });
   await retentionSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
+  await list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 
   // English.

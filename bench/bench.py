@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 import accountant
 import deliveries
 import side_by_side
+from status_fake import StatusFake
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # BENCH_BIN: another binary to measure (e.g. a copy of the one before a change).
@@ -36,6 +37,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "3"))
 DURATION = int(os.environ.get("BENCH_SECONDS", "8"))
 MILLION = int(os.environ.get("BENCH_INVOICES", "1000000"))
 BIG_DAYS_PER_ENTITY = 500  # ~500 invoices a day -> ~250k per entity
+STATUS_INVOICES = int(os.environ.get("BENCH_STATUS_INVOICES", "2000"))
 
 
 def log(msg):
@@ -358,6 +360,60 @@ def console_first_page(server, creds):
     return figures if out.returncode == 0 and "max" in figures else {"error": (out.stderr.strip() or "?").splitlines()[0][:300]}
 
 
+def count_pages(server, creds, path):
+    """How many items `path` lists, following its cursors."""
+    n, cursor = 0, ""
+    while True:
+        _, page = call(server, "GET", f"{path}&limit=500" + (f"&cursor={urllib.parse.quote(cursor)}" if cursor else ""), creds)
+        n += len(page["data"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return n
+
+
+def scenario_status(tmp):
+    """(15) SAT status checks a second against a local fake (bench/status_fake.py, the
+    recorded answer): STATUS_INVOICES invoices seeded with checks off, then, each run on
+    a fresh copy of that data directory, the server at --sat-status-rate 1000 (the most
+    it takes) checks every one of them. The rate is the fake's count of checks over the
+    span between its first and its last; the invoices the API then shows checked are
+    counted too, so a check that reached the fake but was not kept would show."""
+    seeded = os.path.join(tmp, "status")
+    server = Server(seeded, "--sat-status-rate", "0")
+    creds = new_user(seeded, "Status")
+    n, _ = seed(server, creds, "S", STATUS_INVOICES)
+    server.stop()
+
+    def one():
+        data = os.path.join(tmp, f"status-{time.time_ns()}")
+        shutil.copytree(seeded, data)
+        fake = StatusFake()
+        server = Server(data, "--sat-status-url", fake.url, "--sat-status-rate", "1000")
+        try:
+            # Every invoice once; then nothing is due for days (an active answer).
+            wait_for(lambda: len({u for _, u in fake.checks}) >= n, 1800, lambda: f"{len(fake.checks)} of {n} checks")
+            times = [t for t, _ in fake.checks]
+            checked = count_pages(server, creds, "/v1/invoices?sat_state=active")
+            rss = server.peak()
+        finally:
+            server.stop()
+            fake.stop()
+        shutil.rmtree(data, ignore_errors=True)
+        return {"n": n, "rate": (len(times) - 1) / (times[-1] - times[0]), "checked": checked,
+                "refused": fake.refused, "peak": rss}
+    return repeat(one)
+
+
+def status_rows(status):
+    """Scenario 15's row: checks a second, and every invoice checked and kept."""
+    n, checked, refused = status[0]["n"], min(r["checked"] for r in status), max(r["refused"] for r in status)
+    rate = median_of(status, "rate")
+    return [(15, f"SAT status checks against a local fake speaking the recorded SOAP (bench/status_fake.py), "
+             f"{n:,} seeded invoices, `--sat-status-rate 1000`; peak RSS {median_of(status, 'peak'):.0f} MiB",
+             ">= 100 checks/s, every invoice kept", f"{rate:,.0f} checks/s ({checked:,} of {n:,} kept; {refused} refused)",
+             rate >= 100 and checked == n and refused == 0)]
+
+
 def scenario_disk(data_dir):
     """(12) Bytes per invoice on disk, database + WAL, with the server stopped (closing
     its last connection checkpoints; a TRUNCATE checkpoint here makes sure), and the real
@@ -409,6 +465,8 @@ def main():
 
     log("scenario 5: ingest")
     ingest = scenario_ingest(os.path.join(tmp, "ingest"))
+    log("scenario 15: SAT status checks against a local fake")
+    status = scenario_status(tmp)
     log("scenario 13: satcfdi side by side")
     side_by_side.satcfdi(ROOT, tmp, lambda *r: extra_rows.append(r))
 
@@ -545,7 +603,7 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
-    for r in accountant_rows + disk_rows(disk):
+    for r in accountant_rows + disk_rows(disk) + status_rows(status):
         row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
@@ -630,6 +688,15 @@ def fanout_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def status_only():
+    """`bench/run status`: only scenario 15 (SAT status checks a second against the local
+    fake) on BENCH_STATUS_INVOICES seeded invoices; prints the row, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    for n, what, target, value, ok in status_rows(scenario_status(tmp)):
+        print(f"| {n} | {what} | {target} | {value} | {'met' if ok else 'MISSED'} |")
+    subprocess.run(["rm", "-rf", tmp])
+
+
 if __name__ == "__main__":
-    modes = {"exports": exports_only, "fanout": fanout_only}
+    modes = {"exports": exports_only, "fanout": fanout_only, "status": status_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -1,9 +1,11 @@
 // Taxpayers (entities): list with live credential status, add, edit name/CIEC, upload or
-// remove the e.firma.
+// remove the e.firma; each one's own entry on the SAT's 69-B list and its counterparties
+// on it.
 import { t, lang, tf } from './i18n.js';
-import { api } from './api.js';
-import { h, badge, field, table, errorBox, flash, values, confirmBox } from './dom.js';
-import { timestamp } from './format.js';
+import { api, withQuery } from './api.js';
+import { h, badge, field, select, table, errorBox, flash, values, confirmBox } from './dom.js';
+import { money, timestamp } from './format.js';
+import { tone, situationBadge, publications } from './list69b.js';
 
 const POLL_MS = 3000;
 
@@ -48,6 +50,39 @@ function efirmaSummary(e) {
     h('dt', null, t('valid_to')), h('dd', null, when(f.valid_to)));
 }
 
+/** The entity's own entry on the 69-B list loaded last (`list_69b`), or that it has none. */
+function ownEntry(e) {
+  const l = e.list_69b;
+  if (!l) return h('p', { class: 'muted', id: 'entity-69b' }, tf('l69b_entity_not_listed', { rfc: e.tax_id }));
+  return h('div', { class: tone(l.situation), id: 'entity-69b', role: 'note' },
+    h('p', null, h('strong', null, tf('l69b_entity_listed', { rfc: l.tax_id, name: l.name, situation: t(`l69b_${l.situation}`) }))),
+    publications(l),
+    h('p', { class: 'muted' }, tf('l69b_version', { version: l.list_version })));
+}
+
+/** A flagged counterparty's sums per direction and currency, amounts as the API wrote them. */
+function totalsList(totals) {
+  if (!totals.length) return '—';
+  return h('ul', { class: 'plain' }, totals.map((x) => h('li', null, tf('l69b_total_line', {
+    direction: t(x.direction), currency: x.currency || '—', count: x.count,
+    subtotal: money(x.subtotal, x.currency), total: money(x.total, x.currency),
+  }))));
+}
+
+/** GET /v1/entities/{id}/counterparties-69b as a table, one row per counterparty. */
+function counterpartiesTable(list) {
+  if (!list.length) return h('p', { class: 'muted' }, t('l69b_none'));
+  return table(
+    [[t('rfc')], [t('name')], [t('l69b_situation')], [t('invoices'), 'num'], [t('l69b_totals')]],
+    list.map((c) => h('tr', { 'data-counterparty': c.tax_id },
+      h('td', null, c.tax_id), h('td', { class: 'user' }, c.name),
+      h('td', null, situationBadge(c.situation), publications(c)),
+      h('td', { class: 'num' }, h('span', { class: 'invoices' }, c.invoices),
+        c.cancelled_invoices !== '0' ? h('div', { class: 'muted' }, tf('l69b_cancelled_n', { n: c.cancelled_invoices })) : null),
+      h('td', null, totalsList(c.totals)))),
+    t('l69b_counterparties'));
+}
+
 export function render(main) {
   const rows = h('div', { 'aria-live': 'polite' });
   const panel = h('div');
@@ -70,14 +105,16 @@ export function render(main) {
     drawn = now;
     const focused = rows.contains(document.activeElement) ? document.activeElement.getAttribute('aria-label') : null;
     rows.replaceChildren(table(
-      [[t('rfc')], [t('name')], [t('credential')], [t('efirma')], [t('actions')]],
+      [[t('rfc')], [t('name')], [t('credential')], [t('efirma')], [t('l69b_list')], [t('actions')]],
       list.map((e) => h('tr', { 'data-entity': e.id },
         h('td', null, e.tax_id), h('td', { class: 'user' }, e.name),
         h('td', { class: 'credential' }, badge(e.credential_status)),
         h('td', { class: 'efirma' }, e.efirma ? badge(e.efirma.status) : t('no_efirma')),
+        h('td', { class: 'list69b' }, e.list_69b ? situationBadge(e.list_69b.situation) : '—'),
         h('td', null, h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('edit')} ${e.tax_id}`, onclick: () => edit(e) }, t('edit')),
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('efirma')} ${e.tax_id}`, onclick: () => efirma(e) }, t('efirma')),
+          h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('l69b_list')} ${e.tax_id}`, onclick: () => list69b(e.id) }, t('l69b_list')),
           h('a', { href: `#/extractions/${e.id}`, class: 'button', 'aria-label': `${t('new_extraction')} ${e.tax_id}` }, t('new_extraction')))))),
     ));
     if (focused) {
@@ -178,6 +215,40 @@ export function render(main) {
     panel.replaceChildren(h('section', { class: 'panel', 'aria-labelledby': 'ef-h' },
       h('h2', { id: 'ef-h' }, `${t('upload_efirma')}: ${e.tax_id}`), summary, err, form));
     form.cer.focus();
+  }
+
+  // The entity's own entry and its flagged counterparties, filtered by situation. The
+  // entity is read afresh: the row's copy may predate a list loaded since.
+  function list69b(id) {
+    const opener = document.activeElement;
+    const close = () => {
+      closePanel();
+      if (opener && opener.isConnected) opener.focus();
+    };
+    const err = h('div');
+    const own = h('div');
+    const found = h('div', { 'aria-live': 'polite' });
+    const heading = h('h2', { id: 'l69b-h', tabindex: '-1' }, t('l69b_counterparties'));
+    const form = h('form', { class: 'grid', id: 'counterparties-69b-form' },
+      select(t('l69b_situation'), 'situation', [['', t('any')],
+        ...['presumed', 'definitive', 'disproved', 'favorable_ruling'].map((v) => [v, t(`l69b_${v}`)])], ''),
+      h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('filter')),
+        h('button', { type: 'button', class: 'secondary', onclick: close }, t('close'))));
+    const show = async () => {
+      err.replaceChildren();
+      try {
+        const [e, flagged] = await Promise.all([api('GET', `/v1/entities/${id}`),
+          api('GET', withQuery(`/v1/entities/${id}/counterparties-69b`, values(form)))]);
+        heading.textContent = `${t('l69b_counterparties')}: ${e.tax_id}`;
+        own.replaceChildren(ownEntry(e));
+        found.replaceChildren(counterpartiesTable(flagged.data));
+      } catch (x) { if (x.status !== 401) err.replaceChildren(errorBox(x)); }
+    };
+    form.addEventListener('submit', (ev) => { ev.preventDefault(); show(); });
+    panel.replaceChildren(h('section', { class: 'panel', id: 'entity-69b-panel', 'aria-labelledby': 'l69b-h' },
+      heading, own, h('p', { class: 'muted' }, t('l69b_counterparties_hint')), err, form, found));
+    heading.focus();
+    show();
   }
 
   load();

@@ -5,6 +5,7 @@ import { t, tf, lang } from './i18n.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
+import { tone, publications } from './list69b.js';
 
 function props(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [
@@ -49,17 +50,11 @@ function satSection(inv) {
 function list69b(inv) {
   const c = inv.counterparty_69b;
   if (!c) return null;
-  // Presumed and definitive are the situations that put a deduction at risk; a disproved
-  // one or a favorable ruling is shown for the record, without alarm.
-  const tone = { definitive: 'error', presumed: 'warning' }[c.situation] || 'panel';
-  const stages = ['presumed', 'disproved', 'definitive', 'favorable_ruling']
-    .filter((s) => c[s] && (c[s].sat || c[s].dof))
-    .map((s) => h('li', null, tf('l69b_published', { stage: t(`l69b_${s}`), sat: c[s].sat, dof: c[s].dof })));
-  return h('div', { class: tone, id: 'counterparty-69b', role: 'note' },
+  return h('div', { class: tone(c.situation), id: 'counterparty-69b', role: 'note' },
     h('p', null, h('strong', null, tf('l69b_warning', { rfc: c.tax_id, name: c.name, situation: t(`l69b_${c.situation}`) }))),
     // The deduction is the receiver's: the note is for invoices the entity received.
     c.situation === 'definitive' && inv.direction === 'received' ? h('p', null, t('l69b_definitive_note')) : null,
-    stages.length ? h('ul', { class: 'muted' }, stages) : null,
+    publications(c),
     h('p', { class: 'muted' }, tf('l69b_version', { version: c.list_version })));
 }
 

@@ -6,6 +6,7 @@ import { api, download, withQuery } from './api.js';
 import { h, badge, field, select, table, errorBox, flash, values, filtering } from './dom.js';
 import { money, satDate } from './format.js';
 import { allEntities, entityOptions } from './entities.js';
+import { situationBadge } from './list69b.js';
 
 const PAGE = 50;
 const state = { filters: {}, cursors: [''] };
@@ -63,7 +64,7 @@ export function render(main) {
           h('td', { class: 'num' }, money(i.total, i.currency)),
           h('td', { class: 'num' }, money(i.due_amount, i.currency)),
           h('td', null, badge(i.status), i.counterparty_69b
-            ? h('div', null, h('span', { class: 'badge s-69b', title: t('l69b') }, `69-B: ${t(`l69b_${i.counterparty_69b.situation}`)}`)) : null))),
+            ? h('div', null, situationBadge(i.counterparty_69b.situation)) : null))),
       ), nav);
     } catch (e) {
       if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));

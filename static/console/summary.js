@@ -2,11 +2,13 @@
 // taxpayer, a period and a direction; every section of the JSON is drawn as it comes
 // (a list of objects as a table, an object as a list of its fields), so a field or a
 // section the API adds later shows without a change here. Amounts stay the strings the
-// API wrote (format.js). The same figures download as the API's XLSX.
-import { t } from './i18n.js';
+// API wrote (format.js). Received invoices from definitive 69-B issuers come first, as
+// a warning. The same figures download as the API's XLSX.
+import { t, tf } from './i18n.js';
 import { api, download, withQuery } from './api.js';
 import { h, field, select, table, errorBox, flash, values } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
+import { money } from './format.js';
 
 // The choice survives a visit to another page, like the invoice filters.
 const state = { params: null };
@@ -77,14 +79,32 @@ function section(key, value, level) {
   return [heading, h('p', null, text(value))];
 }
 
-/** The answer: the period it covers, then every other field as a section. */
+/** `definitive_69b_issuers`: the period's received invoices whose issuer is definitive on
+ *  the 69-B list, per issuer and currency (the API leaves it empty for issued ones). */
+function definitiveIssuers(lines, direction) {
+  if (!lines || (!lines.length && direction !== 'received')) return [];
+  const heading = h('h2', { id: 'summary-69b-h' }, t('sum69b_h'));
+  if (!lines.length) return [h('section', { id: 'summary-69b', 'aria-labelledby': 'summary-69b-h' }, heading, h('p', { class: 'muted' }, t('sum69b_none')))];
+  return [h('section', { id: 'summary-69b', 'aria-labelledby': 'summary-69b-h' }, heading,
+    h('div', { class: 'error', role: 'note' }, h('p', null, h('strong', null, t('l69b_definitive_note')))),
+    table([[t('rfc')], [t('name')], [t('sum69b_definitive')], [t('currency')], [t('sum_count'), 'num'], [t('subtotal'), 'num'], [t('total'), 'num']],
+      lines.map((l) => h('tr', { 'data-issuer': l.tax_id },
+        h('td', null, l.tax_id), h('td', { class: 'user' }, l.name),
+        h('td', null, `${l.definitive_sat || '—'} / ${l.definitive_dof || '—'}`), h('td', null, l.currency || '—'),
+        h('td', { class: 'num' }, l.count), h('td', { class: 'num' }, money(l.subtotal, l.currency)),
+        h('td', { class: 'num' }, money(l.total, l.currency))))),
+    h('p', { class: 'muted' }, tf('l69b_version', { version: lines[0].list_version })))];
+}
+
+/** The answer: the period it covers, the 69-B warning, then every other field as a section. */
 function answer(summary, names) {
-  const { entity_id: entity, direction, from, to, ...sections } = summary;
+  const { entity_id: entity, direction, from, to, definitive_69b_issuers: definitive, ...sections } = summary;
   return [
     h('dl', { class: 'props', id: 'summary-period' },
       h('dt', null, t('entity')), h('dd', null, names.get(entity) || entity),
       h('dt', null, t('direction')), h('dd', null, t(direction)),
       h('dt', null, t('period')), h('dd', null, `${from} – ${to}`)),
+    ...definitiveIssuers(definitive, direction),
     ...ordered(Object.keys(sections)).flatMap((k) => section(k, sections[k], 2)),
   ];
 }
