@@ -21,9 +21,10 @@ function label(key) {
 
 // The JSON's object keys come sorted by name; known sections and columns are shown in
 // the order an accountant reads them, anything else after them as it comes.
-const ORDER = ['totals', 'net', 'taxes', 'cash_basis_iva', 'unresolved_payments', 'excluded',
+const ORDER = ['totals', 'net', 'taxes', 'cash_basis_iva', 'local_taxes', 'payroll_taxes', 'withholdings', 'unresolved_payments', 'excluded',
   'type', 'source', 'kind', 'tax', 'tax_name', 'factor', 'rate', 'currency', 'count', 'base', 'amount',
-  'subtotal', 'discount', 'taxes_transferred', 'taxes_withheld', 'total',
+  'payment_type', 'base_mxn', 'amount_mxn',
+  'subtotal', 'discount', 'taxes_transferred', 'taxes_withheld', 'local_taxes_transferred', 'local_taxes_withheld', 'total',
   'payment_invoice_id', 'related_uuid', 'paid_at', 'amount_paid', 'reason'];
 const rank = (key) => { const i = ORDER.indexOf(key); return i < 0 ? ORDER.length : i; };
 const ordered = (keys) => [...keys].sort((a, b) => rank(a) - rank(b));
