@@ -1,5 +1,7 @@
 //! CFDI relations (CfdiRelacionados, c_TipoRelacion): what each code means, as the
-//! invoice object names it.
+//! invoice object names it, and what credit notes take off an invoice.
+
+use rust_decimal::Decimal;
 
 /// Each TipoRelacion code and its name; another code shows with a null name.
 pub const KINDS: &[(&str, &str)] = &[
@@ -14,6 +16,30 @@ pub const KINDS: &[(&str, &str)] = &[
     ("09", "deferred_payments"),
 ];
 
+/// The TipoRelacion codes of a document that reduces the one it names: a credit note (01)
+/// and a return of goods (03).
+pub const CREDITING: [&str; 2] = ["01", "03"];
+
+/// What the credit notes of an invoice take off it: `credited`, the sum of their totals
+/// (each counted whole, in the invoice's currency), and what is left to pay after its
+/// payments (`due`, the spec's `due_amount`) and those credits, never below zero; None
+/// when the invoice has no `due_amount`. Which credit notes count is the SQL's to
+/// decide (`db::invoices::relations::credits`): active type E documents of the same
+/// entity and currency naming this invoice, and no other, with 01 or 03.
+pub fn credited(due: Option<Decimal>, credits: &[Decimal]) -> (Decimal, Option<Decimal>) {
+    let mut credited = credits.iter().sum::<Decimal>();
+    if credits.is_empty() {
+        // Nothing credited reads like the other amounts: 0.00, not 0.
+        credited.rescale(due.map_or(2, |d| d.scale()));
+    }
+    let left = due.map(|due| {
+        let mut zero = Decimal::ZERO;
+        zero.rescale(due.scale());
+        (due - credited).max(zero)
+    });
+    (credited, left)
+}
+
 /// The name of a TipoRelacion code.
 pub fn name(code: &str) -> Option<&'static str> {
     KINDS.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
@@ -21,6 +47,29 @@ pub fn name(code: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    fn d(s: &str) -> Decimal {
+        Decimal::from_str(s).expect("decimal")
+    }
+
+    #[test]
+    fn credits_add_up_and_what_is_left_never_goes_below_zero() {
+        let (credited, left) = super::credited(Some(d("1000.00")), &[d("116.00"), d("50.50")]);
+        assert_eq!(
+            (credited.to_string(), left.map(|l| l.to_string())),
+            ("166.50".into(), Some("833.50".into()))
+        );
+        let (credited, left) = super::credited(Some(d("100.00")), &[d("116.00")]);
+        assert_eq!(
+            (credited.to_string(), left.map(|l| l.to_string())),
+            ("116.00".into(), Some("0.00".into()))
+        );
+        let (credited, left) = super::credited(None, &[]);
+        assert_eq!((credited.to_string(), left), ("0.00".into(), None));
+    }
+
     #[test]
     fn codes_have_names_and_unknown_ones_none() {
         assert_eq!(super::name("01"), Some("credit_note"));

@@ -143,3 +143,137 @@ fn credit_notes_and_substitutions_link_both_ways_whichever_arrives_first() {
     });
     assert_eq!(again, of_invoice);
 }
+
+/// REAL_40 as a credit note (type E) of `total` in `currency`, naming `related` with 01.
+fn credit_note(
+    dir: &TempDir,
+    uuid: &str,
+    total: &str,
+    currency: &str,
+    related: &[&str],
+) -> std::path::PathBuf {
+    let names: String = related
+        .iter()
+        .map(|u| format!("<cfdi:CfdiRelacionado UUID=\"{u}\"/>"))
+        .collect();
+    let node = format!("<cfdi:CfdiRelacionados TipoRelacion=\"01\">{names}</cfdi:CfdiRelacionados>\n  <cfdi:Emisor");
+    let money = format!(
+        "Moneda=\"{currency}\" TipoCambio=\"{}\"",
+        if currency == "MXN" { "1" } else { "17.50" }
+    );
+    edited_sample(
+        dir,
+        &format!("{uuid}.xml"),
+        REAL_40,
+        &[
+            (REAL_40_UUID, uuid),
+            ("TipoDeComprobante=\"I\"", "TipoDeComprobante=\"E\""),
+            ("Total=\"1000.00\"", &format!("Total=\"{total}\"")),
+            ("Moneda=\"MXN\" TipoCambio=\"1\"", &money),
+            ("<cfdi:Emisor", &node),
+        ],
+    )
+}
+
+#[test]
+fn credit_notes_naming_one_invoice_of_its_currency_are_credited_and_what_is_left_never_goes_below_zero(
+) {
+    let app = TestApp::spawn();
+    let dir = TempDir::new().expect("temp dir");
+    let entity = id_of(&app.client().create_entity(REAL_40_ISSUER, "sandbox1"));
+    // REAL_40 paid in installments (PPD): it owes its whole total, 1000.00.
+    let ppd = edited_sample(
+        &dir,
+        "ppd.xml",
+        REAL_40,
+        &[("MetodoPago=\"PUE\"", "MetodoPago=\"PPD\"")],
+    );
+    let invoice = import_one(&app, &entity, &ppd);
+    let read = |id: &str| app.get(&format!("/v1/invoices/{id}")).expect(200);
+    let before = read(&invoice);
+    assert_amount(
+        &before["due_amount"],
+        "1000.00",
+        "PPD without payments owes its total",
+    );
+    assert_amount(&before["credited_amount"], "0.00", "nothing credited yet");
+    assert_amount(
+        &before["balance_after_credits"],
+        "1000.00",
+        "all of it left",
+    );
+
+    // Counted: 116.00 naming it alone. Not counted: one naming it and another invoice
+    // (no per-invoice amount to split), and one in another currency.
+    import_one(
+        &app,
+        &entity,
+        &credit_note(
+            &dir,
+            "C2832671-DA6D-11EF-A83D-0000000000D1",
+            "116.00",
+            "MXN",
+            &[REAL_40_UUID],
+        ),
+    );
+    import_one(
+        &app,
+        &entity,
+        &credit_note(
+            &dir,
+            "C2832671-DA6D-11EF-A83D-0000000000D2",
+            "300.00",
+            "MXN",
+            &[REAL_40_UUID, "C2832671-DA6D-11EF-A83D-0000000000FF"],
+        ),
+    );
+    import_one(
+        &app,
+        &entity,
+        &credit_note(
+            &dir,
+            "C2832671-DA6D-11EF-A83D-0000000000D3",
+            "10.00",
+            "USD",
+            &[REAL_40_UUID],
+        ),
+    );
+    let after = read(&invoice);
+    assert_eq!(
+        after["relations"]["related_by"].as_array().map(Vec::len),
+        Some(3),
+        "{after}"
+    );
+    assert_amount(
+        &after["credited_amount"],
+        "116.00",
+        "one credit note counted",
+    );
+    // 1000.00 - 116.00
+    assert_amount(
+        &after["balance_after_credits"],
+        "884.00",
+        "left after the credit",
+    );
+    assert_amount(
+        &after["due_amount"],
+        "1000.00",
+        "due_amount keeps the spec's meaning",
+    );
+
+    // A second one of 900.00: 116.00 + 900.00 = 1016.00 credited, nothing below zero left.
+    import_one(
+        &app,
+        &entity,
+        &credit_note(
+            &dir,
+            "C2832671-DA6D-11EF-A83D-0000000000D4",
+            "900.00",
+            "MXN",
+            &[REAL_40_UUID],
+        ),
+    );
+    let over = read(&invoice);
+    assert_amount(&over["credited_amount"], "1016.00", "both counted whole");
+    assert_amount(&over["balance_after_credits"], "0.00", "never below zero");
+}

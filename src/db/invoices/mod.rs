@@ -273,6 +273,18 @@ pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<S
         json.push_str(&format!(r#","payments":{payments}"#));
     }
     json.push_str(&format!(r#","relations":{}"#, relations::view(conn, id)?));
+    let (due, credits) = relations::credits(conn, id)?;
+    let decimal = |s: &str| s.parse::<rust_decimal::Decimal>();
+    let due = due.as_deref().map(decimal).transpose()?;
+    let credits = credits
+        .iter()
+        .map(|c| decimal(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (credited, left) = crate::domain::relations::credited(due, &credits);
+    let left = left.map_or("null".to_string(), |l| l.to_string());
+    json.push_str(&format!(
+        r#","credited_amount":{credited},"balance_after_credits":{left}"#
+    ));
     json.push('}');
     Ok(Some(json))
 }

@@ -6,7 +6,7 @@
 use rusqlite::{params, Connection};
 
 use crate::cfdi::Related;
-use crate::domain::relations::KINDS;
+use crate::domain::relations::{CREDITING, KINDS};
 
 /// Replaces the invoice's entries with `related`'s.
 pub fn store(
@@ -71,6 +71,37 @@ pub fn view(conn: &Connection, invoice_id: &str) -> anyhow::Result<String> {
     Ok(conn
         .prepare_cached(&sql)?
         .query_row([invoice_id], |r| r.get(0))?)
+}
+
+/// `domain::relations::credited` of an invoice: its `due_amount`, and the totals of the
+/// credit notes that reduce it. A credit note counts when it is a processed, active
+/// type E document of the invoice's entity and currency whose 01/03 relations name
+/// this invoice and no other: CFDI carry no amount per related document, so one naming
+/// several invoices cannot be split without guessing (it still shows in `relations`).
+pub fn credits(
+    conn: &Connection,
+    invoice_id: &str,
+) -> anyhow::Result<(Option<String>, Vec<String>)> {
+    let crediting = CREDITING.map(|c| format!("'{c}'")).join(", ");
+    let due: Option<String> = conn
+        .prepare_cached("SELECT due_amount FROM invoices WHERE id = ?1")?
+        .query_row([invoice_id], |r| r.get(0))?;
+    let sql = format!(
+        "SELECT o.total FROM invoices i
+         JOIN invoice_relations r ON r.entity_id = i.entity_id AND r.related_uuid = i.uuid
+             AND r.relation_type IN ({crediting})
+         JOIN invoices o ON o.id = r.invoice_id
+         WHERE i.id = ?1 AND o.id <> i.id AND o.xml_processed = 1 AND o.type = 'E'
+             AND o.status <> 'cancelled' AND o.currency IS i.currency AND o.total IS NOT NULL
+             AND (SELECT COUNT(DISTINCT x.related_uuid) FROM invoice_relations x
+                  WHERE x.invoice_id = o.id AND x.relation_type IN ({crediting})) = 1
+         GROUP BY o.id ORDER BY o.id"
+    );
+    let totals = conn
+        .prepare_cached(&sql)?
+        .query_map([invoice_id], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok((due, totals))
 }
 
 /// Processed invoices after `after` (by id), with their entity: the backfill's batches.
