@@ -93,6 +93,8 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
             }
         });
     let outstanding = query.flag("outstanding", errors);
+    let substituted = query.flag("substituted", errors);
+    let credited = query.flag("credited", errors);
     let upper = |name: &str| {
         query
             .get(name)
@@ -131,6 +133,8 @@ pub(super) fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Filter {
         issued_from: from.map(|d| d.format("%Y-%m-%d").to_string()),
         issued_before: to.map(crate::time::day_after),
         outstanding,
+        substituted,
+        credited,
         updated_since: timestamp(query, "updated_since", errors),
         order: order(query, errors),
     }

@@ -110,6 +110,13 @@ fn credit_notes_and_substitutions_link_both_ways_whichever_arrives_first() {
         "1000.50",
         "the substitute's total",
     );
+    // The list finds the invoice a stored, active CFDI substitutes.
+    let substituted = app.client().list_all(
+        &format!("/v1/invoices?entity_id={entity}&substituted=true"),
+        100,
+    );
+    assert_eq!(substituted.len(), 1, "{substituted:?}");
+    assert_eq!(substituted[0]["id"], json!(invoice_id));
     let of_substitute = relations(&app, &substitute_id);
     assert_eq!(
         of_substitute["relates_to"][0]["relation"],
@@ -276,4 +283,38 @@ fn credit_notes_naming_one_invoice_of_its_currency_are_credited_and_what_is_left
     let over = read(&invoice);
     assert_amount(&over["credited_amount"], "1016.00", "both counted whole");
     assert_amount(&over["balance_after_credits"], "0.00", "never below zero");
+
+    // Lists and exports find it: an active credit note names it (counted or not).
+    let client = app.client();
+    let ids = |query: &str| -> Vec<String> {
+        client
+            .list_all(&format!("/v1/invoices?entity_id={entity}&{query}"), 100)
+            .iter()
+            .map(|i| i["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    assert_eq!(ids("credited=true"), vec![invoice.clone()]);
+    assert_eq!(
+        ids("credited=false").len(),
+        4,
+        "the four credit notes themselves"
+    );
+    assert!(!ids("credited=false").contains(&invoice));
+    assert_eq!(ids("substituted=true"), Vec::<String>::new());
+    let export = client.get(&format!(
+        "/v1/invoices/export?format=csv&entity_id={entity}&credited=true"
+    ));
+    assert_eq!(export.status, 200, "{}", export.text());
+    let csv = export.text();
+    assert_eq!(
+        csv.lines().count(),
+        2,
+        "a header and the credited invoice: {csv}"
+    );
+    assert!(csv.contains(REAL_40_UUID), "{csv}");
+    let refused = client
+        .get("/v1/invoices?credited=maybe&substituted=yes")
+        .expect_error(422);
+    assert!(refused["errors"]["credited"].is_array(), "{refused}");
+    assert!(refused["errors"]["substituted"].is_array(), "{refused}");
 }

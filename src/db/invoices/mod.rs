@@ -130,6 +130,10 @@ pub struct Filter {
     /// Exclusive upper bound: the day after the inclusive `issued_to`.
     pub issued_before: Option<String>,
     pub outstanding: Option<bool>,
+    /// Whether a stored, active CFDI names the invoice with 04 (substitutes it).
+    pub substituted: Option<bool>,
+    /// Whether a stored, active credit note (type E, 01 or 03) names the invoice.
+    pub credited: Option<bool>,
     /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
     pub updated_since: Option<String>,
     /// Not a filter, but the list and the exports share it with the filters.
@@ -191,6 +195,23 @@ fn list_sql(f: &Filter, after_cursor: bool) -> String {
         Some(true) => sql.push_str(" AND outstanding = 1"),
         Some(false) => sql.push_str(" AND outstanding = 0"),
         None => {}
+    }
+    let named_by = |wanted: bool, condition: &str| {
+        format!(
+            " AND {}EXISTS (SELECT 1 FROM invoice_relations r JOIN invoices o ON o.id = r.invoice_id
+              WHERE r.entity_id = invoices.entity_id AND r.related_uuid = invoices.uuid
+              AND o.id <> invoices.id AND o.xml_processed = 1 AND o.status <> 'cancelled' AND {condition})",
+            if wanted { "" } else { "NOT " }
+        )
+    };
+    if let Some(wanted) = f.substituted {
+        sql.push_str(&named_by(wanted, "r.relation_type = '04'"));
+    }
+    if let Some(wanted) = f.credited {
+        sql.push_str(&named_by(
+            wanted,
+            "o.type = 'E' AND r.relation_type IN ('01', '03')",
+        ));
     }
     let (after_clause, order_by) = f.order.sql();
     if after_cursor {
