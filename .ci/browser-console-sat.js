@@ -46,6 +46,15 @@ async function satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD }
   if (!state || shown !== words[state]) fail(`the SAT status shows "${shown}", the API says ${JSON.stringify(inv.sat_status)}`);
   else ok(`the SAT status shows "${shown}" for the API's ${state}`);
 
+  // What is left after credit notes, as the API wrote it.
+  const left = String(inv.balance_after_credits);
+  const leftShown = await page.locator('#invoice-left').textContent();
+  const [int, frac] = left.split('.');
+  const leftWritten = `$${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${frac !== undefined ? `.${frac}` : ''}`;
+  if (inv.balance_after_credits === null ? leftShown !== '—' : !leftShown.startsWith(leftWritten)) {
+    fail(`what is left after credit notes shows ${leftShown}, the API says ${left}`);
+  } else ok(`what is left after credit notes shows ${leftShown} for the API's ${left}`);
+
   // Its counterparty on a 69-B list loaded through the CLI.
   const rfc = inv.direction === 'issued' ? inv.receiver.tax_id : inv.issuer.tax_id;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'list69b-')), 'Listado_Completo_69-B.csv');
