@@ -22,9 +22,9 @@ pub enum Work {
 }
 
 impl Work {
-    const ALL: [Work; 3] = [Work::Sat, Work::Deliveries, Work::StatusChecks];
+    pub const ALL: [Work; 3] = [Work::Sat, Work::Deliveries, Work::StatusChecks];
 
-    fn index(self) -> usize {
+    pub fn index(self) -> usize {
         self as usize
     }
 }

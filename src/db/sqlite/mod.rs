@@ -84,7 +84,7 @@ impl<'c> Tx<'c> {
     /// Called by every insert into a work queue (jobs, status checks).
     pub(in crate::db) fn queued_work(&self, work: Work) {
         let mut queued = self.queued.get();
-        queued.0[work as usize] = true;
+        queued.0[work.index()] = true;
         self.queued.set(queued);
     }
 
@@ -102,8 +102,8 @@ struct Queued([bool; 3]);
 
 impl Queued {
     fn wake(self, waker: &Waker) {
-        for work in [Work::Sat, Work::Deliveries, Work::StatusChecks] {
-            if self.0[work as usize] {
+        for work in Work::ALL {
+            if self.0[work.index()] {
                 waker.wake_one(work);
             }
         }
