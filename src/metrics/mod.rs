@@ -38,6 +38,30 @@ struct DeliveryLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SatCallLabels {
+    /// `web_service` (the e.firma channel), `portal` (the CIEC channel) or `status`.
+    service: String,
+    /// The web service's operation, the portal's kind of request, or `consulta`.
+    call: String,
+}
+
+/// Calls to the SAT since the process started. Process-wide, since the SAT's clients
+/// are built long before and far from the app's state; `Metrics` registers it.
+static SAT_CALLS: std::sync::LazyLock<Family<SatCallLabels, Counter>> =
+    std::sync::LazyLock::new(Family::default);
+
+/// Counts one call to the SAT (made, whatever its answer), so an operator can see how
+/// politely the service treats it (`cfdi_extract_sat_calls_total`).
+pub fn sat_call(service: &str, call: &str) {
+    SAT_CALLS
+        .get_or_create(&SatCallLabels {
+            service: service.to_string(),
+            call: call.to_string(),
+        })
+        .inc();
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
     kind: String,
     status: String,
@@ -107,6 +131,11 @@ impl Default for Metrics {
             "webhook_delivery_duration_seconds",
             "Time of one webhook delivery attempt (request and response)",
             delivery_seconds.clone(),
+        );
+        registry.register(
+            "sat_calls",
+            "Calls made to the SAT by service (web_service, portal, status) and call",
+            SAT_CALLS.clone(),
         );
         registry.register(
             "jobs",

@@ -10,6 +10,7 @@ use crate::common::invoices::{
     create_extraction, date, found, id_of, invoices_by_uuid, processed, wait_extraction_done,
 };
 use crate::common::receiver::Receiver;
+use crate::flows::metrics::{metrics_url, scrape, value};
 use cfdi_extract::sandbox::docs as sandbox_docs;
 use chrono::NaiveDate;
 use serde_json::Value;
@@ -31,7 +32,14 @@ pub(crate) fn load(fake: &FakeSatWs, from: NaiveDate, to: NaiveDate) -> BTreeSet
 /// A server whose e.firma channel is the fake, checking back every `poll`.
 pub(crate) fn app_for(fake: &FakeSatWs, poll: &str) -> TestApp {
     let url = fake.url();
-    TestApp::spawn_with(&["--sat-ws-url", &url, "--sat-ws-poll", poll])
+    TestApp::spawn_with(&[
+        "--sat-ws-url",
+        &url,
+        "--sat-ws-poll",
+        poll,
+        "--metrics-address",
+        "127.0.0.1:0",
+    ])
 }
 
 /// An entity with the test e.firma; waits until the fake has authenticated it.
@@ -91,6 +99,26 @@ fn efirma_extraction_through_the_fake_service_stores_every_document_once() {
     // One sign-in, the credential check's: every step of the run reused its token (the
     // run takes seconds; a token lasts five minutes).
     assert_eq!(fake.count(Op::Authenticate), 1, "{:?}", fake.calls());
+    // The server counts the same calls on /metrics; `bench/run` reads this line.
+    let metrics = scrape(&metrics_url(&app));
+    let mut counted = Vec::new();
+    for (op, call) in [
+        (Op::Authenticate, "authenticate"),
+        (Op::Query, "query"),
+        (Op::Verify, "verify"),
+        (Op::Download, "download"),
+    ] {
+        let series =
+            format!(r#"cfdi_extract_sat_calls_total{{service="web_service",call="{call}"}}"#);
+        let n = value(&metrics, &series).unwrap_or(0.0) as usize;
+        assert_eq!(n, fake.count(op), "{call}: {metrics}");
+        counted.push(format!("{call}={n}"));
+    }
+    println!(
+        "sat calls per extraction: documents={} {}",
+        uuids.len(),
+        counted.join(" ")
+    );
     let statuses: Vec<String> = receiver
         .wait_for(2, DEADLINE)
         .iter()

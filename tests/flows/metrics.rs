@@ -6,7 +6,7 @@ use crate::common::invoices::{extract, id_of, month, valid_entity};
 use crate::common::receiver::Receiver;
 
 /// The metrics base URL the server printed.
-fn metrics_url(app: &TestApp) -> String {
+pub(crate) fn metrics_url(app: &TestApp) -> String {
     eventually(DEADLINE, "the `metrics on` line", || {
         app.stdout_lines().iter().find_map(|l| {
             l.trim()
@@ -16,7 +16,7 @@ fn metrics_url(app: &TestApp) -> String {
     })
 }
 
-fn scrape(base: &str) -> String {
+pub(crate) fn scrape(base: &str) -> String {
     let r = request(&agent(), base, "GET", "/metrics", None, None, &[]);
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(
@@ -30,7 +30,7 @@ fn scrape(base: &str) -> String {
 }
 
 /// The value of the series written exactly `series` (`name{labels}`), if present.
-fn value(text: &str, series: &str) -> Option<f64> {
+pub(crate) fn value(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .map(|v| v.parse().unwrap_or_else(|e| panic!("{series}: {v:?}: {e}")))

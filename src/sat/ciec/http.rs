@@ -107,6 +107,7 @@ impl Client {
         url: &Url,
         step: &str,
     ) -> Result<Fetched, SatError> {
+        crate::metrics::sat_call("portal", &path_of(url));
         let mut response = sent.map_err(|e| self.transport(e, url, step))?;
         let status = response.status().as_u16();
         let body = response

@@ -113,6 +113,7 @@ impl Client {
         step: &'static str,
     ) -> Result<String, ClientError> {
         let url = request.operation.url(&self.endpoints);
+        crate::metrics::sat_call("web_service", step);
         let transport = |e: ureq::Error| ClientError::Transport {
             step,
             url: url.to_string(),

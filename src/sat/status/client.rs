@@ -40,6 +40,7 @@ impl StatusService for Client {
             url: self.url.clone(),
             message: e.to_string(),
         };
+        crate::metrics::sat_call("status", "consulta");
         let mut response = self
             .agent
             .post(&self.url)
