@@ -241,6 +241,56 @@ def scenario_ingest(data_dir):
             "retention_docs": int(re.search(r"retention_documents (\d+)", retentions).group(1))}
 
 
+class WalWatch:
+    """The largest the server's WAL file grew while it ran, sampled twice a second, so
+    each run says whether the checkpoints kept it bounded."""
+
+    def __init__(self, data_dir):
+        self.path, self.largest, self.done = os.path.join(data_dir, "cfdi-extract.db-wal"), 0, threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        while not self.done.wait(0.5):
+            try:
+                self.largest = max(self.largest, os.path.getsize(self.path))
+            except OSError:
+                pass
+
+    def stop(self):
+        """The largest size seen, in MiB."""
+        self.done.set()
+        self.thread.join()
+        return self.largest / 2**20
+
+
+def sat_calls():
+    """(16) Calls to the SAT in one e.firma extraction: the integration test that runs one
+    through the binary against the fake web service (tests/common/fake_sat_ws) compares
+    the server's `cfdi_extract_sat_calls_total` with what the fake received and prints
+    them. None when it cannot run."""
+    name = "flows::efirma_ws::efirma_extraction_through_the_fake_service_stores_every_document_once"
+    out = subprocess.run(["cargo", "test", "--quiet", "--locked", "--test", "it", name, "--", "--exact", "--nocapture"],
+                         cwd=ROOT, capture_output=True, text=True)
+    m = re.search(r"sat calls per extraction: documents=(\d+) (.*)", out.stdout)
+    if out.returncode != 0 or not m:
+        log(f"SAT calls not counted: {(out.stderr or out.stdout).strip()[-300:]}")
+        return None
+    calls = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+    return {"documents": int(m.group(1)), **calls}
+
+
+def sat_calls_row(calls):
+    what = ("SAT calls in one e.firma extraction through the fake web service (a metadata and a CFDI request, "
+            "each checked until ready)")
+    if calls is None:
+        return (16, what, "one sign-in per token", "not measured (see the log)", False)
+    others = calls["query"] + calls["verify"] + calls["download"]
+    return (16, what + f", {calls['documents']} documents", "one sign-in per token",
+            f"{calls['authenticate']} authentication for {others} other calls ({calls['query']} requests, "
+            f"{calls['verify']} checks, {calls['download']} downloads)", calls["authenticate"] <= 1)
+
+
 def seed(server, creds, prefix, total):
     """Loads about `total` invoices through sandbox extractions of BIG entities."""
     entities = max(1, round(total / (BIG_DAYS_PER_ENTITY * 500)))
@@ -467,6 +517,8 @@ def main():
     ingest = scenario_ingest(os.path.join(tmp, "ingest"))
     log("scenario 15: SAT status checks against a local fake")
     status = scenario_status(tmp)
+    log("scenario 16: SAT calls in one e.firma extraction")
+    calls = sat_calls()
     log("scenario 13: satcfdi side by side")
     side_by_side.satcfdi(ROOT, tmp, lambda *r: extra_rows.append(r))
 
@@ -480,8 +532,11 @@ def main():
     small_entity = create_entity(server, small, "BIGS010101AAA")
     small_n = wait_extraction(server, small, extract(server, small, small_entity, "2025-06-01", "2025-06-02"))["invoices_processed"]
     log(f"seeding about {MILLION} invoices")
+    wal = WalWatch(data_dir)
     big_n, seed_seconds = seed(server, big, "M", MILLION)
-    log(f"seeded {big_n} invoices in {seed_seconds:.0f}s; restarting so peak RSS covers only the scenarios")
+    seed_wal, seed_peak = wal.stop(), server.peak()
+    log(f"seeded {big_n} invoices in {seed_seconds:.0f}s (WAL at most {seed_wal:.0f} MiB, peak RSS {seed_peak:.0f} MiB); "
+        "restarting so peak RSS covers only the scenarios")
     server.stop()
     disk = scenario_disk(data_dir)
     server = Server(data_dir)
@@ -603,7 +658,7 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
-    for r in accountant_rows + disk_rows(disk) + status_rows(status):
+    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)]:
         row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
@@ -621,7 +676,8 @@ def main():
     table += [f"| {n} | {what} | {target} | {value} | {verdict} |" for n, what, target, value, verdict in rows]
     print("\n".join(table))
     extra = (f"Seeding {big_n:,} invoices through sandbox extractions took {seed_seconds:.0f} s "
-             f"({big_n / seed_seconds:,.0f} invoices/s).")
+             f"({big_n / seed_seconds:,.0f} invoices/s); meanwhile the WAL was at most {seed_wal:,.0f} MiB "
+             f"(sampled twice a second) and the server's peak RSS {seed_peak:.0f} MiB.")
     print(extra)
     write_report(machine, table, extra)
     subprocess.run(["rm", "-rf", tmp])
