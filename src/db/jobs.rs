@@ -114,23 +114,33 @@ pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<O
             job_from_row,
         )
         .optional()?;
-    mark_running(conn, job, now)
+    if let Some(job) = &job {
+        mark_running(conn, job, now)?;
+    }
+    Ok(job)
 }
 
 /// Claims the oldest due delivery that heads its serial key and whose organization has
-/// fewer than `org_limit` deliveries running, and marks it running.
+/// fewer than `org_limit` batches running, and with it up to `batch - 1` more claimable
+/// deliveries to the same webhook, in the same order; marks them running as one batch
+/// (one `locked_at`: claims are serialized by the write lock, so no two share a
+/// microsecond). One worker sends a batch in turn and records it in one
+/// transaction, so a fan-out's deliveries commit several at a time; a batch is one
+/// webhook's, so a receiver that hangs holds back only its own deliveries.
 ///
 /// It visits the organizations with queued deliveries (a loose scan of
 /// `jobs_deliveries_org`, one index seek each) and takes each one's oldest claimable
 /// delivery, so an organization at its limit costs one seek, not a scan of its backlog:
 /// a 10,000-delivery backlog otherwise made every claim that found it at its limit read
-/// all of it inside the write transaction.
-pub fn claim_delivery(
+/// all of it inside the write transaction. The rest of a batch is looked for among the
+/// organization's next `BATCH_WINDOW` deliveries only, for the same reason.
+pub fn claim_deliveries(
     conn: &Connection,
     now: &str,
     org_limit: usize,
-) -> anyhow::Result<Option<Job>> {
-    let job = conn
+    batch: usize,
+) -> anyhow::Result<Vec<Job>> {
+    let head = conn
         .prepare_cached(&format!(
             "WITH RECURSIVE
                orgs(org) AS (
@@ -143,8 +153,9 @@ pub fn claim_delivery(
                    FROM orgs WHERE orgs.org IS NOT NULL),
                at_share(org) AS (
                  SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
-                    AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(*) >= ?2)
-             SELECT id, kind, target_id, attempts, request_id FROM jobs
+                    AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(DISTINCT locked_at) >= ?2)
+             SELECT id, kind, target_id, attempts, request_id, COALESCE(org_id, ''),
+                    {WEBHOOK_OF_SERIAL_KEY} FROM jobs
               WHERE id IN (
                 SELECT (SELECT id FROM jobs j INDEXED BY jobs_deliveries_org
                          WHERE status = 'queued' AND kind = 'deliver_webhook'
@@ -154,10 +165,46 @@ pub fn claim_delivery(
                   FROM orgs WHERE orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share))
               ORDER BY run_at, id LIMIT 1"
         ))?
-        .query_row(params![now, org_limit as i64], job_from_row)
+        .query_row(params![now, org_limit as i64], |r| {
+            Ok((job_from_row(r)?, r.get::<_, String>(5)?, r.get::<_, String>(6)?))
+        })
         .optional()?;
-    mark_running(conn, job, now)
+    let Some((head, org, webhook)) = head else {
+        return Ok(Vec::new());
+    };
+    let mut jobs = vec![head];
+    if batch > 1 && !webhook.is_empty() {
+        let mut more = conn.prepare_cached(&format!(
+            "SELECT id, kind, target_id, attempts, request_id FROM (
+               SELECT id, kind, target_id, attempts, request_id, serial_key
+                 FROM jobs j INDEXED BY jobs_deliveries_org
+                WHERE status = 'queued' AND kind = 'deliver_webhook'
+                  AND COALESCE(j.org_id, '') = ?1 AND run_at <= ?2 AND j.id <> ?3
+                  AND {HEADS_ITS_SERIAL_KEY}
+                ORDER BY run_at, id LIMIT {BATCH_WINDOW})
+              WHERE {WEBHOOK_OF_SERIAL_KEY} = ?4
+              LIMIT ?5"
+        ))?;
+        let rows = more.query_map(
+            params![org, now, jobs[0].id, webhook, batch as i64 - 1],
+            job_from_row,
+        )?;
+        for job in rows {
+            jobs.push(job?);
+        }
+    }
+    for job in &jobs {
+        mark_running(conn, job, now)?;
+    }
+    Ok(jobs)
 }
+
+/// How far past a batch's first delivery the rest are looked for.
+const BATCH_WINDOW: usize = 64;
+
+/// A delivery's serial key is `webhook id|resource` (`events::record`): its webhook.
+const WEBHOOK_OF_SERIAL_KEY: &str =
+    "COALESCE(substr(serial_key, 1, instr(serial_key, '|') - 1), '')";
 
 /// A job waits while an older job of its serial key exists (queued or running).
 const HEADS_ITS_SERIAL_KEY: &str = "(serial_key IS NULL OR NOT EXISTS (
@@ -173,21 +220,19 @@ fn job_from_row(r: &rusqlite::Row) -> rusqlite::Result<Job> {
     })
 }
 
-fn mark_running(conn: &Connection, job: Option<Job>, now: &str) -> anyhow::Result<Option<Job>> {
-    if let Some(job) = &job {
-        conn.prepare_cached(
-            "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
-        )?
-        .execute(params![job.id, now])?;
-    }
-    Ok(job)
+fn mark_running(conn: &Connection, job: &Job, now: &str) -> anyhow::Result<()> {
+    conn.prepare_cached(
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
+    )?
+    .execute(params![job.id, now])?;
+    Ok(())
 }
 
-/// Deliveries running now, all organizations together.
+/// Batches of deliveries running now (each worker's one), all organizations together.
 pub fn running_deliveries(conn: &Connection) -> anyhow::Result<usize> {
     Ok(conn
         .prepare_cached(
-            "SELECT COUNT(*) FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'",
+            "SELECT COUNT(DISTINCT locked_at) FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'",
         )?
         .query_row([], |r| r.get::<_, i64>(0))? as usize)
 }
@@ -311,10 +356,8 @@ mod tests {
         };
         // Organization A: one running, then a backlog older than anything of B's.
         deliver("a-running", None, Some("A"), &at(0));
-        let running = claim_delivery(&conn, &at(59), 9)
-            .expect("claim")
-            .expect("due");
-        assert_eq!(running.target_id, "a-running");
+        let running = claim_deliveries(&conn, &at(59), 9, 1).expect("claim");
+        assert_eq!(running[0].target_id, "a-running");
         for i in 0..300 {
             deliver(&format!("a{i}"), None, Some("A"), &at(1));
         }
@@ -330,9 +373,9 @@ mod tests {
         deliver("legacy", None, None, &at(4));
         deliver("b-future", None, Some("B"), "2999-01-01T00:00:00.000000Z");
         let claim = |limit| {
-            claim_delivery(&conn, &at(59), limit)
-                .expect("claim")
-                .map(|j| j.target_id)
+            let jobs = claim_deliveries(&conn, &at(59), limit, 1).expect("claim");
+            assert!(jobs.len() <= 1, "a batch of one");
+            jobs.into_iter().next().map(|j| j.target_id)
         };
         // A is at a limit of 1: B's oldest claimable delivery, then the legacy one (no
         // organization), whatever A has queued.
@@ -349,5 +392,50 @@ mod tests {
             None,
             "b-blocked waits on its serial key, b-future is not due"
         );
+    }
+
+    #[test]
+    fn a_delivery_batch_is_one_webhooks_oldest_claimable_and_counts_once_in_the_share() {
+        let conn = crate::db::Memory::new();
+        let at = |s: u32| format!("2000-01-01T00:00:{s:02}.000000Z");
+        let deliver = |target: &str, serial: &str, org: &str, run_at: &str| {
+            conn.tx(|tx| {
+                enqueue_for_org(
+                    tx,
+                    Kind::DeliverWebhook,
+                    target,
+                    Some(serial),
+                    Some(org),
+                    run_at,
+                )
+            })
+            .expect("enqueue")
+        };
+        deliver("h0", "h|inv-1", "A", &at(0));
+        deliver("b0", "b|inv-9", "B", &at(1));
+        deliver("h1", "h|inv-1", "A", &at(2)); // waits on h0: the same resource
+        deliver("g0", "g|inv-2", "A", &at(3)); // another webhook of A
+        for i in 2..8 {
+            deliver(&format!("h{i}"), &format!("h|inv-{i}"), "A", &at(4));
+        }
+        deliver("h-future", "h|inv-99", "A", "2999-01-01T00:00:00.000000Z");
+        // Each claim at its own time, as the workers' are: a batch is one `locked_at`.
+        let clock = std::cell::Cell::new(50);
+        let claim = |limit, batch| -> Vec<String> {
+            clock.set(clock.get() + 1);
+            claim_deliveries(&conn, &at(clock.get()), limit, batch)
+                .expect("claim")
+                .into_iter()
+                .map(|j| j.target_id)
+                .collect()
+        };
+        // A's oldest heads the batch, with webhook h's next claimable ones (h1 waits on
+        // h0; g0 is another webhook's).
+        assert_eq!(claim(2, 4), ["h0", "h2", "h3", "h4"]);
+        // The batch is one of A's two: B's oldest next, then A's second batch.
+        assert_eq!(claim(2, 4), ["b0"]);
+        assert_eq!(claim(2, 4), ["g0"], "another webhook: a batch of its own");
+        assert_eq!(claim(2, 4), Vec::<String>::new(), "A runs its two batches");
+        assert_eq!(claim(3, 4), ["h5", "h6", "h7"], "h-future is not due");
     }
 }

@@ -102,7 +102,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         }
         settle(tx, job, &outcome)
     })?;
-    Ok(Outcome::Settled(None))
+    Ok(Outcome::Settled)
 }
 
 fn check_ciec(ctx: &Context, entity: &Entity) -> anyhow::Result<Check<CredentialStatus>> {

@@ -1,9 +1,11 @@
 //! Webhook delivery: one signed POST per attempt, an attempt log, then the next attempt
-//! on the retry schedule or a final `succeeded` / `failed`. The transaction that logs
-//! the attempt also claims the worker's next delivery (`settle_and_claim`).
+//! on the retry schedule or a final `succeeded` / `failed`. A worker sends its batch
+//! (`lanes::DELIVERY_BATCH`) in turn, then one transaction logs every attempt and claims
+//! the worker's next batch (`ClaimNext`). After a slow send the rest of the batch goes
+//! back to the queue unsent, for the other workers to send beside this one.
 
-use super::lanes::{settle_and_claim, ClaimNext, Lane};
-use super::outcome::Outcome;
+use super::lanes::{ClaimNext, Lane};
+use super::outcome::{log_end, log_failure, record, record_failure, settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
 use rand::Rng;
@@ -31,13 +33,99 @@ pub fn agent(timeout: Duration, block_private: bool) -> ureq::Agent {
     )
 }
 
-pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcome> {
+/// A send slower than this is a slow receiver's: one at a time from then on.
+const SLOW_SEND: Duration = Duration::from_millis(50);
+
+/// Sends each of a worker's claimed deliveries (of `org`) in turn, then records them all
+/// and claims the worker's next ones in one transaction; returns those.
+pub(super) fn run(ctx: &Context, jobs: Vec<Job>, lane: Lane) -> Vec<Job> {
+    let mut tried = Vec::with_capacity(jobs.len());
+    let mut slow = false;
+    for job in jobs {
+        let _origin = crate::origin::enter(job.request_id.clone());
+        let started = Instant::now();
+        // What is left of the batch after a slow send, or when stopping, goes back to
+        // the queue unsent.
+        let result = (!slow && !ctx.stopping()).then(|| attempt(ctx, &job));
+        if let Some(result) = &result {
+            log_failure(&job, result);
+            slow = started.elapsed() > SLOW_SEND;
+        }
+        tried.push((job, result, started.elapsed()));
+    }
+    let ids: Vec<i64> = tried.iter().map(|(job, ..)| job.id).collect();
+    let next = record(ctx, &ids, || {
+        ctx.db.tx(|tx| {
+            for (job, result, _) in &tried {
+                match result {
+                    Some(Ok(sent)) => {
+                        if let Some(attempt) = &sent.attempt {
+                            let attempt = Attempt {
+                                number: attempt.number,
+                                response_status: attempt.response_status,
+                                error: attempt.error.as_deref(),
+                                duration_ms: attempt.duration_ms,
+                                next_attempt_at: attempt.next_attempt_at.as_deref(),
+                                status: attempt.status,
+                            };
+                            db::deliveries::record_attempt(tx, &sent.delivery_id, &attempt)?;
+                        }
+                        settle(tx, job, &sent.outcome)?;
+                    }
+                    Some(Err(e)) => record_failure(tx, job, e)?,
+                    None => db::jobs::reschedule_uncounted(
+                        tx,
+                        job.id,
+                        &crate::time::now(),
+                        "not sent yet: the server stopped, or a slow send came before it",
+                    )?,
+                }
+            }
+            ClaimNext::new(ctx, lane).claim(tx)
+        })
+    });
+    for (job, result, took) in &tried {
+        let result = match result {
+            Some(Ok(sent)) => Ok(&sent.outcome),
+            Some(Err(e)) => Err(e),
+            None => continue,
+        };
+        log_end(job, result, *took);
+    }
+    next
+}
+
+/// What one delivery's attempt left to record.
+struct Sent {
+    delivery_id: String,
+    /// None when there was nothing to send (webhook deleted, delivery no longer pending).
+    attempt: Option<Tried>,
+    outcome: Outcome,
+}
+
+/// `db::deliveries::Attempt`, owned until the batch is recorded.
+struct Tried {
+    number: u32,
+    response_status: u16,
+    error: Option<String>,
+    duration_ms: u64,
+    next_attempt_at: Option<String>,
+    status: &'static str,
+}
+
+/// Sends one delivery's next attempt (no transaction held).
+fn attempt(ctx: &Context, job: &Job) -> anyhow::Result<Sent> {
+    let nothing = || Sent {
+        delivery_id: job.target_id.clone(),
+        attempt: None,
+        outcome: Outcome::Done,
+    };
     let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &job.target_id)? else {
-        return Ok(Outcome::Done); // webhook deleted
+        return Ok(nothing()); // webhook deleted
     };
     let token = ctx.cipher.open_token(&out.token)?;
     if out.delivery.status != "pending" {
-        return Ok(Outcome::Done);
+        return Ok(nothing());
     }
     let number = out.delivery.attempts + 1;
     let started = Instant::now();
@@ -67,22 +155,18 @@ pub(super) fn run(ctx: &Context, job: &Job, lane: Lane) -> anyhow::Result<Outcom
     };
     ctx.metrics
         .observe_delivery(status, duration_ms as f64 / 1000.0);
-    let next = ctx.db.tx(|tx| {
-        db::deliveries::record_attempt(
-            tx,
-            &out.delivery.id,
-            &Attempt {
-                number,
-                response_status: status_code,
-                error: error.as_deref(),
-                duration_ms,
-                next_attempt_at: next_at.as_deref(),
-                status,
-            },
-        )?;
-        settle_and_claim(tx, job, &outcome, ClaimNext::new(ctx, lane))
-    })?;
-    Ok(Outcome::Settled(next))
+    Ok(Sent {
+        delivery_id: out.delivery.id,
+        attempt: Some(Tried {
+            number,
+            response_status: status_code,
+            error,
+            duration_ms,
+            next_attempt_at: next_at,
+            status,
+        }),
+        outcome,
+    })
 }
 
 /// One attempt: the status code, or a transport error's text.

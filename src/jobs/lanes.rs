@@ -1,8 +1,8 @@
 //! Which jobs a worker takes (its lane) and how it claims them: SAT workers keep
-//! one free for validations, delivery workers share themselves between organizations,
-//! and a delivery worker claims its next delivery while recording its last one.
+//! one free for validations, delivery workers share themselves between organizations
+//! and take a few deliveries at a time, and a delivery worker claims its next ones while
+//! recording its last ones.
 
-use super::outcome::{settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, jobs::Job};
 
@@ -82,25 +82,33 @@ impl DeliveryShare {
     }
 }
 
-/// Claims the lane's next job in `tx` and marks it running.
-pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Option<Job>> {
+/// The most deliveries a worker claims at once, all to one webhook: it sends them in
+/// turn and records them in one transaction. A fan-out was bound by one commit per
+/// delivery and by the workers' contention for the write turn (twice the workers
+/// delivered fewer). An organization's share counts batches, that is workers; a batch
+/// is one webhook's, so a hanging receiver holds back only its own deliveries, and
+/// after a slow send the rest of its batch goes back to the queue (`delivery::run`).
+pub(super) const DELIVERY_BATCH: usize = 8;
+
+/// Claims the lane's next job in `tx` (a batch of deliveries) and marks it running.
+pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Vec<Job>> {
     match lane {
         Lane::Sat(lanes) => {
             let allowed = lanes.allowed(db::jobs::running_sat_jobs(tx)?);
-            db::jobs::claim(tx, now, allowed)
+            Ok(db::jobs::claim(tx, now, allowed)?.into_iter().collect())
         }
-        Lane::Deliveries(share) => claim_delivery(tx, share, now),
+        Lane::Deliveries(share) => claim_deliveries(tx, share, now),
     }
 }
 
-/// Claims the next due delivery within the organizations' shares (`DeliveryShare`).
-fn claim_delivery(tx: &db::Conn, share: DeliveryShare, now: &str) -> anyhow::Result<Option<Job>> {
+/// Claims the next due deliveries within the organizations' shares (`DeliveryShare`).
+fn claim_deliveries(tx: &db::Conn, share: DeliveryShare, now: &str) -> anyhow::Result<Vec<Job>> {
     let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
-    db::jobs::claim_delivery(tx, now, limit)
+    db::jobs::claim_deliveries(tx, now, limit, DELIVERY_BATCH)
 }
 
 /// Who claims a next job in the transaction that records an outcome: a delivery worker
-/// (not while stopping), so that a busy one commits once per delivery instead of twice.
+/// (not while stopping), so that a busy one commits once per batch instead of twice.
 /// Validations and extractions are long: their workers claim on their own.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ClaimNext(Option<DeliveryShare>);
@@ -112,22 +120,16 @@ impl ClaimNext {
             _ => ClaimNext(None),
         }
     }
-}
 
-/// Records `outcome` like `settle`, then, for a delivery worker, claims its next delivery
-/// in the same transaction. The claim follows the settle so that the finished job no
-/// longer counts against its organization's share. The claimed job is `running` from
-/// the commit on, as after `claim`: a crash before it runs puts it back (`recover`).
-pub(super) fn settle_and_claim(
-    tx: &db::Conn,
-    job: &Job,
-    outcome: &Outcome,
-    next: ClaimNext,
-) -> anyhow::Result<Option<Job>> {
-    settle(tx, job, outcome)?;
-    match next.0 {
-        Some(share) => claim_delivery(tx, share, &crate::time::now()),
-        None => Ok(None),
+    /// For a delivery worker, its next deliveries, claimed in `tx` after its last ones
+    /// were recorded there, so that those no longer count against their organization's
+    /// share. They are `running` from the commit on, as after `claim`: a crash before
+    /// they run puts them back (`recover`).
+    pub(super) fn claim(self, tx: &db::Conn) -> anyhow::Result<Vec<Job>> {
+        match self.0 {
+            Some(share) => claim_deliveries(tx, share, &crate::time::now()),
+            None => Ok(Vec::new()),
+        }
     }
 }
 
@@ -135,6 +137,7 @@ pub(super) fn settle_and_claim(
 mod tests {
     use super::*;
     use crate::db::jobs::Kind;
+    use crate::jobs::outcome::{settle, Outcome};
     use std::time::Duration;
 
     #[test]
@@ -207,36 +210,38 @@ mod tests {
         // Four workers: two per organization, the last two free ones for idle organizations.
         let share = DeliveryShare::for_workers(4);
         let next = ClaimNext(Some(share));
-        let now = crate::time::now();
-        let claim = || claim_delivery(&conn, share, &now).expect("claim");
-        let (d0, d1, d3) = (claim(), claim(), claim());
-        let ids = |jobs: &[&Option<Job>]| -> Vec<String> {
-            jobs.iter()
-                .map(|j| j.as_ref().map_or("-".into(), |j| j.target_id.clone()))
-                .collect()
-        };
-        assert_eq!(
-            ids(&[&d0, &d1, &d3]),
-            ["d0", "d1", "d3"],
-            "b's job while a holds two"
+        let claim = || claim_deliveries(&conn, share, &crate::time::now()).expect("claim");
+        let ids =
+            |jobs: &[Job]| -> Vec<String> { jobs.iter().map(|j| j.target_id.clone()).collect() };
+        // No webhook in their serial keys: batches of one. a runs two, then b's while a
+        // holds its two.
+        let (d0, d1, b) = (claim(), claim(), claim());
+        assert_eq!(ids(&d0), ["d0"]);
+        assert_eq!(ids(&d1), ["d1"]);
+        assert_eq!(ids(&b), ["d3"], "b's job while a holds two");
+        assert!(
+            claim().is_empty(),
+            "a and b at the last free workers' limit"
         );
-        let record = |job: &Option<Job>, outcome: &Outcome, next: ClaimNext| {
-            settle_and_claim(&conn, job.as_ref().expect("job"), outcome, next).expect("record")
+        // What a delivery worker's record does (`delivery::run`): settle, then claim.
+        let record = |job: &Job, outcome: &Outcome, next: ClaimNext| {
+            settle(&conn, job, outcome).expect("settle");
+            next.claim(&conn).expect("claim")
         };
         // b done: a's two running deliveries are its share of the last free workers.
         assert!(
-            record(&d3, &Outcome::Done, next).is_none(),
+            record(&b[0], &Outcome::Done, next).is_empty(),
             "a holds its share"
         );
         // d0 done: a runs one, may run two: the same transaction claims d2.
-        let d2 = record(&d0, &Outcome::Done, next);
-        assert_eq!(ids(&[&d2]), ["d2"]);
+        let d2 = record(&d0[0], &Outcome::Done, next);
+        assert_eq!(ids(&d2), ["d2"]);
         // d1 retried later: neither it nor c's future job is due.
         let retry = Outcome::Retry {
             after: Duration::from_secs(60),
             error: "HTTP 500".into(),
         };
-        assert!(record(&d1, &retry, next).is_none(), "nothing due");
+        assert!(record(&d1[0], &retry, next).is_empty(), "nothing due");
         let rows = db::testing::jobs(&conn);
         let rows: Vec<(&str, &str, i64)> = rows
             .iter()
@@ -252,6 +257,6 @@ mod tests {
             "done jobs deleted, the claimed one running"
         );
         // Without a share (the SAT lane, or stopping) the record only settles.
-        assert!(record(&d2, &Outcome::Done, ClaimNext(None)).is_none());
+        assert!(record(&d2[0], &Outcome::Done, ClaimNext(None)).is_empty());
     }
 }

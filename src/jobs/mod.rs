@@ -2,9 +2,10 @@
 //!
 //! Each job goes: claim (a short write transaction) -> run (no transaction held, so the
 //! SAT's latency or a webhook call never holds SQLite's write lock) -> record the
-//! outcome (a second short transaction). A delivery worker claims its next delivery in
-//! that second transaction (`lanes::settle_and_claim`), so a busy one commits once per
-//! delivery. Workers sleep on the database's waker, which a transaction that queued
+//! outcome (a second short transaction). A delivery worker takes several deliveries to
+//! one webhook at a time (`lanes::DELIVERY_BATCH`), records them together and claims its
+//! next ones in that same transaction (`delivery::run`), so a busy one commits once per
+//! batch. Workers sleep on the database's waker, which a transaction that queued
 //! work signals once it commits (`db::Tx`), so new work starts at once; the sleep is bounded by the next scheduled job.
 //! At start, jobs left `running` by a crash (claimed next deliveries included) go back
 //! to the queue.
@@ -20,8 +21,9 @@ pub mod scheduler;
 
 use crate::app::Context;
 use crate::db::{self, jobs::Job, jobs::Kind};
-use lanes::{settle_and_claim, ClaimNext, DeliveryShare, Lane, Lanes};
+use lanes::{DeliveryShare, Lane, Lanes};
 pub use outcome::{backoff, settle, Outcome};
+use outcome::{log_end, log_failure, record, record_failure};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -86,21 +88,25 @@ impl Workers {
 fn worker_loop(ctx: &Context, lane: Lane) {
     let work = lane.work();
     let waker = ctx.db.waker();
-    // A delivery worker's next job, claimed when its last one was recorded.
-    let mut next = None;
+    // A delivery worker's next deliveries (and their organization), claimed when its
+    // last ones were recorded, and how many it takes at once.
+    let mut next = Vec::new();
     while !ctx.stopping() {
         let seen = waker.current(work);
-        let claimed = match next.take() {
-            Some(job) => Ok(Some(job)),
-            None => claim(ctx, lane),
+        let claimed = match next.is_empty() {
+            true => claim(ctx, lane),
+            false => Ok(std::mem::take(&mut next)),
         };
         match claimed {
-            Ok(Some(job)) => {
+            Ok(jobs) if !jobs.is_empty() => {
                 // There may be more: pass the wake on to one sleeping worker (`db::Waker`).
                 waker.wake_one(work);
-                next = run(ctx, job, lane);
+                match lane {
+                    Lane::Deliveries(_) => next = delivery::run(ctx, jobs, lane),
+                    Lane::Sat(_) => jobs.into_iter().for_each(|job| run(ctx, job)),
+                }
             }
-            Ok(None) => waker.wait(work, seen, sleep_budget(ctx, lane)),
+            Ok(_) => waker.wait(work, seen, sleep_budget(ctx, lane)),
             Err(e) => {
                 log::error!("job claim failed: {e:#}");
                 waker.wait(work, seen, IDLE_POLL);
@@ -109,7 +115,7 @@ fn worker_loop(ctx: &Context, lane: Lane) {
     }
 }
 
-fn claim(ctx: &Context, lane: Lane) -> anyhow::Result<Option<Job>> {
+fn claim(ctx: &Context, lane: Lane) -> anyhow::Result<Vec<Job>> {
     let now = crate::time::now();
     ctx.db.tx(|tx| lanes::claim(tx, lane, &now))
 }
@@ -135,90 +141,22 @@ fn sleep_budget(ctx: &Context, lane: Lane) -> Duration {
     }
 }
 
-/// Runs `job` and records its outcome; returns the worker's next job when the record
-/// claimed one (`settle_and_claim`).
-fn run(ctx: &Context, job: Job, lane: Lane) -> Option<Job> {
+/// Runs a validation or an extraction and records its outcome.
+fn run(ctx: &Context, job: Job) {
     // The job's log lines, and the jobs it queues, carry the request that caused it.
     let _origin = crate::origin::enter(job.request_id.clone());
     let started = std::time::Instant::now();
     let result = match job.kind {
         Kind::ValidateCredential => credential::run(ctx, &job),
         Kind::RunExtraction => extraction::run(ctx, &job),
-        Kind::DeliverWebhook => delivery::run(ctx, &job, lane),
+        Kind::DeliverWebhook => Err(anyhow::anyhow!("a delivery on a SAT worker")),
     };
-    // A database that stayed locked past the busy timeout is load, not a fault: the job
-    // runs again soon without spending one of its attempts. Anything else is a handler
-    // bug or a database failure: retried later with backoff rather than lose the work.
-    if let Err(e) = &result {
-        if db::is_busy(e) {
-            log::warn!("job {} ({}) postponed: {e:#}", job.id, job.kind.as_str());
-        } else {
-            log::error!("job {} ({}) failed: {e:#}", job.id, job.kind.as_str());
-        }
-    }
-    let record = || match &result {
-        Ok(Outcome::Settled(next)) => Ok(next.clone()),
-        Ok(outcome) => ctx
-            .db
-            .tx(|tx| settle_and_claim(tx, &job, outcome, ClaimNext::new(ctx, lane))),
-        Err(e) if db::is_busy(e) => ctx.db.tx(|tx| {
-            let run_at = crate::time::after(BUSY_RETRY);
-            db::jobs::reschedule_uncounted(tx, job.id, &run_at, &format!("{e:#}"))?;
-            Ok(None)
-        }),
-        Err(e) => ctx.db.tx(|tx| {
-            let run_at = crate::time::after(backoff(job.attempts));
-            db::jobs::reschedule(tx, job.id, &run_at, &format!("{e:#}"))?;
-            Ok(None)
-        }),
-    };
-    // An unrecorded outcome would leave the job `running` until the next start: a
-    // database that is only busy is waited out (the work itself is done or durable).
-    let next = loop {
-        match record() {
-            Ok(next) => break next,
-            Err(e) if db::is_busy(&e) && !ctx.stopping() => {
-                log::warn!("recording the outcome of job {} waits: {e:#}", job.id);
-                std::thread::sleep(BUSY_RETRY);
-            }
-            Err(e) => {
-                log::error!("cannot record the outcome of job {}: {e:#}", job.id);
-                break None;
-            }
-        }
-    };
-    log_end(&job, &result, started.elapsed());
-    // Finishing a job may unblock the next one of its serial key or organization: this
-    // worker claims again before it sleeps, and passes the wake on if it finds one.
-    next
+    log_failure(&job, &result);
+    record(ctx, &[job.id], || {
+        ctx.db.tx(|tx| match &result {
+            Ok(outcome) => settle(tx, &job, outcome),
+            Err(e) => record_failure(tx, &job, e),
+        })
+    });
+    log_end(&job, result.as_ref(), started.elapsed());
 }
-
-/// One line per job run: at `info` for validations and extractions; at `debug` for
-/// deliveries, which can run thousands a second and have their own log in the API.
-fn log_end(job: &Job, result: &anyhow::Result<Outcome>, took: Duration) {
-    let outcome = match result {
-        Ok(Outcome::Done | Outcome::Settled(_)) => "done",
-        Ok(Outcome::Retry { .. }) | Err(_) => "retry",
-        Ok(Outcome::Wait { .. }) => "wait",
-    };
-    let level = match job.kind {
-        Kind::DeliverWebhook => log::Level::Debug,
-        _ => log::Level::Info,
-    };
-    log::log!(
-        level,
-        job_id = job.id,
-        kind = job.kind.as_str(),
-        target_id = job.target_id.as_str(),
-        attempt = job.attempts,
-        outcome = outcome,
-        duration_ms = took.as_millis() as u64;
-        "job {} {} {}: {outcome}",
-        job.id,
-        job.kind.as_str(),
-        job.target_id
-    );
-}
-
-/// When a job the busy database stopped runs again.
-const BUSY_RETRY: Duration = Duration::from_secs(1);

@@ -80,3 +80,31 @@ fn a_21st_webhook_is_refused_with_422_on_body_when_an_org_has_20() {
     client.delete(&format!("/v1/webhooks/{first}")).expect(204);
     client.create_webhook(&receiver.url(), None);
 }
+
+#[test]
+fn a_hanging_webhook_holds_back_only_its_own_deliveries_in_its_organization() {
+    // A worker sends a batch of one webhook's deliveries in turn: the hanging webhook's
+    // batch must not hold back the same organization's other webhook.
+    let app = TestApp::spawn_with(&["--webhook-timeout", "60s", "--webhook-retry-schedule", "0s"]);
+    let hanging = Receiver::start();
+    hanging.set_default(Reply::Hang(Duration::from_secs(120)));
+    let answering = Receiver::start();
+    let a = app.client();
+    a.create_webhook(&hanging.url(), None);
+    a.create_webhook(&answering.url(), None);
+    let started = Instant::now();
+    // Fewer hanging deliveries than the organization's share of workers (8 of 16), so
+    // only a batch that mixed the two webhooks could hold the answering one back.
+    for _ in 0..4 {
+        a.create_entity(&tax_id("HLD"), "12345678");
+    }
+    hanging.wait_for(1, DEADLINE);
+    // An event for each entity's validation at least, answered long before the hanging
+    // receiver's first attempt could time out.
+    answering.wait_for(4, Duration::from_secs(40));
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the answering webhook waited {:?}",
+        started.elapsed()
+    );
+}
