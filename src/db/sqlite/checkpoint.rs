@@ -134,13 +134,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_large_wal_is_truncated_while_writers_and_readers_never_pause() {
+    /// A database of `connections` with a `blobs` table, its WAL checkpointed only by us.
+    fn blobs(connections: u32) -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open_with(dir.path(), 4, Checkpoints::Background).expect("db");
-        let wal = dir.path().join("cfdi-extract.db-wal");
+        let db = Db::open_with(dir.path(), connections, Checkpoints::Background).expect("db");
         db.tx(|tx| Ok(tx.execute_batch("CREATE TABLE blobs (b BLOB)")?))
             .expect("table");
+        (dir, db)
+    }
+
+    #[test]
+    fn a_large_wal_is_truncated_while_writers_and_readers_never_pause() {
+        let (dir, db) = blobs(4);
+        let wal = dir.path().join("cfdi-extract.db-wal");
         let checkpointer = Checkpointer::start_with(&db, 64).expect("start");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         // A reader that always holds a snapshot of the WAL, as a busy server's do.
@@ -178,11 +184,8 @@ mod tests {
 
     #[test]
     fn the_wal_stays_bounded_while_four_writers_commit_large_batches_without_pause() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let db = Db::open_with(dir.path(), 6, Checkpoints::Background).expect("db");
+        let (dir, db) = blobs(6);
         let wal = dir.path().join("cfdi-extract.db-wal");
-        db.tx(|tx| Ok(tx.execute_batch("CREATE TABLE blobs (b BLOB)")?))
-            .expect("table");
         // 256 frames of 8 KiB: a 2 MiB WAL is restarted.
         let checkpointer = Checkpointer::start_with(&db, 256).expect("start");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
