@@ -67,10 +67,7 @@ pub fn enqueue_for_org(
     org_id: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
-    tx.queued_work(match kind {
-        Kind::DeliverWebhook => Work::Deliveries,
-        Kind::ValidateCredential | Kind::RunExtraction => Work::Sat,
-    });
+    tx.queued_work(work_of(kind));
     let mut insert = tx.prepare_cached(
         "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
          VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
@@ -206,6 +203,14 @@ const BATCH_WINDOW: usize = 64;
 const WEBHOOK_OF_SERIAL_KEY: &str =
     "COALESCE(substr(serial_key, 1, instr(serial_key, '|') - 1), '')";
 
+/// Which workers run a kind of job.
+fn work_of(kind: Kind) -> Work {
+    match kind {
+        Kind::DeliverWebhook => Work::Deliveries,
+        Kind::ValidateCredential | Kind::RunExtraction => Work::Sat,
+    }
+}
+
 /// A job waits while an older job of its serial key exists (queued or running).
 const HEADS_ITS_SERIAL_KEY: &str = "(serial_key IS NULL OR NOT EXISTS (
     SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))";
@@ -258,6 +263,18 @@ pub fn reschedule(conn: &Connection, id: i64, run_at: &str, error: &str) -> anyh
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL WHERE id = ?1",
     )?
     .execute(params![id, run_at, error])?;
+    Ok(())
+}
+
+/// Puts claimed jobs a worker did not run back in the queue, due now and without counting
+/// an attempt, and wakes the other workers of their kind for them.
+pub fn release(tx: &Tx, kind: Kind, ids: &[i64], reason: &str) -> anyhow::Result<()> {
+    for &id in ids {
+        reschedule_uncounted(tx, id, &crate::time::now(), reason)?;
+    }
+    if !ids.is_empty() {
+        tx.queued_work(work_of(kind));
+    }
     Ok(())
 }
 

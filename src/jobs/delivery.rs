@@ -2,9 +2,10 @@
 //! on the retry schedule or a final `succeeded` / `failed`. A worker sends its batch
 //! (`lanes::DELIVERY_BATCH`) in turn, then one transaction logs every attempt and claims
 //! the worker's next batch (`ClaimNext`). After a slow send the rest of the batch goes
-//! back to the queue unsent, for the other workers to send beside this one.
+//! back to the queue unsent and wakes the other workers to send it beside this one,
+//! which takes a single delivery next.
 
-use super::lanes::{ClaimNext, Lane};
+use super::lanes::{ClaimNext, Lane, DELIVERY_BATCH};
 use super::outcome::{log_end, log_failure, record, record_failure, settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
@@ -33,11 +34,12 @@ pub fn agent(timeout: Duration, block_private: bool) -> ureq::Agent {
     )
 }
 
-/// A send slower than this is a slow receiver's: one at a time from then on.
+/// A send slower than this is a slow receiver's: the rest of its batch goes to the
+/// other workers.
 const SLOW_SEND: Duration = Duration::from_millis(50);
 
-/// Sends each of a worker's claimed deliveries (of `org`) in turn, then records them all
-/// and claims the worker's next ones in one transaction; returns those.
+/// Sends each of a worker's claimed deliveries in turn, then records them all and claims
+/// the worker's next ones in one transaction; returns those.
 pub(super) fn run(ctx: &Context, jobs: Vec<Job>, lane: Lane) -> Vec<Job> {
     let mut tried = Vec::with_capacity(jobs.len());
     let mut slow = false;
@@ -54,6 +56,11 @@ pub(super) fn run(ctx: &Context, jobs: Vec<Job>, lane: Lane) -> Vec<Job> {
         tried.push((job, result, started.elapsed()));
     }
     let ids: Vec<i64> = tried.iter().map(|(job, ..)| job.id).collect();
+    let unsent: Vec<i64> = tried
+        .iter()
+        .filter(|(_, result, _)| result.is_none())
+        .map(|(job, ..)| job.id)
+        .collect();
     let next = record(ctx, &ids, || {
         ctx.db.tx(|tx| {
             for (job, result, _) in &tried {
@@ -73,15 +80,17 @@ pub(super) fn run(ctx: &Context, jobs: Vec<Job>, lane: Lane) -> Vec<Job> {
                         settle(tx, job, &sent.outcome)?;
                     }
                     Some(Err(e)) => record_failure(tx, job, e)?,
-                    None => db::jobs::reschedule_uncounted(
-                        tx,
-                        job.id,
-                        &crate::time::now(),
-                        "not sent yet: the server stopped, or a slow send came before it",
-                    )?,
+                    None => {}
                 }
             }
-            ClaimNext::new(ctx, lane).claim(tx)
+            db::jobs::release(
+                tx,
+                db::jobs::Kind::DeliverWebhook,
+                &unsent,
+                "not sent yet: the server stopped, or a slow send came before it",
+            )?;
+            // After a slow send, one: the released ones are the other workers'.
+            ClaimNext::new(ctx, lane).claim(tx, if slow { 1 } else { DELIVERY_BATCH })
         })
     });
     for (job, result, took) in &tried {

@@ -97,14 +97,20 @@ pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Vec<
             let allowed = lanes.allowed(db::jobs::running_sat_jobs(tx)?);
             Ok(db::jobs::claim(tx, now, allowed)?.into_iter().collect())
         }
-        Lane::Deliveries(share) => claim_deliveries(tx, share, now),
+        Lane::Deliveries(share) => claim_deliveries(tx, share, now, DELIVERY_BATCH),
     }
 }
 
-/// Claims the next due deliveries within the organizations' shares (`DeliveryShare`).
-fn claim_deliveries(tx: &db::Conn, share: DeliveryShare, now: &str) -> anyhow::Result<Vec<Job>> {
+/// Claims up to `batch` next due deliveries within the organizations' shares
+/// (`DeliveryShare`).
+fn claim_deliveries(
+    tx: &db::Conn,
+    share: DeliveryShare,
+    now: &str,
+    batch: usize,
+) -> anyhow::Result<Vec<Job>> {
     let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
-    db::jobs::claim_deliveries(tx, now, limit, DELIVERY_BATCH)
+    db::jobs::claim_deliveries(tx, now, limit, batch)
 }
 
 /// Who claims a next job in the transaction that records an outcome: a delivery worker
@@ -125,9 +131,10 @@ impl ClaimNext {
     /// were recorded there, so that those no longer count against their organization's
     /// share. They are `running` from the commit on, as after `claim`: a crash before
     /// they run puts them back (`recover`).
-    pub(super) fn claim(self, tx: &db::Conn) -> anyhow::Result<Vec<Job>> {
+    /// `batch`: at most how many (`DELIVERY_BATCH`, or one after a slow send).
+    pub(super) fn claim(self, tx: &db::Conn, batch: usize) -> anyhow::Result<Vec<Job>> {
         match self.0 {
-            Some(share) => claim_deliveries(tx, share, &crate::time::now()),
+            Some(share) => claim_deliveries(tx, share, &crate::time::now(), batch),
             None => Ok(Vec::new()),
         }
     }
@@ -210,7 +217,8 @@ mod tests {
         // Four workers: two per organization, the last two free ones for idle organizations.
         let share = DeliveryShare::for_workers(4);
         let next = ClaimNext(Some(share));
-        let claim = || claim_deliveries(&conn, share, &crate::time::now()).expect("claim");
+        let claim =
+            || claim_deliveries(&conn, share, &crate::time::now(), DELIVERY_BATCH).expect("claim");
         let ids =
             |jobs: &[Job]| -> Vec<String> { jobs.iter().map(|j| j.target_id.clone()).collect() };
         // No webhook in their serial keys: batches of one. a runs two, then b's while a
@@ -226,7 +234,7 @@ mod tests {
         // What a delivery worker's record does (`delivery::run`): settle, then claim.
         let record = |job: &Job, outcome: &Outcome, next: ClaimNext| {
             settle(&conn, job, outcome).expect("settle");
-            next.claim(&conn).expect("claim")
+            next.claim(&conn, DELIVERY_BATCH).expect("claim")
         };
         // b done: a's two running deliveries are its share of the last free workers.
         assert!(

@@ -88,8 +88,7 @@ impl Workers {
 fn worker_loop(ctx: &Context, lane: Lane) {
     let work = lane.work();
     let waker = ctx.db.waker();
-    // A delivery worker's next deliveries (and their organization), claimed when its
-    // last ones were recorded, and how many it takes at once.
+    // A delivery worker's next deliveries, claimed when its last ones were recorded.
     let mut next = Vec::new();
     while !ctx.stopping() {
         let seen = waker.current(work);

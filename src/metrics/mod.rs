@@ -41,7 +41,7 @@ struct DeliveryLabels {
 struct SatCallLabels {
     /// `web_service` (the e.firma channel), `portal` (the CIEC channel) or `status`.
     service: String,
-    /// The web service's operation, the portal's kind of request, or `consulta`.
+    /// The web service's operation, the portal page's host and path, or `consulta`.
     call: String,
 }
 

@@ -3,6 +3,7 @@
 //! deliveries; and an organization has at most 20 webhooks.
 
 use crate::common::app::{eventually, tax_id, TestApp, DEADLINE};
+use crate::common::invoices::{date, extract, id_of, processed, valid_entity};
 use crate::common::receiver::{Receiver, Reply};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -106,5 +107,33 @@ fn a_hanging_webhook_holds_back_only_its_own_deliveries_in_its_organization() {
         started.elapsed() < Duration::from_secs(60),
         "the answering webhook waited {:?}",
         started.elapsed()
+    );
+}
+
+#[test]
+fn a_slow_receivers_burst_goes_out_side_by_side_not_one_batch_in_turn() {
+    // One extraction's invoice.created events, committed together, to a receiver that
+    // never answers within the timeout: after the first slow send the rest of the batch
+    // goes to the other workers, so attempts overlap instead of coming a timeout apart.
+    let app = TestApp::spawn_with(&["--webhook-timeout", "1s", "--webhook-retry-schedule", "0s"]);
+    let client = app.client();
+    let entity = id_of(&valid_entity(&client, "H&E951128469", "sandbox1"));
+    let slow = Receiver::start();
+    slow.set_default(Reply::Hang(Duration::from_secs(30)));
+    client.create_webhook(&slow.url(), Some(&["invoice.created"]));
+    let day = date("2026-01-05");
+    let n = processed(&extract(&client, &entity, day, day, "issued"));
+    assert!(n >= 4, "a burst: {n} invoices");
+    let arrivals: Vec<Instant> = slow.wait_for(4, DEADLINE).iter().map(|r| r.at).collect();
+    // One worker sending its batch in turn would space every attempt a timeout (1 s)
+    // apart; side by side, some two come well within it.
+    let closest = arrivals
+        .windows(2)
+        .map(|w| w[1].saturating_duration_since(w[0]))
+        .min()
+        .expect("two arrivals");
+    assert!(
+        closest < Duration::from_millis(900),
+        "attempts came one timeout apart: {arrivals:?}"
     );
 }
