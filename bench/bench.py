@@ -59,9 +59,9 @@ def stop_all():
 
 
 class Server:
-    def __init__(self, data_dir, *extra):
+    def __init__(self, data_dir, *extra, binary=None):
         self.data_dir = data_dir
-        args = [BIN, "serve", "--data-dir", data_dir, "--port", "0", "--sim-latency", "0ms",
+        args = [binary or BIN, "serve", "--data-dir", data_dir, "--port", "0", "--sim-latency", "0ms",
                 "--webhook-timeout", "5s", *extra]
         # Warnings and errors only (RUST_LOG is the server's default), kept beside the
         # data directory so a failed run can be explained.
@@ -744,6 +744,39 @@ def fanout_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def listing_only():
+    """`bench/run listing`: only the listing rows (3, 14) on BENCH_INVOICES seeded
+    invoices. BENCH_BEFORE=path measures another binary on the same data first, for a
+    side by side of a change. Prints the rows, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    data_dir = os.path.join(tmp, "main")
+    server = Server(data_dir)
+    big = new_user(data_dir, "Big")
+    n, seconds = seed(server, big, "M", MILLION)
+    log(f"seeded {n} invoices in {seconds:.0f}s")
+    _, first = call(server, "GET", "/v1/entities?limit=1", big)
+    entity = first["data"][0]["id"]
+    _, newest = call(server, "GET", "/v1/invoices?limit=1", big)
+    since = urllib.parse.quote(newest["data"][0]["updated_at"])
+    server.stop()
+    paths = {"page": "/v1/invoices?limit=50",
+             "filtered": f"/v1/invoices?limit=50&entity_id={entity}&issued_from=2024-03-01&issued_to=2024-03-31&type=I",
+             "changes since": f"/v1/invoices?limit=50&order=updated_at_asc&updated_since={since}"}
+    before = os.environ.get("BENCH_BEFORE")
+    for label, binary in ([("before", before)] if before else []) + [("this build", BIN)]:
+        server = Server(data_dir, binary=binary)
+        call(server, "GET", "/v1/invoices", big)
+        for what, path in paths.items():
+            runs = repeat(lambda: wrk(server.base + path, header=f"Authorization: {basic(big)}"))
+            print(f"| 3 | {label}: {what}, {n:,} invoices | {median_of(runs, 'rps'):,.0f} req/s, "
+                  f"p99 {median_of(runs, 'p99'):.1f} ms |", flush=True)
+        server.stop()
+    ceiling = side_by_side.listing_reference(ROOT, data_dir, big[0], DURATION)
+    print(f"| 14 | the page query in Python's sqlite3 | {ceiling['one']:,.0f} pages/s on 1 connection, "
+          f"{ceiling['cores']:,.0f} on {os.cpu_count()} |")
+    subprocess.run(["rm", "-rf", tmp])
+
+
 def status_only():
     """`bench/run status`: only scenario 15 (SAT status checks a second against the local
     fake) on BENCH_STATUS_INVOICES seeded invoices; prints the row, writes nothing."""
@@ -754,5 +787,5 @@ def status_only():
 
 
 if __name__ == "__main__":
-    modes = {"exports": exports_only, "fanout": fanout_only, "status": status_only}
+    modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

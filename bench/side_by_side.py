@@ -55,25 +55,30 @@ def satcfdi(root, tmp, row):
 
 
 def _page_sql(root):
-    """The first page of `GET /v1/invoices` as src/db/invoices/mod.rs builds it: the same
-    json_object view (read from the source, so the two cannot drift), same filter, order
-    and limit + 1."""
-    source = open(os.path.join(root, "src", "db", "invoices", "mod.rs")).read()
-    view = re.search(r'const VIEW_JSON: &str = "(.*?)";', source, re.S).group(1)
-    return (f"SELECT id, issued_at, updated_at, {view} FROM invoices WHERE org_id = ? AND xml_processed = 1"
+    """The first page of `GET /v1/invoices` as src/db/invoices builds it: the same
+    columns and 69-B join (read from the source, so the two cannot drift), same filter,
+    order and limit + 1."""
+    source = open(os.path.join(root, "src", "db", "invoices", "view.rs")).read()
+
+    def const(name):
+        text = re.search(rf'const {name}: &str = "(.*?)";', source, re.S).group(1)
+        return re.sub(r"\\\n\s*", "", text)  # Rust's line continuations
+
+    return (f"SELECT {const('COLUMNS')} FROM invoices{const('EFOS_JOIN')} WHERE org_id = ? AND xml_processed = 1"
             " ORDER BY issued_at DESC, id DESC LIMIT 51")
 
 
 def _pages(db_path, sql, org_id, seconds, out):
-    """Pages per second on one connection: query, then the envelope as one string."""
+    """Pages per second on one connection: query, then the rows and cursor as one JSON
+    text (the service renders each row as an object; this renders it as an array)."""
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA cache_size = -4096")  # as each of the server's connections
     n, deadline = 0, time.perf_counter() + seconds
     start = time.perf_counter()
     while time.perf_counter() < deadline:
         rows = conn.execute(sql, (org_id,)).fetchall()
-        cursor = json.dumps([rows[49][1], rows[49][0]]) if len(rows) > 50 else "null"
-        page = '{"data":[' + ",".join(r[3] for r in rows[:50]) + '],"next_cursor":' + cursor + "}"
+        cursor = [rows[49][8], rows[49][0]] if len(rows) > 50 else None
+        page = json.dumps({"data": rows[:50], "next_cursor": cursor})
         n += bool(page)
     out.put(n / (time.perf_counter() - start))
     conn.close()

@@ -5,6 +5,7 @@
 mod plans;
 pub mod relations;
 pub mod sat_status;
+mod view;
 pub mod write;
 
 use crate::cfdi::Item;
@@ -70,39 +71,6 @@ impl Order {
         }
     }
 }
-
-/// The invoice view, rendered by SQLite as JSON text. Pages splice these strings as they
-/// are: building a `serde_json::Value` per field took most of a listing's CPU. Money
-/// columns hold decimal text written from rust_decimal, and `json()` keeps a number's
-/// digits exactly as written, so amounts stay exact JSON numbers.
-const VIEW_JSON: &str = "json_object(
-    'id', id, 'entity_id', entity_id, 'uuid', uuid, 'direction', direction, 'type', type,
-    'version', version, 'series', series, 'folio', folio, 'issued_at', issued_at,
-    'certified_at', certified_at,
-    'issuer', json_object('tax_id', issuer_tax_id, 'name', issuer_name, 'tax_regime', issuer_tax_regime),
-    'receiver', json_object('tax_id', receiver_tax_id, 'name', receiver_name, 'cfdi_use', receiver_cfdi_use),
-    'currency', currency, 'exchange_rate', json(exchange_rate), 'subtotal', json(subtotal),
-    'discount', json(discount), 'taxes_transferred', json(taxes_transferred),
-    'taxes_withheld', json(taxes_withheld), 'total', json(total),
-    'payment_method', payment_method, 'payment_form', payment_form, 'status', status,
-    'cancelled_at', cancelled_at, 'has_pdf', json(iif(has_pdf, 'true', 'false')),
-    'paid_amount', json(paid_amount), 'due_amount', json(due_amount),
-    'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
-    'payment_conflicts', json(iif(payment_conflicts, 'true', 'false')),
-    'items_count', coalesce(items_count, 0),
-    'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
-        'state', sat_state, 'cancellable', sat_cancellable,
-        'cancellation_status', sat_cancellation_status, 'efos', sat_efos,
-        'checked_at', sat_checked_at, 'next_check_at', sat_check_at) END),
-    'counterparty_69b', json((SELECT json_object('tax_id', e.rfc, 'name', e.name, 'situation', e.situation,
-        'presumed', json_object('sat', e.presumed_sat, 'dof', e.presumed_dof),
-        'disproved', json_object('sat', e.disproved_sat, 'dof', e.disproved_dof),
-        'definitive', json_object('sat', e.definitive_sat, 'dof', e.definitive_dof),
-        'favorable_ruling', json_object('sat', e.favorable_sat, 'dof', e.favorable_dof),
-        'list_version', e.list_id)
-      FROM efos_entries e
-      WHERE e.rfc = upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id)))),
-    'created_at', created_at, 'updated_at', updated_at)";
 
 /// Concepts per stored page, and the most an invoice object carries (its first page);
 /// `GET /v1/invoices/{id}/items` pages through all of them.
@@ -174,7 +142,9 @@ fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 13]
 /// The list's SQL for `f`, with the keyset condition when a page follows a cursor.
 fn list_sql(f: &Filter, after_cursor: bool) -> String {
     let mut sql = format!(
-        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM invoices WHERE org_id = :org AND xml_processed = 1"
+        "SELECT {} FROM invoices{} WHERE org_id = :org AND xml_processed = 1",
+        view::COLUMNS,
+        view::EFOS_JOIN
     );
     for (_, value, clause) in conditions(f) {
         if value.is_some() {
@@ -184,7 +154,7 @@ fn list_sql(f: &Filter, after_cursor: bool) -> String {
     if let Some(situation) = &f.counterparty_69b {
         sql.push_str(
             " AND EXISTS (SELECT 1 FROM efos_entries e
-            WHERE e.rfc = upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))",
+            WHERE e.rfc = upper(CASE WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END)",
         );
         if situation != "listed" {
             sql.push_str(" AND e.situation = :counterparty_69b");
@@ -250,10 +220,10 @@ pub fn list(
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(args.as_slice(), |r| {
         Ok(InvoiceRow {
+            view: view::render(r)?,
             id: r.get(0)?,
-            issued_at: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            updated_at: r.get(2)?,
-            view: r.get(3)?,
+            issued_at: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+            updated_at: r.get(41)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -261,27 +231,30 @@ pub fn list(
 
 /// An invoice as `GET /v1/invoices/{id}` shows it, as JSON text: the view with its first
 /// page of concepts and, for a complement, its payments. The stored JSON texts are
-/// spliced into SQLite's view as they are, never parsed: invoice events render one of
+/// spliced into the view as they are, never parsed: invoice events render one of
 /// these per invoice an extraction changes, and parsing was most of that time.
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     let row = conn
         .prepare_cached(&format!(
-            "SELECT {VIEW_JSON}, items_json, coalesce(items_count, 0), payments_json FROM invoices
-             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1"
+            "SELECT {}, items_json, coalesce(items_count, 0), payments_json FROM invoices{}
+             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+            view::COLUMNS,
+            view::EFOS_JOIN
         ))?
         .query_row(params![id, org_id], |r| {
+            let w = view::WIDTH;
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, Option<String>>(3)?,
+                view::render(r)?,
+                r.get::<_, Option<String>>(w)?,
+                r.get::<_, i64>(w + 1)?,
+                r.get::<_, Option<String>>(w + 2)?,
             ))
         })
         .optional()?;
     let Some((mut json, items, count, payments)) = row else {
         return Ok(None);
     };
-    // json_object() always ends its (non-empty) object with `}`: reopen it.
+    // The view is an object, so it ends with `}`: reopen it.
     anyhow::ensure!(json.ends_with('}'), "the invoice view is not a JSON object");
     json.pop();
     // `items_json` holds the first ITEMS_PAGE concepts (`first_items`).
