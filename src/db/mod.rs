@@ -26,6 +26,7 @@ pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;
 pub mod settings;
+pub mod sql;
 mod sqlite;
 pub mod stats;
 pub mod summary;

@@ -1,6 +1,7 @@
 //! SQL for `users`. Emails are stored lower-cased and compared that way.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use super::sql::{params, Row};
+use super::Conn;
 
 #[derive(Debug, Clone)]
 pub struct User {
@@ -15,12 +16,7 @@ pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
-pub fn insert(
-    conn: &Connection,
-    org_id: &str,
-    email: &str,
-    password_hash: &str,
-) -> anyhow::Result<User> {
+pub fn insert(conn: &Conn, org_id: &str, email: &str, password_hash: &str) -> anyhow::Result<User> {
     let now = crate::time::now();
     let user = User {
         id: uuid::Uuid::now_v7().to_string(),
@@ -29,7 +25,7 @@ pub fn insert(
         password_hash: password_hash.to_string(),
         created_at: now.clone(),
     };
-    conn.execute(
+    conn.exec(
         "INSERT INTO users (id, org_id, email, password_hash, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
         params![user.id, user.org_id, user.email, user.password_hash, now],
@@ -37,38 +33,37 @@ pub fn insert(
     Ok(user)
 }
 
-pub fn find_by_email(conn: &Connection, email: &str) -> anyhow::Result<Option<User>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, org_id, email, password_hash, created_at FROM users WHERE email = ?1",
-        )?
-        .query_row([normalize_email(email)], from_row)
-        .optional()?)
+pub fn find_by_email(conn: &Conn, email: &str) -> anyhow::Result<Option<User>> {
+    conn.opt(
+        "SELECT id, org_id, email, password_hash, created_at FROM users WHERE email = ?1",
+        params![normalize_email(email)],
+        from_row,
+    )
 }
 
-pub fn list(conn: &Connection, org_id: Option<&str>) -> anyhow::Result<Vec<User>> {
-    let mut stmt = conn.prepare(
+pub fn list(conn: &Conn, org_id: Option<&str>) -> anyhow::Result<Vec<User>> {
+    conn.all(
         "SELECT id, org_id, email, password_hash, created_at FROM users
          WHERE ?1 IS NULL OR org_id = ?1 ORDER BY email",
-    )?;
-    let rows = stmt.query_map([org_id], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        params![org_id],
+        from_row,
+    )
 }
 
-pub fn count(conn: &Connection) -> anyhow::Result<i64> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM users", [], |r| r.get(0))?)
+pub fn count(conn: &Conn) -> anyhow::Result<i64> {
+    conn.one("SELECT COUNT(*) FROM users", params![], |r| r.get(0))
 }
 
 /// Returns false when no user has that email.
-pub fn set_password(conn: &Connection, email: &str, password_hash: &str) -> anyhow::Result<bool> {
-    let n = conn.execute(
+pub fn set_password(conn: &Conn, email: &str, password_hash: &str) -> anyhow::Result<bool> {
+    let n = conn.exec(
         "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE email = ?1",
         params![normalize_email(email), password_hash, crate::time::now()],
     )?;
     Ok(n == 1)
 }
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<User> {
+fn from_row(r: &Row) -> anyhow::Result<User> {
     Ok(User {
         id: r.get(0)?,
         org_id: r.get(1)?,

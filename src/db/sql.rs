@@ -1,0 +1,191 @@
+//! Statements, the engine-neutral half of the storage seam: the table modules run their
+//! SQL through these `Conn` methods and read columns through `Row`, never through the
+//! driver, so a second engine (PostgreSQL, issue 27) plugs in under them. SQL is
+//! written once, with numbered parameters (`?1`), in the subset both engines share.
+//!
+//! Statements are cached per connection (`prepare_cached`): the same few hundred texts
+//! run again and again, and parsing was a visible cost of every request.
+
+use super::Conn;
+use rusqlite::types::{FromSql, ValueRef};
+
+/// A value a statement binds.
+pub trait Param: rusqlite::ToSql {}
+
+impl<T: rusqlite::ToSql + ?Sized> Param for T {}
+
+/// A statement's parameters, in `?1`, `?2`... order.
+#[macro_export]
+macro_rules! sql_params {
+    () => { &[] as &[&dyn $crate::db::sql::Param] };
+    ($($p:expr),+ $(,)?) => { &[$(&$p as &dyn $crate::db::sql::Param),+] as &[&dyn $crate::db::sql::Param] };
+}
+pub use crate::sql_params as params;
+
+/// One row of a result.
+pub struct Row<'r>(&'r rusqlite::Row<'r>);
+
+impl Row<'_> {
+    /// Column `i` (from 0) as `T`; NULL only into an `Option`.
+    pub fn get<T: Column>(&self, i: usize) -> anyhow::Result<T> {
+        Ok(self.0.get::<_, Sqlite<T>>(i)?.0)
+    }
+
+    /// Column `i` as text borrowed from the row (no copy): NULL is `None`.
+    pub fn text(&self, i: usize) -> anyhow::Result<Option<&str>> {
+        match self.0.get_ref(i)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Text(t) => Ok(Some(std::str::from_utf8(t)?)),
+            other => anyhow::bail!("column {i} is {}, not text", other.data_type()),
+        }
+    }
+}
+
+/// What a column reads into.
+pub trait Column: Sized {
+    fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self>;
+}
+
+macro_rules! column_via_sqlite {
+    ($($t:ty),*) => {$(
+        impl Column for $t {
+            fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+                <$t as FromSql>::column_result(value)
+            }
+        }
+    )*};
+}
+column_via_sqlite!(i64, String, Vec<u8>, bool, f64);
+
+impl<T: Column> Column for Option<T> {
+    fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value {
+            ValueRef::Null => Ok(None),
+            v => T::from_sqlite(v).map(Some),
+        }
+    }
+}
+
+/// `Column` under rusqlite's own trait, for `rusqlite::Row::get`.
+struct Sqlite<T>(T);
+
+impl<T: Column> FromSql for Sqlite<T> {
+    fn column_result(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        T::from_sqlite(value).map(Sqlite)
+    }
+}
+
+fn bind<'p>(params: &'p [&'p dyn Param]) -> impl rusqlite::Params + 'p {
+    rusqlite::params_from_iter(params.iter().map(|p| *p as &dyn rusqlite::ToSql))
+}
+
+impl Conn {
+    /// Runs a statement that returns no rows; how many rows it changed.
+    pub fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
+        Ok(self.prepare_cached(sql)?.execute(bind(params))?)
+    }
+
+    /// Statements separated by `;`, without parameters (DDL, pragmas).
+    pub fn batch(&self, sql: &str) -> anyhow::Result<()> {
+        Ok(self.execute_batch(sql)?)
+    }
+
+    /// The first row, or `None` when there is none.
+    pub fn opt<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Option<T>> {
+        let mut stmt = self.prepare_cached(sql)?;
+        let mut rows = stmt.query(bind(params))?;
+        match rows.next()? {
+            Some(row) => f(&Row(row)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The first row, which must exist (an aggregate, a row just written).
+    pub fn one<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        self.opt(sql, params, f)?
+            .ok_or_else(|| anyhow::anyhow!("the statement returned no row: {sql}"))
+    }
+
+    /// Every row, mapped.
+    pub fn all<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut f: impl FnMut(&Row) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.each(sql, params, |row| {
+            out.push(f(row)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Every row, in turn, without collecting them.
+    pub fn each(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut f: impl FnMut(&Row) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut stmt = self.prepare_cached(sql)?;
+        let mut rows = stmt.query(bind(params))?;
+        while let Some(row) = rows.next()? {
+            f(&Row(row))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::params;
+    use crate::db::Memory;
+
+    #[test]
+    fn statements_bind_numbered_parameters_and_read_typed_columns() {
+        let db = Memory::new();
+        db.tx(|tx| {
+            tx.batch("CREATE TABLE t (n INTEGER, s TEXT, b BLOB)")?;
+            let changed = tx.exec(
+                "INSERT INTO t VALUES (?1, ?2, ?3), (?1 + 1, NULL, NULL)",
+                params![41_i64, "forty-one", vec![1_u8, 2]],
+            )?;
+            assert_eq!(changed, 2);
+            let first = tx.one("SELECT n, s, b FROM t ORDER BY n LIMIT 1", params![], |r| {
+                Ok((r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<Vec<u8>>(2)?))
+            })?;
+            assert_eq!(first, (41, "forty-one".to_string(), vec![1, 2]));
+            let texts = tx.all("SELECT s FROM t ORDER BY n", params![], |r| {
+                Ok(r.text(0)?.map(str::to_string))
+            })?;
+            assert_eq!(texts, [Some("forty-one".to_string()), None]);
+            let none = tx.opt("SELECT n FROM t WHERE n > ?1", params![100_i64], |r| {
+                r.get::<i64>(0)
+            })?;
+            assert_eq!(none, None);
+            let missing: Option<Option<String>> =
+                tx.opt("SELECT s FROM t WHERE n = 42", params![], |r| r.get(0))?;
+            assert_eq!(missing, Some(None), "NULL reads into an Option");
+            Ok(())
+        })
+        .expect("statements");
+    }
+
+    #[test]
+    fn a_null_into_a_plain_type_is_an_error_not_a_default() {
+        let db = Memory::new();
+        let read = db.tx(|tx| tx.one("SELECT NULL", params![], |r| r.get::<i64>(0)));
+        assert!(read.is_err());
+    }
+}
