@@ -5,8 +5,9 @@
 //! it back when it is read, byte for byte; the value lives in `certificates`, keyed by
 //! its SHA-256.
 
+use crate::db::sql::params;
+use crate::db::Conn;
 use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 /// What follows the attribute name's first letter (`C` in 3.3 and 4.0, `c` in 3.2).
@@ -84,19 +85,21 @@ pub fn join(rest: &[u8], certificate: &[u8]) -> anyhow::Result<Vec<u8>> {
 }
 
 /// The row id of `certificate`, stored by the first document that carries it.
-pub fn store(conn: &Connection, certificate: &Certificate) -> anyhow::Result<i64> {
-    let known: Option<i64> = conn
-        .prepare_cached("SELECT id FROM certificates WHERE sha256 = ?1")?
-        .query_row([&certificate.sha256[..]], |r| r.get(0))
-        .optional()?;
+pub fn store(conn: &Conn, certificate: &Certificate) -> anyhow::Result<i64> {
+    let sha256: &[u8] = &certificate.sha256;
+    let known: Option<i64> = conn.opt(
+        "SELECT id FROM certificates WHERE sha256 = ?1",
+        params![sha256],
+        |r| r.get(0),
+    )?;
     if let Some(id) = known {
         return Ok(id);
     }
-    Ok(conn
-        .prepare_cached("INSERT INTO certificates (sha256, content) VALUES (?1, ?2) RETURNING id")?
-        .query_row(params![&certificate.sha256[..], certificate.content], |r| {
-            r.get(0)
-        })?)
+    conn.one(
+        "INSERT INTO certificates (sha256, content) VALUES (?1, ?2) RETURNING id",
+        params![sha256, certificate.content],
+        |r| r.get(0),
+    )
 }
 
 #[cfg(test)]
@@ -187,15 +190,14 @@ mod tests {
 
     #[test]
     fn a_certificate_is_stored_once_and_found_by_its_hash() {
-        let mut conn = Connection::open_in_memory().expect("db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
+        let conn = crate::db::Memory::new();
         let a = Certificate::new(&cert(b'A'));
         let b = Certificate::new(&cert(b'B'));
         let first = store(&conn, &a).expect("store");
         assert_eq!(store(&conn, &a).expect("again"), first);
         assert_ne!(store(&conn, &b).expect("other"), first);
         let rows: i64 = conn
-            .query_row("SELECT count(*) FROM certificates", [], |r| r.get(0))
+            .one("SELECT count(*) FROM certificates", params![], |r| r.get(0))
             .expect("count");
         assert_eq!(rows, 2);
     }

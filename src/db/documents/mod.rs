@@ -8,9 +8,10 @@
 pub mod certificate;
 
 use super::codec::{self, Codec, Encoded};
+use super::sql::params;
+use super::Conn;
 use anyhow::Context;
 use certificate::Certificate;
-use rusqlite::{params, Connection, OptionalExtension};
 
 /// Whose files a row holds: an invoice's (`documents`) or a retention's
 /// (`retention_documents`).
@@ -88,7 +89,7 @@ pub fn pdf(raw: &[u8], xml: &[u8]) -> ToStore {
 /// stored before and compressed against a different XML is compressed again against
 /// the new one, so it stays readable.
 pub fn put_invoice(
-    conn: &Connection,
+    conn: &Conn,
     invoice_id: &str,
     xml: &ToStore,
     pdf: Option<&ToStore>,
@@ -98,7 +99,7 @@ pub fn put_invoice(
 
 /// `put_invoice` for a document of either class.
 pub fn put_files(
-    conn: &Connection,
+    conn: &Conn,
     class: Class,
     id: &str,
     xml: &ToStore,
@@ -122,18 +123,20 @@ pub fn put_files(
 /// The stored PDF, when it was compressed against the stored XML and `xml` replaces
 /// that XML with other bytes.
 fn pdf_bound_to_another_xml(
-    conn: &Connection,
+    conn: &Conn,
     class: Class,
     id: &str,
     xml: &ToStore,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let (table, key) = class.table();
-    let bound: bool = conn
-        .prepare_cached(&format!(
+    let bound: bool = conn.one(
+        &format!(
             "SELECT EXISTS (SELECT 1 FROM {table}
                WHERE {key} = ?1 AND kind = 'pdf' AND codec = 'zstd-xml')"
-        ))?
-        .query_row([id], |r| r.get(0))?;
+        ),
+        params![id],
+        |r| r.get(0),
+    )?;
     if !bound || holds_xml_of(conn, class, id, xml)? {
         return Ok(None);
     }
@@ -144,27 +147,23 @@ fn pdf_bound_to_another_xml(
 /// compression is deterministic, so the same content and certificate are the same XML.
 /// (`false` can still be the same bytes stored by another codec; callers that care
 /// decode.)
-pub fn holds_xml(conn: &Connection, invoice_id: &str, xml: &ToStore) -> anyhow::Result<bool> {
+pub fn holds_xml(conn: &Conn, invoice_id: &str, xml: &ToStore) -> anyhow::Result<bool> {
     holds_xml_of(conn, Class::Invoice, invoice_id, xml)
 }
 
 /// `holds_xml` for a document of either class.
-pub fn holds_xml_of(
-    conn: &Connection,
-    class: Class,
-    id: &str,
-    xml: &ToStore,
-) -> anyhow::Result<bool> {
+pub fn holds_xml_of(conn: &Conn, class: Class, id: &str, xml: &ToStore) -> anyhow::Result<bool> {
     type Stored = (String, Vec<u8>, Option<Vec<u8>>);
     let (table, key) = class.table();
-    let stored: Option<Stored> = conn
-        .prepare_cached(&format!(
+    let stored: Option<Stored> = conn.opt(
+        &format!(
             "SELECT x.codec, x.content, c.content FROM {table} x
              LEFT JOIN certificates c ON c.id = x.certificate_id
              WHERE x.{key} = ?1 AND x.kind = 'xml'"
-        ))?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
+        ),
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     Ok(matches!(stored, Some((codec, content, certificate))
         if codec == xml.content.codec.name()
             && content == xml.content.bytes
@@ -172,50 +171,46 @@ pub fn holds_xml_of(
 }
 
 /// Stores (or replaces) one document.
-fn put(conn: &Connection, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
+fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
     let certificate_id = match &doc.certificate {
         Some(c) => Some(certificate::store(conn, c)?),
         None => None,
     };
     let (table, key) = class.table();
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO {table} ({key}, kind, codec, content, certificate_id)
-         VALUES (?1, ?2, ?3, ?4, ?5)"
-    ))?
-    .execute(params![
-        id,
-        kind,
-        doc.content.codec.name(),
-        doc.content.bytes,
-        certificate_id
-    ])?;
+    conn.exec(
+        &format!(
+            "INSERT OR REPLACE INTO {table} ({key}, kind, codec, content, certificate_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)"
+        ),
+        params![
+            id,
+            kind,
+            doc.content.codec.name(),
+            doc.content.bytes,
+            certificate_id
+        ],
+    )?;
     Ok(())
 }
 
 /// An invoice's stored `xml` or `pdf`, as it was received.
-pub fn get(conn: &Connection, invoice_id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
+pub fn get(conn: &Conn, invoice_id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
     get_of(conn, Class::Invoice, invoice_id, kind)
 }
 
 /// A document's stored `xml` or `pdf`, as it was received, for either class.
-pub fn get_of(
-    conn: &Connection,
-    class: Class,
-    id: &str,
-    kind: &str,
-) -> anyhow::Result<Option<Vec<u8>>> {
+pub fn get_of(conn: &Conn, class: Class, id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
     type Row = (String, Vec<u8>, Option<i64>, Option<Vec<u8>>);
     let (table, key) = class.table();
-    let stored: Option<Row> = conn
-        .prepare_cached(&format!(
+    let stored: Option<Row> = conn.opt(
+        &format!(
             "SELECT d.codec, d.content, d.certificate_id, c.content
              FROM {table} d LEFT JOIN certificates c ON c.id = d.certificate_id
              WHERE d.{key} = ?1 AND d.kind = ?2"
-        ))?
-        .query_row(params![id, kind], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?;
+        ),
+        params![id, kind],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
     let Some((codec, content, certificate_id, certificate)) = stored else {
         return Ok(None);
     };
@@ -239,13 +234,12 @@ pub fn get_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Memory;
 
-    fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
+    fn db() -> Memory {
+        let conn = Memory::new();
         // Documents without their invoices: only this table is under test.
-        conn.pragma_update(None, "foreign_keys", false)
-            .expect("pragma");
+        conn.batch("PRAGMA foreign_keys = OFF").expect("pragma");
         conn
     }
 
@@ -275,9 +269,9 @@ mod tests {
         );
         assert_eq!(get(&conn, "i3", "xml").expect("get"), None);
         // A PDF whose XML is gone cannot be read: an error, not other bytes.
-        conn.execute(
+        conn.exec(
             "DELETE FROM documents WHERE invoice_id = 'i1' AND kind = 'xml'",
-            [],
+            params![],
         )
         .expect("lose the xml");
         let err = get(&conn, "i1", "pdf").expect_err("refused");
@@ -291,9 +285,9 @@ mod tests {
         let printed = [&b"%PDF-1.4 "[..], &first].concat();
         put_invoice(&conn, "i", &xml(&first), Some(&pdf(&printed, &first))).expect("put");
         let pdf_bytes = || -> Vec<u8> {
-            conn.query_row(
+            conn.one(
                 "SELECT content FROM documents WHERE invoice_id = 'i' AND kind = 'pdf'",
-                [],
+                params![],
                 |r| r.get(0),
             )
             .expect("pdf row")
@@ -336,7 +330,7 @@ mod tests {
             put_invoice(&conn, &format!("i{i}"), &xml(raw), None).expect("put");
         }
         let certificates: i64 = conn
-            .query_row("SELECT count(*) FROM certificates", [], |r| r.get(0))
+            .one("SELECT count(*) FROM certificates", params![], |r| r.get(0))
             .expect("count");
         assert_eq!(certificates, 2);
         for (i, raw) in docs.iter().enumerate() {
@@ -345,8 +339,11 @@ mod tests {
                 Some(raw)
             );
         }
-        conn.execute("DELETE FROM certificates WHERE content LIKE 'MIIB%'", [])
-            .expect("lose one");
+        conn.exec(
+            "DELETE FROM certificates WHERE content LIKE 'MIIB%'",
+            params![],
+        )
+        .expect("lose one");
         let err = get(&conn, "i2", "xml").expect_err("refused");
         assert!(format!("{err:#}").contains("invoice i2's xml"), "{err:#}");
     }
@@ -354,9 +351,9 @@ mod tests {
     #[test]
     fn a_row_written_before_codecs_reads_as_identity() {
         let conn = db();
-        conn.execute(
+        conn.exec(
             "INSERT INTO documents (invoice_id, kind, content) VALUES ('i1', 'xml', x'3C613E')",
-            [],
+            params![],
         )
         .expect("old row");
         assert_eq!(get(&conn, "i1", "xml").expect("get"), Some(b"<a>".to_vec()));
@@ -365,7 +362,7 @@ mod tests {
     #[test]
     fn damaged_rows_and_unknown_codecs_are_errors_naming_the_invoice() {
         let conn = db();
-        conn.execute_batch(
+        conn.batch(
             "INSERT INTO documents (invoice_id, kind, codec, content) VALUES
                  ('bad', 'xml', 'zstd', x'28B52FFD00'),
                  ('new', 'xml', 'zstd-dict9', x'00');",

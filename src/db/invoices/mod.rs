@@ -8,9 +8,10 @@ pub mod sat_status;
 mod view;
 pub mod write;
 
+use super::sql::{params, Param};
+use super::Conn;
 use crate::cfdi::Item;
 use crate::domain::payments::Entry;
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
@@ -56,17 +57,18 @@ pub enum Order {
 }
 
 impl Order {
-    /// The keyset condition after the cursor and the ORDER BY, as served by the
-    /// `invoices_*_issued` and `invoices_*_updated` indexes.
+    /// The keyset condition after the cursor (before its two parameters) and the
+    /// ORDER BY (before its LIMIT's parameter), as served by the `invoices_*_issued`
+    /// and `invoices_*_updated` indexes.
     fn sql(self) -> (&'static str, &'static str) {
         match self {
             Order::IssuedDesc => (
-                " AND (issued_at, id) < (:after_at, :after_id)",
-                " ORDER BY issued_at DESC, id DESC LIMIT :limit",
+                " AND (issued_at, id) < ",
+                " ORDER BY issued_at DESC, id DESC LIMIT ",
             ),
             Order::UpdatedAsc => (
-                " AND (updated_at, id) > (:after_at, :after_id)",
-                " ORDER BY updated_at, id LIMIT :limit",
+                " AND (updated_at, id) > ",
+                " ORDER BY updated_at, id LIMIT ",
             ),
         }
     }
@@ -108,62 +110,79 @@ pub struct Filter {
     pub order: Order,
 }
 
-/// Each optional filter: its parameter, its value and its SQL condition.
-fn conditions(f: &Filter) -> [(&'static str, &Option<String>, &'static str); 13] {
+/// Each optional filter: its value and its SQL condition, which its parameter ends.
+fn conditions(f: &Filter) -> [(&Option<String>, &'static str); 13] {
     [
-        (":entity", &f.entity_id, " AND entity_id = :entity"),
-        (":direction", &f.direction, " AND direction = :direction"),
-        (":type", &f.invoice_type, " AND type = :type"),
-        (":status", &f.status, " AND status = :status"),
-        (":sat_state", &f.sat_state, " AND sat_state = :sat_state"),
-        (
-            ":method",
-            &f.payment_method,
-            " AND payment_method = :method",
-        ),
-        (
-            ":issuer",
-            &f.issuer_tax_id,
-            " AND upper(issuer_tax_id) = :issuer",
-        ),
-        (
-            ":receiver",
-            &f.receiver_tax_id,
-            " AND upper(receiver_tax_id) = :receiver",
-        ),
-        (":uuid", &f.uuid, " AND uuid = :uuid"),
-        (":currency", &f.currency, " AND upper(currency) = :currency"),
-        (":from", &f.issued_from, " AND issued_at >= :from"),
-        (":before", &f.issued_before, " AND issued_at < :before"),
-        (":since", &f.updated_since, " AND updated_at >= :since"),
+        (&f.entity_id, " AND entity_id = "),
+        (&f.direction, " AND direction = "),
+        (&f.invoice_type, " AND type = "),
+        (&f.status, " AND status = "),
+        (&f.sat_state, " AND sat_state = "),
+        (&f.payment_method, " AND payment_method = "),
+        (&f.issuer_tax_id, " AND upper(issuer_tax_id) = "),
+        (&f.receiver_tax_id, " AND upper(receiver_tax_id) = "),
+        (&f.uuid, " AND uuid = "),
+        (&f.currency, " AND upper(currency) = "),
+        (&f.issued_from, " AND issued_at >= "),
+        (&f.issued_before, " AND issued_at < "),
+        (&f.updated_since, " AND updated_at >= "),
     ]
 }
 
-/// The list's SQL for `f`, with the keyset condition when a page follows a cursor.
-fn list_sql(f: &Filter, after_cursor: bool) -> String {
-    let mut sql = format!(
-        "SELECT {} FROM invoices{} WHERE org_id = :org AND xml_processed = 1",
-        view::COLUMNS,
-        view::EFOS_JOIN
-    );
-    for (_, value, clause) in conditions(f) {
-        if value.is_some() {
-            sql.push_str(clause);
+/// A list's statement: its SQL and its parameters, `?1`, `?2`... in the order the SQL
+/// names them.
+struct ListQuery<'a> {
+    sql: String,
+    params: Vec<&'a dyn Param>,
+}
+
+impl<'a> ListQuery<'a> {
+    /// Binds `value` to the next parameter, named at the end of the SQL.
+    fn bind(&mut self, value: &'a dyn Param) {
+        use std::fmt::Write;
+        self.params.push(value);
+        write!(self.sql, "?{}", self.params.len()).expect("writing to a String");
+    }
+}
+
+/// The list's statement for `f`, with the keyset condition when a page follows the
+/// cursor `after` (its `(timestamp, id)` key).
+fn list_sql<'a>(
+    org_id: &'a dyn Param,
+    f: &'a Filter,
+    after: Option<&'a (&'a str, &'a str)>,
+    limit: &'a dyn Param,
+) -> ListQuery<'a> {
+    let mut q = ListQuery {
+        sql: format!(
+            "SELECT {} FROM invoices{} WHERE org_id = ",
+            view::COLUMNS,
+            view::EFOS_JOIN
+        ),
+        params: Vec::new(),
+    };
+    q.bind(org_id);
+    q.sql.push_str(" AND xml_processed = 1");
+    for (value, clause) in conditions(f) {
+        if let Some(value) = value {
+            q.sql.push_str(clause);
+            q.bind(value);
         }
     }
     if let Some(situation) = &f.counterparty_69b {
-        sql.push_str(
+        q.sql.push_str(
             " AND EXISTS (SELECT 1 FROM efos_entries e
             WHERE e.rfc = upper(CASE WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END)",
         );
         if situation != "listed" {
-            sql.push_str(" AND e.situation = :counterparty_69b");
+            q.sql.push_str(" AND e.situation = ");
+            q.bind(situation);
         }
-        sql.push(')');
+        q.sql.push(')');
     }
     match f.outstanding {
-        Some(true) => sql.push_str(" AND outstanding = 1"),
-        Some(false) => sql.push_str(" AND outstanding = 0"),
+        Some(true) => q.sql.push_str(" AND outstanding = 1"),
+        Some(false) => q.sql.push_str(" AND outstanding = 0"),
         None => {}
     }
     let named_by = |wanted: bool, condition: &str| {
@@ -175,82 +194,70 @@ fn list_sql(f: &Filter, after_cursor: bool) -> String {
         )
     };
     if let Some(wanted) = f.substituted {
-        sql.push_str(&named_by(wanted, "r.relation_type = '04'"));
+        q.sql.push_str(&named_by(wanted, "r.relation_type = '04'"));
     }
     if let Some(wanted) = f.credited {
-        sql.push_str(&named_by(
+        q.sql.push_str(&named_by(
             wanted,
             "o.type = 'E' AND r.relation_type IN ('01', '03')",
         ));
     }
     let (after_clause, order_by) = f.order.sql();
-    if after_cursor {
-        sql.push_str(after_clause);
+    if let Some((at, id)) = after {
+        q.sql.push_str(after_clause);
+        q.sql.push('(');
+        q.bind(at);
+        q.sql.push_str(", ");
+        q.bind(id);
+        q.sql.push(')');
     }
-    sql.push_str(order_by);
-    sql
+    q.sql.push_str(order_by);
+    q.bind(limit);
+    q
 }
 
 /// The invoices matching `f` in `f.order`, after the `(timestamp, id)` key `after`.
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     f: &Filter,
     after: Option<(&str, &str)>,
     limit: i64,
 ) -> anyhow::Result<Vec<InvoiceRow>> {
-    let sql = list_sql(f, after.is_some());
-    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
-    let conditions = conditions(f);
-    for (name, value, _) in conditions.iter() {
-        if let Some(v) = value.as_ref() {
-            args.push((name, v));
-        }
-    }
-    let situation = f.counterparty_69b.as_ref().filter(|s| *s != "listed");
-    if let Some(s) = situation.as_ref() {
-        args.push((":counterparty_69b", s));
-    }
-    let (after_at, after_id);
-    if let Some((at, id)) = after {
-        (after_at, after_id) = (at.to_string(), id.to_string());
-        args.push((":after_at", &after_at));
-        args.push((":after_id", &after_id));
-    }
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(args.as_slice(), |r| {
+    let q = list_sql(&org_id, f, after.as_ref(), &limit);
+    conn.all(&q.sql, &q.params, |r| {
         Ok(InvoiceRow {
             view: view::render(r)?,
             id: r.get(0)?,
-            issued_at: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+            issued_at: r.get::<Option<String>>(8)?.unwrap_or_default(),
             updated_at: r.get(41)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 /// An invoice as `GET /v1/invoices/{id}` shows it, as JSON text: the view with its first
 /// page of concepts and, for a complement, its payments. The stored JSON texts are
 /// spliced into the view as they are, never parsed: invoice events render one of
 /// these per invoice an extraction changes, and parsing was most of that time.
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
-    let row = conn
-        .prepare_cached(&format!(
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    let row = conn.opt(
+        &format!(
             "SELECT {}, items_json, coalesce(items_count, 0), payments_json FROM invoices{}
              WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
             view::COLUMNS,
             view::EFOS_JOIN
-        ))?
-        .query_row(params![id, org_id], |r| {
+        ),
+        params![id, org_id],
+        |r| {
             let w = view::WIDTH;
             Ok((
                 view::render(r)?,
-                r.get::<_, Option<String>>(w)?,
-                r.get::<_, i64>(w + 1)?,
-                r.get::<_, Option<String>>(w + 2)?,
+                r.get::<Option<String>>(w)?,
+                r.get::<i64>(w + 1)?,
+                r.get::<Option<String>>(w + 2)?,
             ))
-        })
-        .optional()?;
+        },
+    )?;
     let Some((mut json, items, count, payments)) = row else {
         return Ok(None);
     };
@@ -290,14 +297,16 @@ pub fn first_items(items: &[Item]) -> &[Item] {
 
 /// Writes an invoice's later pages of concepts (after [`first_items`]) to
 /// `invoice_item_pages`, replacing what was there.
-pub fn store_item_pages(conn: &Connection, invoice_id: &str, items: &[Item]) -> anyhow::Result<()> {
-    conn.prepare_cached("DELETE FROM invoice_item_pages WHERE invoice_id = ?1")?
-        .execute([invoice_id])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",
+pub fn store_item_pages(conn: &Conn, invoice_id: &str, items: &[Item]) -> anyhow::Result<()> {
+    conn.exec(
+        "DELETE FROM invoice_item_pages WHERE invoice_id = ?1",
+        params![invoice_id],
     )?;
     for (page, chunk) in (1i64..).zip(items.chunks(ITEMS_PAGE).skip(1)) {
-        insert.execute(params![invoice_id, page, serde_json::to_string(chunk)?])?;
+        conn.exec(
+            "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",
+            params![invoice_id, page, serde_json::to_string(chunk)?],
+        )?;
     }
     Ok(())
 }
@@ -305,18 +314,17 @@ pub fn store_item_pages(conn: &Connection, invoice_id: &str, items: &[Item]) -> 
 /// Up to `count` concepts of a visible invoice from position `start`, reading only
 /// the stored pages they are on; None when the invoice is not visible.
 pub fn items(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     id: &str,
     start: usize,
     count: usize,
 ) -> anyhow::Result<Option<Vec<Value>>> {
-    let first: Option<Option<String>> = conn
-        .prepare_cached(
-            "SELECT items_json FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
-        )?
-        .query_row(params![id, org_id], |r| r.get(0))
-        .optional()?;
+    let first: Option<Option<String>> = conn.opt(
+        "SELECT items_json FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+        params![id, org_id],
+        |r| r.get(0),
+    )?;
     let Some(mut first) = first else {
         return Ok(None);
     };
@@ -326,11 +334,11 @@ pub fn items(
         let text = if page == 0 {
             first.take()
         } else {
-            conn.prepare_cached(
+            conn.opt(
                 "SELECT items_json FROM invoice_item_pages WHERE invoice_id = ?1 AND page = ?2",
+                params![id, page as i64],
+                |r| r.get(0),
             )?
-            .query_row(params![id, page as i64], |r| r.get(0))
-            .optional()?
         };
         let Some(text) = text else { break };
         let items: Vec<Value> = serde_json::from_str(&text)?;
@@ -341,15 +349,12 @@ pub fn items(
 }
 
 /// A visible invoice of the organization: (uuid, entity_id).
-pub fn visible(
-    conn: &Connection,
-    org_id: &str,
-    id: &str,
-) -> anyhow::Result<Option<(String, String)>> {
-    Ok(conn
-        .prepare_cached("SELECT uuid, entity_id FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1")?
-        .query_row(params![id, org_id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+pub fn visible(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<(String, String)>> {
+    conn.opt(
+        "SELECT uuid, entity_id FROM invoices WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+        params![id, org_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }
 
 /// The JSON entry of `GET /v1/invoices/{id}/payments`.
@@ -370,15 +375,10 @@ pub fn payment_view(payment_invoice_id: &str, e: &Entry) -> Value {
 }
 
 /// The id of an invoice of an entity and whether its XML was processed.
-pub fn find(
-    conn: &Connection,
-    entity_id: &str,
-    uuid: &str,
-) -> anyhow::Result<Option<(String, bool)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, xml_processed FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
-        )?
-        .query_row(params![entity_id, uuid], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+pub fn find(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<(String, bool)>> {
+    conn.opt(
+        "SELECT id, xml_processed FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
+        params![entity_id, uuid],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }

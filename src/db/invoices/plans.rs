@@ -4,20 +4,18 @@
 //! keep one plan (QPSG), so the plan of an empty database is the plan of a full one.
 
 use super::{list_sql, Filter, Order};
-use rusqlite::Connection;
+use crate::db::sql::Param;
+use crate::db::Memory;
 
 fn plan(f: &Filter, after_cursor: bool) -> String {
-    let mut conn = Connection::open_in_memory().expect("memory db");
-    crate::db::migrate::apply(&mut conn).expect("schema");
-    let sql = format!("EXPLAIN QUERY PLAN {}", list_sql(f, after_cursor));
-    let mut stmt = conn.prepare(&sql).expect("prepare");
-    let count = stmt.parameter_count();
-    let args: Vec<Option<String>> = (0..count).map(|_| Some("x".into())).collect();
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))
-        .expect("explain")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
+    let conn = Memory::new();
+    let after = ("x", "x");
+    let (org, limit): (&dyn Param, &dyn Param) = (&"x", &50_i64);
+    let q = list_sql(org, f, after_cursor.then_some(&after), limit);
+    let sql = format!("EXPLAIN QUERY PLAN {}", q.sql);
+    let rows = conn
+        .all(&sql, &q.params, |r| r.get::<String>(3))
+        .expect("explain");
     rows.join("\n")
 }
 

@@ -3,32 +3,34 @@
 //! own entries name documents by UUID within its entity, and the ones that name it are
 //! found by its UUID, so a related document links whenever it arrives, before or after.
 
-use rusqlite::{params, Connection};
-
 use crate::cfdi::Related;
+use crate::db::sql::params;
+use crate::db::Conn;
 use crate::domain::relations::{CREDITING, KINDS};
 
 /// Replaces the invoice's entries with `related`'s.
 pub fn store(
-    conn: &Connection,
+    conn: &Conn,
     invoice_id: &str,
     entity_id: &str,
     related: &[Related],
 ) -> anyhow::Result<()> {
-    conn.prepare_cached("DELETE FROM invoice_relations WHERE invoice_id = ?1")?
-        .execute([invoice_id])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+    conn.exec(
+        "DELETE FROM invoice_relations WHERE invoice_id = ?1",
+        params![invoice_id],
     )?;
     for (position, r) in related.iter().enumerate() {
-        insert.execute(params![
-            invoice_id,
-            position as i64,
-            entity_id,
-            r.relation_type,
-            r.uuid
-        ])?;
+        conn.exec(
+            "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                invoice_id,
+                position as i64,
+                entity_id,
+                r.relation_type,
+                r.uuid
+            ],
+        )?;
     }
     Ok(())
 }
@@ -51,7 +53,7 @@ const OTHER: &str = "json(CASE WHEN o.id IS NOT NULL THEN json_object('id', o.id
 /// `{"relates_to": [...], "related_by": [...]}` as JSON text: the documents the
 /// invoice's CfdiRelacionados name (the document when it is held, else null beside its
 /// UUID), and the held documents whose CfdiRelacionados name it.
-pub fn view(conn: &Connection, invoice_id: &str) -> anyhow::Result<String> {
+pub fn view(conn: &Conn, invoice_id: &str) -> anyhow::Result<String> {
     let name = kind_name("r.relation_type");
     let sql = format!(
         "SELECT json_object(
@@ -68,9 +70,7 @@ pub fn view(conn: &Connection, invoice_id: &str) -> anyhow::Result<String> {
                 WHERE r.entity_id = i.entity_id AND r.related_uuid = i.uuid AND o.id <> i.id))
          FROM invoices i WHERE i.id = ?1"
     );
-    Ok(conn
-        .prepare_cached(&sql)?
-        .query_row([invoice_id], |r| r.get(0))?)
+    conn.one(&sql, params![invoice_id], |r| r.get(0))
 }
 
 /// `domain::relations::credited` of an invoice: its `due_amount`, and the totals of the
@@ -78,14 +78,13 @@ pub fn view(conn: &Connection, invoice_id: &str) -> anyhow::Result<String> {
 /// type E document of the invoice's entity and currency whose 01/03 relations name
 /// this invoice and no other: CFDI carry no amount per related document, so one naming
 /// several invoices cannot be split without guessing (it still shows in `relations`).
-pub fn credits(
-    conn: &Connection,
-    invoice_id: &str,
-) -> anyhow::Result<(Option<String>, Vec<String>)> {
+pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<(Option<String>, Vec<String>)> {
     let crediting = CREDITING.map(|c| format!("'{c}'")).join(", ");
-    let due: Option<String> = conn
-        .prepare_cached("SELECT due_amount FROM invoices WHERE id = ?1")?
-        .query_row([invoice_id], |r| r.get(0))?;
+    let due: Option<String> = conn.one(
+        "SELECT due_amount FROM invoices WHERE id = ?1",
+        params![invoice_id],
+        |r| r.get(0),
+    )?;
     let sql = format!(
         "SELECT o.total FROM invoices i
          JOIN invoice_relations r ON r.entity_id = i.entity_id AND r.related_uuid = i.uuid
@@ -97,22 +96,19 @@ pub fn credits(
                   WHERE x.invoice_id = o.id AND x.relation_type IN ({crediting})) = 1
          GROUP BY o.id ORDER BY o.id"
     );
-    let totals = conn
-        .prepare_cached(&sql)?
-        .query_map([invoice_id], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let totals = conn.all(&sql, params![invoice_id], |r| r.get(0))?;
     Ok((due, totals))
 }
 
 /// Processed invoices after `after` (by id), with their entity: the backfill's batches.
 pub fn processed_after(
-    conn: &Connection,
+    conn: &Conn,
     after: &str,
     limit: i64,
 ) -> anyhow::Result<Vec<(String, String)>> {
-    let mut stmt = conn.prepare_cached(
+    conn.all(
         "SELECT id, entity_id FROM invoices WHERE id > ?1 AND xml_processed = 1 ORDER BY id LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![after, limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        params![after, limit],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }

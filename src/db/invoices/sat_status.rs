@@ -3,9 +3,8 @@
 //! is durable with no job rows (a year of invoices to follow would otherwise be a job
 //! each), and a check cut short by a stop is simply due again.
 
-use rusqlite::{named_params, params, Connection, OptionalExtension};
-
-use crate::db::{Tx, Work};
+use crate::db::sql::params;
+use crate::db::{Conn, Tx, Work};
 
 /// An invoice whose check is due, with what the policy needs.
 #[derive(Debug, Clone)]
@@ -25,17 +24,16 @@ pub struct Due {
 /// The next due check: one asked for on demand first, then the earliest planned. An
 /// invoice a running extraction has changed waits for the run's end: its
 /// `invoice.created` is sent then, and no status event may come before it.
-pub fn next_due(conn: &Connection, now: &str) -> anyhow::Result<Option<Due>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
+pub fn next_due(conn: &Conn, now: &str) -> anyhow::Result<Option<Due>> {
+    conn.opt(
+        "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
                     outstanding AND payment_method = 'PPD', status, sat_state, sat_not_found_since
              FROM invoices INDEXED BY invoices_sat_check
              WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)
                AND NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)
              ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1",
-        )?
-        .query_row([now], |r| {
+        params![now],
+        |r| {
             Ok(Due {
                 id: r.get(0)?,
                 org_id: r.get(1)?,
@@ -43,47 +41,45 @@ pub fn next_due(conn: &Connection, now: &str) -> anyhow::Result<Option<Due>> {
                 uuid: r.get(3)?,
                 issued_at: r.get(4)?,
                 certified_at: r.get(5)?,
-                outstanding: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
+                outstanding: r.get::<Option<bool>>(6)?.unwrap_or(false),
                 status: r.get(7)?,
                 sat_state: r.get(8)?,
                 not_found_since: r.get(9)?,
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 /// When the next planned check is due (to sleep until then).
-pub fn next_due_at(conn: &Connection) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT CASE WHEN sat_check_urgent = 1 THEN '0000' ELSE sat_check_at END
+pub fn next_due_at(conn: &Conn) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT CASE WHEN sat_check_urgent = 1 THEN '0000' ELSE sat_check_at END
              FROM invoices INDEXED BY invoices_sat_check
              WHERE sat_check_at IS NOT NULL
              ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1",
-        )?
-        .query_row([], |r| r.get(0))
-        .optional()?)
+        params![],
+        |r| r.get(0),
+    )
 }
 
 /// A first check for a stored invoice never checked and with none planned.
-pub fn plan_first(conn: &Connection, id: &str, now: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn plan_first(conn: &Conn, id: &str, now: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE invoices SET sat_check_at = ?2
          WHERE id = ?1 AND sat_checked_at IS NULL AND sat_check_at IS NULL",
-    )?
-    .execute(params![id, now])?;
+        params![id, now],
+    )?;
     Ok(())
 }
 
 /// Asks for a check of a visible invoice of `org_id` ahead of the planned ones; false
 /// when there is no such invoice. Wakes the checker once `tx` commits.
 pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<bool> {
-    let changed = tx
-        .prepare_cached(
-            "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = coalesce(min(sat_check_at, ?3), ?3)
-             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
-        )?
-        .execute(params![id, org_id, now])?;
+    let changed = tx.exec(
+        "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = coalesce(min(sat_check_at, ?3), ?3)
+         WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
+        params![id, org_id, now],
+    )?;
     if changed > 0 {
         tx.queued_work(Work::StatusChecks);
     }
@@ -103,41 +99,46 @@ pub struct Record<'a> {
 
 /// Stores an answer and the next check. `updated_at` moves only when what the answer
 /// says changed (not for a check that confirms it), so `updated_since` reports changes.
-pub fn record(conn: &Connection, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn record(conn: &Conn, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE invoices SET
-            updated_at = iif(sat_state IS :state AND sat_cancellable IS :cancellable
-                    AND sat_cancellation_status IS :cancellation AND sat_efos IS :efos,
-                updated_at, :now),
-            sat_state = :state, sat_cancellable = :cancellable,
-            sat_cancellation_status = :cancellation, sat_efos = :efos, sat_checked_at = :now,
-            sat_not_found_since = :since, sat_check_at = :next, sat_check_urgent = 0
-         WHERE id = :id",
-    )?
-    .execute(named_params! {
-        ":id": id, ":state": r.state, ":cancellable": r.cancellable,
-        ":cancellation": r.cancellation_status, ":efos": r.efos, ":now": now,
-        ":since": r.not_found_since, ":next": r.next_check,
-    })?;
+            updated_at = iif(sat_state IS ?2 AND sat_cancellable IS ?3
+                    AND sat_cancellation_status IS ?4 AND sat_efos IS ?5,
+                updated_at, ?6),
+            sat_state = ?2, sat_cancellable = ?3,
+            sat_cancellation_status = ?4, sat_efos = ?5, sat_checked_at = ?6,
+            sat_not_found_since = ?7, sat_check_at = ?8, sat_check_urgent = 0
+         WHERE id = ?1",
+        params![
+            id,
+            r.state,
+            r.cancellable,
+            r.cancellation_status,
+            r.efos,
+            now,
+            r.not_found_since,
+            r.next_check
+        ],
+    )?;
     Ok(())
 }
 
 /// A check that could not be made (no printed expression: an XML that no longer
 /// parses): no more planned checks.
-pub fn give_up(conn: &Connection, id: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn give_up(conn: &Conn, id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE invoices SET sat_check_at = NULL, sat_check_urgent = 0 WHERE id = ?1",
-    )?
-    .execute([id])?;
+        params![id],
+    )?;
     Ok(())
 }
 
 /// Checks due now (urgent included): the checker's backlog, for metrics and tests.
-pub fn due_count(conn: &Connection, now: &str) -> anyhow::Result<i64> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT count(*) FROM invoices INDEXED BY invoices_sat_check
-             WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)",
-        )?
-        .query_row([now], |r| r.get(0))?)
+pub fn due_count(conn: &Conn, now: &str) -> anyhow::Result<i64> {
+    conn.one(
+        "SELECT count(*) FROM invoices INDEXED BY invoices_sat_check
+         WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)",
+        params![now],
+        |r| r.get(0),
+    )
 }

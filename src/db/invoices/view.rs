@@ -5,8 +5,7 @@
 //! the row's borrowed strings. Money columns hold decimal text written from
 //! rust_decimal and go out as they are, as exact JSON numbers.
 
-use rusqlite::types::ValueRef;
-use rusqlite::Row;
+use crate::db::sql::Row;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -111,12 +110,12 @@ struct Dates<'a> {
 }
 
 /// The row's view (its first `WIDTH` columns, as `COLUMNS` names them) as JSON text.
-pub(super) fn render(r: &Row) -> rusqlite::Result<String> {
+pub(super) fn render(r: &Row) -> anyhow::Result<String> {
     let text = |i| opt_text(r, i);
     let req = |i| req_text(r, i);
     let money = |i| money(r, i);
     let dates = |i| {
-        Ok::<_, rusqlite::Error>(Dates {
+        Ok::<_, anyhow::Error>(Dates {
             sat: text(i)?,
             dof: text(i + 1)?,
         })
@@ -177,43 +176,34 @@ pub(super) fn render(r: &Row) -> rusqlite::Result<String> {
         payment_form: text(24)?,
         status: req(25)?,
         cancelled_at: text(26)?,
-        has_pdf: r.get::<_, i64>(27)? != 0,
+        has_pdf: r.get::<i64>(27)? != 0,
         paid_amount: money(28)?,
         due_amount: money(29)?,
         last_payment_date: text(30)?,
         fully_paid_at: text(31)?,
-        payment_conflicts: r.get::<_, i64>(32)? != 0,
-        items_count: r.get::<_, Option<i64>>(33)?.unwrap_or(0),
+        payment_conflicts: r.get::<i64>(32)? != 0,
+        items_count: r.get::<Option<i64>>(33)?.unwrap_or(0),
         sat_status,
         counterparty_69b,
         created_at: req(40)?,
         updated_at: req(41)?,
     };
-    serde_json::to_string(&view).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+    Ok(serde_json::to_string(&view)?)
 }
 
-fn opt_text<'r>(r: &'r Row, i: usize) -> rusqlite::Result<Option<&'r str>> {
-    match r.get_ref(i)? {
-        ValueRef::Null => Ok(None),
-        ValueRef::Text(t) => std::str::from_utf8(t)
-            .map(Some)
-            .map_err(|e| rusqlite::Error::Utf8Error(i, e)),
-        other => Err(rusqlite::Error::InvalidColumnType(
-            i,
-            format!("column {i}"),
-            other.data_type(),
-        )),
-    }
+/// Column `i` as text borrowed from the row (no copy); NULL is `None`.
+fn opt_text<'r>(r: &'r Row, i: usize) -> anyhow::Result<Option<&'r str>> {
+    r.text(i)
 }
 
-fn req_text<'r>(r: &'r Row, i: usize) -> rusqlite::Result<&'r str> {
-    opt_text(r, i)?.ok_or_else(|| {
-        rusqlite::Error::InvalidColumnType(i, format!("column {i}"), rusqlite::types::Type::Null)
-    })
+/// Column `i` as borrowed text that must not be NULL.
+fn req_text<'r>(r: &'r Row, i: usize) -> anyhow::Result<&'r str> {
+    r.text(i)?
+        .ok_or_else(|| anyhow::anyhow!("column {i} is NULL, not text"))
 }
 
 /// Decimal text as an exact JSON number; anything else (never written) is null.
-fn money<'r>(r: &'r Row, i: usize) -> rusqlite::Result<Option<&'r RawValue>> {
+fn money<'r>(r: &'r Row, i: usize) -> anyhow::Result<Option<&'r RawValue>> {
     Ok(opt_text(r, i)?.and_then(number))
 }
 

@@ -2,10 +2,11 @@
 //! metadata-only rows, processed documents, status changes and payment aggregates.
 
 use crate::cfdi::{Cfdi, InvoiceType};
+use crate::db::sql::params;
+use crate::db::Conn;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use crate::domain::payments::Aggregate;
-use rusqlite::{named_params, params, Connection, OptionalExtension};
 
 /// Whose invoice a row is, and the batch writing it (an extraction's id, or one
 /// imported file's): invoice events are coalesced per batch (`events::invoices`).
@@ -29,42 +30,42 @@ pub struct Known {
     pub invoice_type: Option<String>,
 }
 
-pub fn known(conn: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Known>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, xml_processed, status, type FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
-        )?
-        .query_row(params![entity_id, uuid], |r| {
+pub fn known(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Known>> {
+    conn.opt(
+        "SELECT id, xml_processed, status, type FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
+        params![entity_id, uuid],
+        |r| {
             Ok(Known {
                 id: r.get(0)?,
                 processed: r.get(1)?,
                 status: r.get(2)?,
                 invoice_type: r.get(3)?,
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 pub fn set_status(
-    conn: &Connection,
+    conn: &Conn,
     id: &str,
     status: &str,
     cancelled_at: Option<&str>,
     now: &str,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
+    conn.exec(
         "UPDATE invoices SET status = ?2, cancelled_at = ?3, updated_at = ?4 WHERE id = ?1",
-    )?
-    .execute(params![id, status, cancelled_at, now])?;
+        params![id, status, cancelled_at, now],
+    )?;
     Ok(())
 }
 
 /// An invoice's status and cancellation time; `active` when there is no row.
-pub fn status(conn: &Connection, id: &str) -> anyhow::Result<(&'static str, Option<String>)> {
-    let row: Option<(String, Option<String>)> = conn
-        .prepare_cached("SELECT status, cancelled_at FROM invoices WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
+pub fn status(conn: &Conn, id: &str) -> anyhow::Result<(&'static str, Option<String>)> {
+    let row: Option<(String, Option<String>)> = conn.opt(
+        "SELECT status, cancelled_at FROM invoices WHERE id = ?1",
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     Ok(match row {
         Some((s, at)) if s == "cancelled" => ("cancelled", at),
         _ => ("active", None),
@@ -73,7 +74,7 @@ pub fn status(conn: &Connection, id: &str) -> anyhow::Result<(&'static str, Opti
 
 /// A metadata-only row from a listing entry.
 pub fn insert_metadata(
-    conn: &Connection,
+    conn: &Conn,
     owner: Owner,
     direction: Direction,
     uuid: &str,
@@ -81,21 +82,21 @@ pub fn insert_metadata(
     status: &str,
     now: &str,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
+    conn.exec(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, issued_at, certified_at,
             issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at, created_at, updated_at)
-         VALUES (:id, :org, :entity, :uuid, :direction, 0, :type, :issued_at, :certified_at,
-            :issuer, :issuer_name, :receiver, :receiver_name, :total, :status, :cancelled_at, :now, :now)",
-    )?
-    .execute(named_params! {
-        ":id": uuid::Uuid::now_v7().to_string(), ":org": owner.org_id, ":entity": owner.entity_id,
-        ":uuid": uuid, ":direction": direction.as_str(),
-        ":type": m.invoice_type.as_deref().filter(|t| InvoiceType::from_code(t).is_some()),
-        ":issued_at": m.issued_at, ":certified_at": m.certified_at,
-        ":issuer": m.issuer_tax_id, ":issuer_name": m.issuer_name,
-        ":receiver": m.receiver_tax_id, ":receiver_name": m.receiver_name,
-        ":total": m.total.map(|t| t.to_string()), ":status": status, ":cancelled_at": m.cancelled_at, ":now": now,
-    })?;
+         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8,
+            ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
+        params![
+            uuid::Uuid::now_v7().to_string(), owner.org_id, owner.entity_id,
+            uuid, direction.as_str(),
+            m.invoice_type.as_deref().filter(|t| InvoiceType::from_code(t).is_some()),
+            m.issued_at, m.certified_at,
+            m.issuer_tax_id, m.issuer_name,
+            m.receiver_tax_id, m.receiver_name,
+            m.total.map(|t| t.to_string()), status, m.cancelled_at, now,
+        ],
+    )?;
     Ok(())
 }
 
@@ -107,7 +108,7 @@ pub fn insert_metadata(
 /// as it was before the update.)
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_processed(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     id: &str,
@@ -122,18 +123,18 @@ pub fn upsert_processed(
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
-    tx.prepare_cached(
+    tx.exec(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, version, series, folio,
             issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name,
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
             payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
             stated_taxes_json, paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
             created_at, updated_at)
-         VALUES (:id, :org, :entity, :uuid, :direction, 1, :type, :version, :series, :folio,
-            :issued_at, :certified_at, :issuer, :issuer_name, :issuer_regime, :receiver, :receiver_name,
-            :cfdi_use, :currency, :rate, :subtotal, :discount, :transferred, :withheld, :total,
-            :method, :form, :status, :cancelled_at, :has_pdf, :items, :items_count, :payments,
-            :stated, :paid, :due, :last, :full, :conflicts, :outstanding, :now, :now)
+         VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9,
+            ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+            ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
+            ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32,
+            ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?40)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             xml_processed = 1, type = excluded.type, version = excluded.version, series = excluded.series,
             folio = excluded.folio, issued_at = excluded.issued_at, certified_at = excluded.certified_at,
@@ -161,26 +162,26 @@ pub fn upsert_processed(
                     AND fully_paid_at IS excluded.fully_paid_at
                     AND payment_conflicts IS excluded.payment_conflicts,
                 updated_at, excluded.updated_at)",
-    )?
-    .execute(named_params! {
-        ":id": id, ":org": owner.org_id, ":entity": owner.entity_id, ":uuid": uuid,
-        ":direction": direction.as_str(), ":type": c.invoice_type.as_str(), ":version": c.version.as_str(),
-        ":series": c.series, ":folio": c.folio, ":issued_at": c.issued_at,
-        ":certified_at": c.stamp.as_ref().and_then(|s| s.certified_at.clone()),
-        ":issuer": c.issuer.tax_id, ":issuer_name": c.issuer.name, ":issuer_regime": c.issuer.regime,
-        ":receiver": c.receiver.tax_id, ":receiver_name": c.receiver.name, ":cfdi_use": c.receiver.cfdi_use,
-        ":currency": c.currency, ":rate": text(c.exchange_rate), ":subtotal": c.subtotal.to_string(),
-        ":discount": text(c.discount), ":transferred": text(c.taxes_transferred), ":withheld": text(c.taxes_withheld),
-        ":total": c.total.to_string(), ":method": c.payment_method, ":form": c.payment_form,
-        ":status": status, ":cancelled_at": cancelled_at, ":has_pdf": has_pdf,
-        ":items": serde_json::to_string(super::first_items(&c.items))?,
-        ":items_count": c.items.len() as i64,
-        ":payments": payments_json, ":now": now,
-        ":stated": (!c.stated_taxes.is_empty()).then(|| serde_json::to_string(&c.stated_taxes)).transpose()?,
-        ":paid": agg.paid_amount.to_string(), ":due": agg.due_amount.to_string(),
-        ":last": agg.last_payment_date, ":full": agg.fully_paid_at, ":conflicts": agg.payment_conflicts,
-        ":outstanding": agg.due_amount > rust_decimal::Decimal::ZERO,
-    })?;
+        params![
+            // ?1-?9
+            id, owner.org_id, owner.entity_id, uuid, direction.as_str(),
+            c.invoice_type.as_str(), c.version.as_str(), c.series, c.folio,
+            // ?10-?16
+            c.issued_at, c.stamp.as_ref().and_then(|s| s.certified_at.clone()),
+            c.issuer.tax_id, c.issuer.name, c.issuer.regime, c.receiver.tax_id, c.receiver.name,
+            // ?17-?24
+            c.receiver.cfdi_use, c.currency, text(c.exchange_rate), c.subtotal.to_string(),
+            text(c.discount), text(c.taxes_transferred), text(c.taxes_withheld), c.total.to_string(),
+            // ?25-?32
+            c.payment_method, c.payment_form, status, cancelled_at, has_pdf,
+            serde_json::to_string(super::first_items(&c.items))?, c.items.len() as i64, payments_json,
+            // ?33-?40
+            (!c.stated_taxes.is_empty()).then(|| serde_json::to_string(&c.stated_taxes)).transpose()?,
+            agg.paid_amount.to_string(), agg.due_amount.to_string(),
+            agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
+            agg.due_amount > rust_decimal::Decimal::ZERO, now,
+        ],
+    )?;
     super::store_item_pages(tx, id, &c.items)?;
     super::relations::store(tx, id, owner.entity_id, &c.related)?;
     Ok(())
@@ -198,40 +199,39 @@ pub struct PaymentBasis {
 
 /// The basis of a processed invoice of the entity; None while only its complements are here.
 pub fn payment_basis(
-    conn: &Connection,
+    conn: &Conn,
     entity_id: &str,
     uuid: &str,
 ) -> anyhow::Result<Option<PaymentBasis>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, type, payment_method, currency, total, status FROM invoices
-             WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1",
-        )?
-        .query_row(params![entity_id, uuid], |r| {
+    conn.opt(
+        "SELECT id, type, payment_method, currency, total, status FROM invoices
+         WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1",
+        params![entity_id, uuid],
+        |r| {
             Ok(PaymentBasis {
                 id: r.get(0)?,
                 invoice_type: r.get(1)?,
                 payment_method: r.get(2)?,
                 currency: r.get(3)?,
                 total: r.get(4)?,
-                cancelled: r.get::<_, String>(5)? == "cancelled",
+                cancelled: r.get::<String>(5)? == "cancelled",
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 /// Writes an aggregate, touching the row only when something changed.
-pub fn set_payments(conn: &Connection, id: &str, agg: &Aggregate) -> anyhow::Result<()> {
-    conn.prepare_cached(
-        "UPDATE invoices SET paid_amount = :paid, due_amount = :due, last_payment_date = :last,
-            fully_paid_at = :full, payment_conflicts = :conflicts, outstanding = :outstanding, updated_at = :now
-         WHERE id = :id AND (paid_amount IS NOT :paid OR due_amount IS NOT :due OR last_payment_date IS NOT :last
-            OR fully_paid_at IS NOT :full OR payment_conflicts IS NOT :conflicts)",
-    )?
-    .execute(named_params! {
-        ":id": id, ":paid": agg.paid_amount.to_string(), ":due": agg.due_amount.to_string(),
-        ":last": agg.last_payment_date, ":full": agg.fully_paid_at, ":conflicts": agg.payment_conflicts,
-        ":outstanding": agg.due_amount > rust_decimal::Decimal::ZERO, ":now": crate::time::now(),
-    })?;
+pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()> {
+    conn.exec(
+        "UPDATE invoices SET paid_amount = ?2, due_amount = ?3, last_payment_date = ?4,
+            fully_paid_at = ?5, payment_conflicts = ?6, outstanding = ?7, updated_at = ?8
+         WHERE id = ?1 AND (paid_amount IS NOT ?2 OR due_amount IS NOT ?3 OR last_payment_date IS NOT ?4
+            OR fully_paid_at IS NOT ?5 OR payment_conflicts IS NOT ?6)",
+        params![
+            id, agg.paid_amount.to_string(), agg.due_amount.to_string(),
+            agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
+            agg.due_amount > rust_decimal::Decimal::ZERO, crate::time::now(),
+        ],
+    )?;
     Ok(())
 }
