@@ -2,9 +2,10 @@
 //! (`db::entities` joins the summary), so every query here is reached only after the
 //! entity's organization was checked.
 
+use super::sql::{params, Row};
+use super::Conn;
 use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::EfirmaStatus;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 /// What the API shows of an e.firma: the certificate's facts and the checked status.
@@ -45,8 +46,8 @@ pub const SUMMARY_COLUMNS: &str = "f.serial_number, f.rfc, f.holder_name, f.issu
 
 /// Reads the summary from `SUMMARY_COLUMNS` starting at column `at` (a LEFT JOIN: all
 /// NULL when the entity has none).
-pub fn summary_from_row(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<EfirmaSummary>> {
-    let Some(serial_number) = r.get::<_, Option<String>>(at)? else {
+pub fn summary_from_row(r: &Row, at: usize) -> anyhow::Result<Option<EfirmaSummary>> {
+    let Some(serial_number) = r.get::<Option<String>>(at)? else {
         return Ok(None);
     };
     let status: String = r.get(at + 6)?;
@@ -79,13 +80,13 @@ impl std::fmt::Debug for SealedEfirma {
 
 /// Stores (or replaces) the entity's e.firma as `pending`.
 pub fn upsert(
-    conn: &Connection,
+    conn: &Conn,
     entity_id: &str,
     sealed: &SealedEfirma,
     certificate: &EfirmaCertificate,
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
-    conn.execute(
+    conn.exec(
         "INSERT INTO efirmas (entity_id, certificate, key_ciphertext, password_ciphertext,
             serial_number, rfc, holder_name, issuer, valid_from, valid_to, status, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11, ?11)
@@ -113,31 +114,29 @@ pub fn upsert(
 }
 
 /// The sealed files of an entity's e.firma (for workers, which act on ids they queued).
-pub fn sealed(conn: &Connection, entity_id: &str) -> anyhow::Result<Option<SealedEfirma>> {
-    Ok(conn
-        .query_row(
-            "SELECT certificate, key_ciphertext, password_ciphertext FROM efirmas WHERE entity_id = ?1",
-            [entity_id],
-            |r| {
-                Ok(SealedEfirma {
-                    certificate: r.get(0)?,
-                    key_ciphertext: r.get(1)?,
-                    password_ciphertext: r.get(2)?,
-                })
-            },
-        )
-        .optional()?)
+pub fn sealed(conn: &Conn, entity_id: &str) -> anyhow::Result<Option<SealedEfirma>> {
+    conn.opt(
+        "SELECT certificate, key_ciphertext, password_ciphertext FROM efirmas WHERE entity_id = ?1",
+        params![entity_id],
+        |r| {
+            Ok(SealedEfirma {
+                certificate: r.get(0)?,
+                key_ciphertext: r.get(1)?,
+                password_ciphertext: r.get(2)?,
+            })
+        },
+    )
 }
 
 /// Records the background check's verdict, unless the files changed meanwhile (then the
 /// check queued by that change decides). True when it changed the status.
 pub fn set_status(
-    conn: &Connection,
+    conn: &Conn,
     entity_id: &str,
     checked: &SealedEfirma,
     status: EfirmaStatus,
 ) -> anyhow::Result<bool> {
-    Ok(conn.execute(
+    Ok(conn.exec(
         "UPDATE efirmas SET status = ?3, updated_at = ?4
          WHERE entity_id = ?1 AND key_ciphertext = ?2 AND status <> ?3",
         params![
@@ -149,8 +148,11 @@ pub fn set_status(
     )? == 1)
 }
 
-pub fn delete(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
-    Ok(conn.execute("DELETE FROM efirmas WHERE entity_id = ?1", [entity_id])? == 1)
+pub fn delete(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
+    Ok(conn.exec(
+        "DELETE FROM efirmas WHERE entity_id = ?1",
+        params![entity_id],
+    )? == 1)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! loaded last, and every load as a version (`efos_lists`). A load replaces the entries
 //! in one transaction, so readers see the old list or the new one, never a mix.
 
-use rusqlite::{named_params, params, Connection, OptionalExtension};
+use super::sql::{params, Row};
+use super::Conn;
 
 use crate::domain::efos::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
 
@@ -32,13 +33,12 @@ fn date(d: Option<chrono::NaiveDate>) -> Option<String> {
 }
 
 /// The current version, if a list was ever loaded.
-pub fn current(conn: &Connection) -> anyhow::Result<Option<Version>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT id, loaded_at, updated_to, source, sha256, entries FROM efos_lists
+pub fn current(conn: &Conn) -> anyhow::Result<Option<Version>> {
+    conn.opt(
+        "SELECT id, loaded_at, updated_to, source, sha256, entries FROM efos_lists
              ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([], |r| {
+        params![],
+        |r| {
             Ok(Version {
                 id: r.get(0)?,
                 loaded_at: r.get(1)?,
@@ -47,15 +47,15 @@ pub fn current(conn: &Connection) -> anyhow::Result<Option<Version>> {
                 sha256: r.get(4)?,
                 entries: r.get(5)?,
             })
-        })
-        .optional()?)
+        },
+    )
 }
 
 /// Replaces the entries with `list`'s as a new version; returns it and the taxpayers
 /// whose situation changed. A list identical to the current one (same SHA-256) is not
 /// loaded again: None.
 pub fn load(
-    conn: &Connection,
+    conn: &Conn,
     list: &List,
     source: &str,
     sha256: &str,
@@ -64,30 +64,43 @@ pub fn load(
     if current(conn)?.is_some_and(|v| v.sha256 == sha256) {
         return Ok(None);
     }
-    let mut before: std::collections::BTreeMap<String, (String, String)> = conn
-        .prepare_cached("SELECT rfc, name, situation FROM efos_entries")?
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?))))?
-        .collect::<Result<_, _>>()?;
-    conn.execute(
-        "INSERT INTO efos_lists (loaded_at, updated_to, source, sha256, entries) VALUES (?1, ?2, ?3, ?4, ?5)",
+    let mut before: std::collections::BTreeMap<String, (String, String)> = Default::default();
+    conn.each(
+        "SELECT rfc, name, situation FROM efos_entries",
+        params![],
+        |r| {
+            before.insert(r.get(0)?, (r.get(1)?, r.get(2)?));
+            Ok(())
+        },
+    )?;
+    let id: i64 = conn.one(
+        "INSERT INTO efos_lists (loaded_at, updated_to, source, sha256, entries) VALUES (?1, ?2, ?3, ?4, ?5)
+         RETURNING id",
         params![now, date(list.updated_to), source, sha256, list.entries.len() as i64],
+        |r| r.get(0),
     )?;
-    let id = conn.last_insert_rowid();
-    conn.execute("DELETE FROM efos_entries", [])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO efos_entries (rfc, list_id, name, situation, presumed_sat, presumed_dof,
-            disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof)
-         VALUES (:rfc, :list, :name, :situation, :ps, :pd, :ds, :dd, :fs, :fd, :ss, :sd)",
-    )?;
+    conn.exec("DELETE FROM efos_entries", params![])?;
     let mut changed = vec![];
     for e in &list.entries {
-        insert.execute(named_params! {
-            ":rfc": e.rfc, ":list": id, ":name": e.name, ":situation": e.situation.as_str(),
-            ":ps": date(e.presumed.sat), ":pd": date(e.presumed.dof),
-            ":ds": date(e.disproved.sat), ":dd": date(e.disproved.dof),
-            ":fs": date(e.definitive.sat), ":fd": date(e.definitive.dof),
-            ":ss": date(e.favorable.sat), ":sd": date(e.favorable.dof),
-        })?;
+        conn.exec(
+            "INSERT INTO efos_entries (rfc, list_id, name, situation, presumed_sat, presumed_dof,
+            disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                e.rfc,
+                id,
+                e.name,
+                e.situation.as_str(),
+                date(e.presumed.sat),
+                date(e.presumed.dof),
+                date(e.disproved.sat),
+                date(e.disproved.dof),
+                date(e.definitive.sat),
+                date(e.definitive.dof),
+                date(e.favorable.sat),
+                date(e.favorable.dof),
+            ],
+        )?;
         let from = before
             .remove(&e.rfc)
             .and_then(|(_, s)| Situation::parse(&s));
@@ -118,15 +131,15 @@ const LISTED_WIDTH: usize = 12;
 
 /// The entry in `LISTED_COLUMNS` from `at` on; None when they are NULL (a LEFT JOIN
 /// that found none).
-pub fn listed(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Listed>> {
-    let Some(rfc) = r.get::<_, Option<String>>(at)? else {
+pub fn listed(r: &Row, at: usize) -> anyhow::Result<Option<Listed>> {
+    let Some(rfc) = r.get::<Option<String>>(at)? else {
         return Ok(None);
     };
-    let day = |i: usize| -> rusqlite::Result<Option<chrono::NaiveDate>> {
-        Ok(r.get::<_, Option<String>>(at + i)?
+    let day = |i: usize| -> anyhow::Result<Option<chrono::NaiveDate>> {
+        Ok(r.get::<Option<String>>(at + i)?
             .and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok()))
     };
-    let published = |i: usize| -> rusqlite::Result<Published> {
+    let published = |i: usize| -> anyhow::Result<Published> {
         Ok(Published {
             sat: day(i)?,
             dof: day(i + 1)?,
@@ -138,7 +151,7 @@ pub fn listed(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Listed>> 
             rfc,
             name: r.get(at + 1)?,
             situation: Situation::parse(&situation)
-                .ok_or_else(|| rusqlite::Error::InvalidColumnName(situation.clone()))?,
+                .ok_or_else(|| anyhow::anyhow!("unknown 69-B situation {situation:?}"))?,
             presumed: published(3)?,
             disproved: published(5)?,
             definitive: published(7)?,
@@ -161,8 +174,8 @@ pub struct Flagged<'a> {
     pub situation: Option<Situation>,
 }
 
-fn flagged_invoice(r: &rusqlite::Row, at: usize) -> rusqlite::Result<FlaggedInvoice> {
-    let amount = |i: usize| -> rusqlite::Result<rust_decimal::Decimal> {
+fn flagged_invoice(r: &Row, at: usize) -> anyhow::Result<FlaggedInvoice> {
+    let amount = |i: usize| -> anyhow::Result<rust_decimal::Decimal> {
         Ok(super::invoices::dec(r.get(at + i)?).unwrap_or_default())
     };
     Ok(FlaggedInvoice {
@@ -170,7 +183,7 @@ fn flagged_invoice(r: &rusqlite::Row, at: usize) -> rusqlite::Result<FlaggedInvo
         currency: r.get(at + 1)?,
         subtotal: amount(2)?,
         total: amount(3)?,
-        cancelled: r.get::<_, String>(at + 4)? == "cancelled",
+        cancelled: r.get::<String>(at + 4)? == "cancelled",
     })
 }
 
@@ -179,32 +192,37 @@ const INVOICE_COLUMNS: &str = "i.direction, i.currency, i.subtotal, i.total, i.s
 /// Calls `f` with each processed invoice of the entity whose counterparty is on the
 /// list, with the counterparty's entry.
 pub fn each_flagged_invoice(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     entity_id: &str,
     which: &Flagged,
     mut f: impl FnMut(&Listed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
     let (from, before) = which.period.unwrap_or(("", "\u{10FFFF}"));
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
+    conn.each(
+        &format!(
+            "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
          FROM invoices i JOIN efos_entries l ON l.rfc = {COUNTERPARTY}
-         WHERE i.entity_id = :entity AND i.org_id = :org AND i.xml_processed = 1
-           AND (:direction IS NULL OR i.direction = :direction)
-           AND i.issued_at >= :from AND i.issued_at < :before
-           AND (:situation IS NULL OR l.situation = :situation)"
-    ))?;
-    let mut rows = stmt.query(named_params! {
-        ":entity": entity_id, ":org": org_id, ":direction": which.direction,
-        ":from": from, ":before": before,
-        ":situation": which.situation.map(Situation::as_str),
-    })?;
-    while let Some(r) = rows.next()? {
-        if let Some(listed) = listed(r, 0)? {
-            f(&listed, &flagged_invoice(r, LISTED_WIDTH)?);
-        }
-    }
-    Ok(())
+         WHERE i.entity_id = ?1 AND i.org_id = ?2 AND i.xml_processed = 1
+           AND (?3 IS NULL OR i.direction = ?3)
+           AND i.issued_at >= ?4 AND i.issued_at < ?5
+           AND (?6 IS NULL OR l.situation = ?6)"
+        ),
+        params![
+            entity_id,
+            org_id,
+            which.direction,
+            from,
+            before,
+            which.situation.map(Situation::as_str),
+        ],
+        |r| {
+            if let Some(listed) = listed(r, 0)? {
+                f(&listed, &flagged_invoice(r, LISTED_WIDTH)?);
+            }
+            Ok(())
+        },
+    )
 }
 
 /// An entity with invoices whose counterparty is one of a load's changed taxpayers.
@@ -227,54 +245,54 @@ fn invoices_with_sql() -> String {
 /// Calls `f` with each processed invoice, of any organization, whose counterparty is
 /// in `rfcs` (upper case).
 pub fn each_invoice_with(
-    conn: &Connection,
+    conn: &Conn,
     rfcs: &[&str],
     mut f: impl FnMut(Exposed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
     if rfcs.is_empty() {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(&invoices_with_sql())?;
-    let mut rows = stmt.query([serde_json::to_string(rfcs)?])?;
-    while let Some(r) = rows.next()? {
-        let exposed = Exposed {
-            org_id: r.get(0)?,
-            entity_id: r.get(1)?,
-            rfc: r.get(2)?,
-        };
-        f(exposed, &flagged_invoice(r, 3)?);
-    }
-    Ok(())
+    conn.each(
+        &invoices_with_sql(),
+        params![serde_json::to_string(rfcs)?],
+        |r| {
+            let exposed = Exposed {
+                org_id: r.get(0)?,
+                entity_id: r.get(1)?,
+                rfc: r.get(2)?,
+            };
+            f(exposed, &flagged_invoice(r, 3)?);
+            Ok(())
+        },
+    )
 }
 
 /// The entry of `rfc` (upper case) on the list loaded last.
-pub fn entry(conn: &Connection, rfc: &str) -> anyhow::Result<Option<Listed>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LISTED_COLUMNS} FROM efos_entries l WHERE l.rfc = ?1"
-    ))?;
-    let mut rows = stmt.query([rfc])?;
-    match rows.next()? {
-        Some(r) => Ok(listed(r, 0)?),
-        None => Ok(None),
-    }
+pub fn entry(conn: &Conn, rfc: &str) -> anyhow::Result<Option<Listed>> {
+    Ok(conn
+        .opt(
+            &format!("SELECT {LISTED_COLUMNS} FROM efos_entries l WHERE l.rfc = ?1"),
+            params![rfc],
+            |r| listed(r, 0),
+        )?
+        .flatten())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::params;
+    use crate::db::Memory;
+
     #[test]
     fn a_loads_events_find_invoices_by_their_counterparty_index() {
-        let mut conn = rusqlite::Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
+        let conn = Memory::new();
         let plan: Vec<String> = conn
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                super::invoices_with_sql()
-            ))
-            .expect("prepare")
-            .query_map(["[]"], |r| r.get::<_, String>(3))
-            .expect("explain")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+            .all(
+                &format!("EXPLAIN QUERY PLAN {}", super::invoices_with_sql()),
+                params!["[]"],
+                |r| r.get::<String>(3),
+            )
+            .expect("explain");
         let plan = plan.join("\n");
         assert!(plan.contains("USING INDEX invoices_counterparty"), "{plan}");
     }

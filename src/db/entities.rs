@@ -2,8 +2,11 @@
 
 use super::efirmas::{self, EfirmaSummary};
 use super::efos;
+use super::sql::Row;
+use super::Conn;
 use crate::domain::efos::Listed;
 use crate::domain::entity::CredentialStatus;
+use ref_cast::RefCast;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
@@ -66,7 +69,7 @@ fn select() -> String {
     )
 }
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Entity> {
+fn from_row(r: &Row) -> anyhow::Result<Entity> {
     let status: String = r.get(5)?;
     Ok(Entity {
         id: r.get(0)?,
@@ -120,18 +123,20 @@ pub fn insert(
 }
 
 pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {
-    Ok(conn
-        .prepare_cached(&format!("{} WHERE e.id = ?1 AND e.org_id = ?2", select()))?
-        .query_row(params![id, org_id], from_row)
-        .optional()?)
+    Conn::ref_cast(conn).opt(
+        &format!("{} WHERE e.id = ?1 AND e.org_id = ?2", select()),
+        super::sql::params![id, org_id],
+        from_row,
+    )
 }
 
 /// For workers, which act on an id they queued themselves.
 pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Entity>> {
-    Ok(conn
-        .prepare_cached(&format!("{} WHERE e.id = ?1", select()))?
-        .query_row([id], from_row)
-        .optional()?)
+    Conn::ref_cast(conn).opt(
+        &format!("{} WHERE e.id = ?1", select()),
+        super::sql::params![id],
+        from_row,
+    )
 }
 
 /// One stored sealed CIEC, if any entity exists: proof of which key the database uses.
@@ -149,12 +154,14 @@ pub fn list(
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Entity>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "{} WHERE e.org_id = ?1 AND (?2 IS NULL OR e.id < ?2) ORDER BY e.id DESC LIMIT ?3",
-        select()
-    ))?;
-    let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    Conn::ref_cast(conn).all(
+        &format!(
+            "{} WHERE e.org_id = ?1 AND (?2 IS NULL OR e.id < ?2) ORDER BY e.id DESC LIMIT ?3",
+            select()
+        ),
+        super::sql::params![org_id, after, limit],
+        from_row,
+    )
 }
 
 pub fn update(conn: &Connection, e: &Entity) -> anyhow::Result<()> {

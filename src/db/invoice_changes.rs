@@ -1,7 +1,8 @@
 //! SQL for `invoice_changes`: which invoices a batch (an extraction, or one imported
 //! file) changed, each with the first snapshot taken of it in that batch.
 
-use rusqlite::{params, Connection};
+use super::sql::params;
+use super::Conn;
 
 /// What `invoice.updated` compares, as JSON text (amounts as decimal text); NULL
 /// while the invoice is not visible (metadata only), which counts as not existing.
@@ -17,21 +18,23 @@ const SNAPSHOT: &str = "CASE WHEN xml_processed = 1 THEN json_object(
 
 /// Records that `batch` is about to change the stored invoice `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.
-pub fn mark(conn: &Connection, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR IGNORE INTO invoice_changes (batch_id, invoice_id, before_json)
+pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
+    conn.exec(
+        &format!(
+            "INSERT OR IGNORE INTO invoice_changes (batch_id, invoice_id, before_json)
          SELECT ?1, id, {SNAPSHOT} FROM invoices WHERE id = ?2"
-    ))?
-    .execute(params![batch, id])?;
+        ),
+        params![batch, id],
+    )?;
     Ok(())
 }
 
 /// Records that `batch` created the invoice `id` (it did not exist before).
-pub fn mark_new(conn: &Connection, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "INSERT OR IGNORE INTO invoice_changes (batch_id, invoice_id, before_json) VALUES (?1, ?2, NULL)",
-    )?
-    .execute(params![batch, id])?;
+        params![batch, id],
+    )?;
     Ok(())
 }
 
@@ -44,26 +47,28 @@ pub struct Changed {
 }
 
 /// Takes (reads and deletes) up to `limit` of the batch's marks, oldest invoice first.
-pub fn take(conn: &Connection, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>> {
-    let rows = conn
-        .prepare_cached(&format!(
+pub fn take(conn: &Conn, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>> {
+    let rows = conn.all(
+        &format!(
             "SELECT c.invoice_id, i.org_id, c.before_json, {SNAPSHOT}
              FROM invoice_changes c JOIN invoices i ON i.id = c.invoice_id
              WHERE c.batch_id = ?1 ORDER BY c.invoice_id LIMIT ?2"
-        ))?
-        .query_map(params![batch, limit], |r| {
+        ),
+        params![batch, limit],
+        |r| {
             Ok(Changed {
                 invoice_id: r.get(0)?,
                 org_id: r.get(1)?,
                 before: r.get(2)?,
                 after: r.get(3)?,
             })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut delete =
-        conn.prepare_cached("DELETE FROM invoice_changes WHERE batch_id = ?1 AND invoice_id = ?2")?;
+        },
+    )?;
     for row in &rows {
-        delete.execute(params![batch, row.invoice_id])?;
+        conn.exec(
+            "DELETE FROM invoice_changes WHERE batch_id = ?1 AND invoice_id = ?2",
+            params![batch, row.invoice_id],
+        )?;
     }
     Ok(rows)
 }

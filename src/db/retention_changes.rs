@@ -2,7 +2,8 @@
 //! imported file) changed, each with the first snapshot taken of it in that batch, as
 //! `invoice_changes` does for invoices.
 
-use rusqlite::{params, Connection};
+use super::sql::params;
+use super::Conn;
 
 /// What `retention.updated` compares, as JSON text.
 const SNAPSHOT: &str = "json_object('status', status, 'cancelled_at', cancelled_at,
@@ -10,22 +11,24 @@ const SNAPSHOT: &str = "json_object('status', status, 'cancelled_at', cancelled_
 
 /// Records that `batch` is about to change the stored retention `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.
-pub fn mark(conn: &Connection, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR IGNORE INTO retention_changes (batch_id, retention_id, before_json)
+pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
+    conn.exec(
+        &format!(
+            "INSERT OR IGNORE INTO retention_changes (batch_id, retention_id, before_json)
          SELECT ?1, id, {SNAPSHOT} FROM retentions WHERE id = ?2"
-    ))?
-    .execute(params![batch, id])?;
+        ),
+        params![batch, id],
+    )?;
     Ok(())
 }
 
 /// Records that `batch` created the retention `id` (it did not exist before).
-pub fn mark_new(conn: &Connection, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "INSERT OR IGNORE INTO retention_changes (batch_id, retention_id, before_json)
          VALUES (?1, ?2, NULL)",
-    )?
-    .execute(params![batch, id])?;
+        params![batch, id],
+    )?;
     Ok(())
 }
 
@@ -39,27 +42,28 @@ pub struct Changed {
 }
 
 /// Takes (reads and deletes) up to `limit` of the batch's marks, oldest retention first.
-pub fn take(conn: &Connection, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>> {
-    let rows = conn
-        .prepare_cached(&format!(
+pub fn take(conn: &Conn, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>> {
+    let rows = conn.all(
+        &format!(
             "SELECT c.retention_id, r.org_id, c.before_json, {SNAPSHOT}
              FROM retention_changes c JOIN retentions r ON r.id = c.retention_id
              WHERE c.batch_id = ?1 ORDER BY c.retention_id LIMIT ?2"
-        ))?
-        .query_map(params![batch, limit], |r| {
+        ),
+        params![batch, limit],
+        |r| {
             Ok(Changed {
                 retention_id: r.get(0)?,
                 org_id: r.get(1)?,
                 before: r.get(2)?,
                 after: r.get(3)?,
             })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut delete = conn.prepare_cached(
-        "DELETE FROM retention_changes WHERE batch_id = ?1 AND retention_id = ?2",
+        },
     )?;
     for row in &rows {
-        delete.execute(params![batch, row.retention_id])?;
+        conn.exec(
+            "DELETE FROM retention_changes WHERE batch_id = ?1 AND retention_id = ?2",
+            params![batch, row.retention_id],
+        )?;
     }
     Ok(rows)
 }

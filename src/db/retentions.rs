@@ -2,9 +2,10 @@
 //! of a retention is rendered by SQLite as JSON text, splicing the stored JSON parts
 //! as they are, like the invoice view.
 
+use super::sql::{params, Param};
+use super::Conn;
 use crate::domain::extraction::Direction;
 use crate::retenciones::Retention;
-use rusqlite::{named_params, params, Connection, OptionalExtension, ToSql};
 
 /// Who a row belongs to (the ingestion path's owner).
 pub use crate::db::invoices::write::Owner;
@@ -56,129 +57,112 @@ pub struct Filter {
 const PERIOD_START: &str = "printf('%04d-%02d', period_year, period_start_month)";
 const PERIOD_END: &str = "printf('%04d-%02d', period_year, period_end_month)";
 
-fn conditions(f: &Filter) -> Vec<(&'static str, &Option<String>, String)> {
+/// Each filter's value and its clause, which ends where its parameter goes.
+fn conditions(f: &Filter) -> Vec<(&Option<String>, String)> {
     vec![
-        (":entity", &f.entity_id, " AND entity_id = :entity".into()),
+        (&f.entity_id, " AND entity_id = ".into()),
+        (&f.direction, " AND direction = ".into()),
+        (&f.retention_key, " AND retention_key = ".into()),
         (
-            ":direction",
-            &f.direction,
-            " AND direction = :direction".into(),
-        ),
-        (":key", &f.retention_key, " AND retention_key = :key".into()),
-        (
-            ":counterpart",
             &f.counterpart_tax_id,
-            " AND upper(counterpart_tax_id) = :counterpart".into(),
+            " AND upper(counterpart_tax_id) = ".into(),
         ),
-        (":status", &f.status, " AND status = :status".into()),
+        (&f.status, " AND status = ".into()),
         (
-            ":period_from",
             &f.period_from,
-            format!(" AND period_year IS NOT NULL AND {PERIOD_END} >= :period_from"),
+            format!(" AND period_year IS NOT NULL AND {PERIOD_END} >= "),
         ),
         (
-            ":period_to",
             &f.period_to,
-            format!(" AND period_year IS NOT NULL AND {PERIOD_START} <= :period_to"),
+            format!(" AND period_year IS NOT NULL AND {PERIOD_START} <= "),
         ),
-        (
-            ":since",
-            &f.updated_since,
-            " AND updated_at >= :since".into(),
-        ),
+        (&f.updated_since, " AND updated_at >= ".into()),
     ]
 }
 
 /// The retentions matching `f`, after the `(timestamp, id)` key `after`.
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     f: &Filter,
     after: Option<(&str, &str)>,
     limit: i64,
 ) -> anyhow::Result<Vec<RetentionRow>> {
-    let mut sql = format!(
-        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = :org"
-    );
+    let mut sql =
+        format!("SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = ?1");
     let conditions = conditions(f);
-    let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
-    for (name, value, clause) in &conditions {
+    let mut args: Vec<&dyn Param> = vec![&org_id];
+    for (value, clause) in &conditions {
         if let Some(v) = value.as_ref() {
-            sql.push_str(clause);
-            args.push((name, v));
+            args.push(v);
+            sql.push_str(&format!("{clause}?{}", args.len()));
         }
     }
     let (after_clause, order_by) = if f.updated_order {
         (
-            " AND (updated_at, id) > (:after_at, :after_id)",
-            " ORDER BY updated_at, id LIMIT :limit",
+            " AND (updated_at, id) > ",
+            " ORDER BY updated_at, id LIMIT ",
         )
     } else {
         (
-            " AND (issued_at, id) < (:after_at, :after_id)",
-            " ORDER BY issued_at DESC, id DESC LIMIT :limit",
+            " AND (issued_at, id) < ",
+            " ORDER BY issued_at DESC, id DESC LIMIT ",
         )
     };
-    let (after_at, after_id);
-    if let Some((at, id)) = after {
-        (after_at, after_id) = (at.to_owned(), id.to_owned());
-        sql.push_str(after_clause);
-        args.push((":after_at", &after_at));
-        args.push((":after_id", &after_id));
+    if let Some((at, id)) = &after {
+        args.push(at);
+        args.push(id);
+        let n = args.len();
+        sql.push_str(&format!("{after_clause}(?{}, ?{n})", n - 1));
     }
-    sql.push_str(order_by);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(args.as_slice(), |r| {
+    args.push(&limit);
+    sql.push_str(&format!("{order_by}?{}", args.len()));
+    conn.all(&sql, &args, |r| {
         Ok(RetentionRow {
             id: r.get(0)?,
             issued_at: r.get(1)?,
             updated_at: r.get(2)?,
             view: r.get(3)?,
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 /// A retention of the organization as `GET /v1/retentions/{id}` shows it (JSON text).
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {VIEW_JSON} FROM retentions WHERE id = ?1 AND org_id = ?2"
-        ))?
-        .query_row(params![id, org_id], |r| r.get(0))
-        .optional()?)
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        &format!("SELECT {VIEW_JSON} FROM retentions WHERE id = ?1 AND org_id = ?2"),
+        params![id, org_id],
+        |r| r.get(0),
+    )
 }
 
 /// The fiscal UUID of a retention of the organization.
-pub fn uuid(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT uuid FROM retentions WHERE id = ?1 AND org_id = ?2")?
-        .query_row(params![id, org_id], |r| r.get(0))
-        .optional()?)
+pub fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT uuid FROM retentions WHERE id = ?1 AND org_id = ?2",
+        params![id, org_id],
+        |r| r.get(0),
+    )
 }
 
 /// The id of an entity's retention with this UUID.
-pub fn find(conn: &Connection, entity_id: &str, uuid: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT id FROM retentions WHERE entity_id = ?1 AND uuid = ?2")?
-        .query_row(params![entity_id, uuid], |r| r.get(0))
-        .optional()?)
+pub fn find(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT id FROM retentions WHERE entity_id = ?1 AND uuid = ?2",
+        params![entity_id, uuid],
+        |r| r.get(0),
+    )
 }
 
 /// The id of an entity's retention whose UUID is `uuid` in upper or lower case (a
 /// listing writes it upper-case, the stored one is as its XML writes it).
-pub fn find_listed(
-    conn: &Connection,
-    entity_id: &str,
-    uuid: &str,
-) -> anyhow::Result<Option<String>> {
+pub fn find_listed(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<String>> {
     let upper = uuid.trim().to_ascii_uppercase();
-    Ok(conn
-        .prepare_cached(
-            "SELECT id FROM retentions WHERE entity_id = ?1 AND uuid IN (?2, lower(?2)) LIMIT 1",
-        )?
-        .query_row(params![entity_id, upper], |r| r.get(0))
-        .optional()?)
+    conn.opt(
+        "SELECT id FROM retentions WHERE entity_id = ?1 AND uuid IN (?2, lower(?2)) LIMIT 1",
+        params![entity_id, upper],
+        |r| r.get(0),
+    )
 }
 
 /// What a write did to a row a client sees.
@@ -196,7 +180,7 @@ pub enum Written {
 /// expressions read the row as it was before the update).
 #[allow(clippy::too_many_arguments)]
 pub fn upsert(
-    tx: &Connection,
+    tx: &Conn,
     owner: Owner,
     direction: Direction,
     id: &str,
@@ -206,10 +190,11 @@ pub fn upsert(
     cancelled_at: Option<&str>,
     has_pdf: bool,
 ) -> anyhow::Result<Written> {
-    let before: Option<String> = tx
-        .prepare_cached("SELECT updated_at FROM retentions WHERE id = ?1")?
-        .query_row([id], |row| row.get(0))
-        .optional()?;
+    let before: Option<String> = tx.opt(
+        "SELECT updated_at FROM retentions WHERE id = ?1",
+        params![id],
+        |row| row.get(0),
+    )?;
     let now = crate::time::now();
     let receiver_tax_id = r.receiver.as_ref().and_then(|x| x.tax_id());
     let counterpart = match direction {
@@ -217,19 +202,19 @@ pub fn upsert(
         Direction::Received => Some(r.issuer.tax_id.as_str()),
     };
     let text = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string());
-    tx.prepare_cached(
+    tx.exec(
         "INSERT INTO retentions (id, org_id, entity_id, uuid, direction, version, internal_folio,
             issued_at, certified_at, retention_key, retention_description, issuer_tax_id,
             receiver_tax_id, counterpart_tax_id, period_year, period_start_month, period_end_month,
             total_operation, total_withheld, issuer_json, receiver_json, totals_json, withheld_json,
             complements_json, related_json, place_of_issue, status, cancelled_at, has_pdf,
             created_at, updated_at)
-         VALUES (:id, :org, :entity, :uuid, :direction, :version, :folio,
-            :issued_at, :certified_at, :key, :description, :issuer,
-            :receiver, :counterpart, :year, :start, :end,
-            :operation, :withheld, :issuer_json, :receiver_json, :totals_json, :withheld_json,
-            :complements_json, :related_json, :place, :status, :cancelled_at, :has_pdf,
-            :now, :now)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+            ?8, ?9, ?10, ?11, ?12,
+            ?13, ?14, ?15, ?16, ?17,
+            ?18, ?19, ?20, ?21, ?22, ?23,
+            ?24, ?25, ?26, ?27, ?28, ?29,
+            ?30, ?30)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             direction = excluded.direction, version = excluded.version,
             internal_folio = excluded.internal_folio, issued_at = excluded.issued_at,
@@ -249,29 +234,44 @@ pub fn upsert(
                     AND (has_pdf OR NOT excluded.has_pdf)
                     AND direction IS excluded.direction,
                 updated_at, excluded.updated_at)",
-    )?
-    .execute(named_params! {
-        ":id": id, ":org": owner.org_id, ":entity": owner.entity_id, ":uuid": uuid,
-        ":direction": direction.as_str(), ":version": r.version.as_str(),
-        ":folio": r.internal_folio, ":issued_at": r.issued_at,
-        ":certified_at": r.stamp.as_ref().and_then(|s| s.certified_at.clone()),
-        ":key": r.key, ":description": r.key_description, ":issuer": r.issuer.tax_id,
-        ":receiver": receiver_tax_id, ":counterpart": counterpart,
-        ":year": r.period.map(|p| p.year), ":start": r.period.map(|p| p.start_month),
-        ":end": r.period.map(|p| p.end_month),
-        ":operation": r.totals.operation.to_string(), ":withheld": text(r.totals.withheld),
-        ":issuer_json": serde_json::to_string(&r.issuer)?,
-        ":receiver_json": serde_json::to_string(&r.receiver)?,
-        ":totals_json": serde_json::to_string(&r.totals)?,
-        ":withheld_json": serde_json::to_string(&r.withheld_taxes)?,
-        ":complements_json": serde_json::to_string(&r.complements)?,
-        ":related_json": serde_json::to_string(&r.related)?,
-        ":place": r.place_of_issue, ":status": status, ":cancelled_at": cancelled_at,
-        ":has_pdf": has_pdf, ":now": now,
-    })?;
-    let after: String = tx
-        .prepare_cached("SELECT updated_at FROM retentions WHERE id = ?1")?
-        .query_row([id], |row| row.get(0))?;
+        params![
+            id,
+            owner.org_id,
+            owner.entity_id,
+            uuid,
+            direction.as_str(),
+            r.version.as_str(),
+            r.internal_folio,
+            r.issued_at,
+            r.stamp.as_ref().and_then(|s| s.certified_at.clone()),
+            r.key,
+            r.key_description,
+            r.issuer.tax_id,
+            receiver_tax_id,
+            counterpart,
+            r.period.map(|p| i64::from(p.year)),
+            r.period.map(|p| i64::from(p.start_month)),
+            r.period.map(|p| i64::from(p.end_month)),
+            r.totals.operation.to_string(),
+            text(r.totals.withheld),
+            serde_json::to_string(&r.issuer)?,
+            serde_json::to_string(&r.receiver)?,
+            serde_json::to_string(&r.totals)?,
+            serde_json::to_string(&r.withheld_taxes)?,
+            serde_json::to_string(&r.complements)?,
+            serde_json::to_string(&r.related)?,
+            r.place_of_issue,
+            status,
+            cancelled_at,
+            has_pdf,
+            now,
+        ],
+    )?;
+    let after: String = tx.one(
+        "SELECT updated_at FROM retentions WHERE id = ?1",
+        params![id],
+        |row| row.get(0),
+    )?;
     Ok(match before {
         None => Written::Created,
         Some(before) if before == after => Written::Unchanged,
@@ -281,57 +281,56 @@ pub fn upsert(
 
 /// Sets a stored retention's status (a listing saw it cancelled); true when it changed.
 pub fn set_status(
-    conn: &Connection,
+    conn: &Conn,
     id: &str,
     status: &str,
     cancelled_at: Option<&str>,
 ) -> anyhow::Result<bool> {
-    let changed = conn
-        .prepare_cached(
-            "UPDATE retentions SET status = ?2, cancelled_at = ?3, updated_at = ?4
-             WHERE id = ?1 AND (status IS NOT ?2 OR cancelled_at IS NOT ?3)",
-        )?
-        .execute(params![id, status, cancelled_at, crate::time::now()])?;
+    let changed = conn.exec(
+        "UPDATE retentions SET status = ?2, cancelled_at = ?3, updated_at = ?4
+         WHERE id = ?1 AND (status IS NOT ?2 OR cancelled_at IS NOT ?3)",
+        params![id, status, cancelled_at, crate::time::now()],
+    )?;
     Ok(changed > 0)
 }
 
 /// A stored retention's status and cancellation time; `active` when there is no row.
-pub fn status(conn: &Connection, id: &str) -> anyhow::Result<(String, Option<String>)> {
-    let row: Option<(String, Option<String>)> = conn
-        .prepare_cached("SELECT status, cancelled_at FROM retentions WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
+pub fn status(conn: &Conn, id: &str) -> anyhow::Result<(String, Option<String>)> {
+    let row: Option<(String, Option<String>)> = conn.opt(
+        "SELECT status, cancelled_at FROM retentions WHERE id = ?1",
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     Ok(row.unwrap_or_else(|| ("active".into(), None)))
 }
 
 /// Records what a listing of the SAT says of an entity's retention (`retention_listings`).
 pub fn record_listing(
-    conn: &Connection,
+    conn: &Conn,
     entity_id: &str,
     uuid: &str,
     status: &str,
     cancelled_at: Option<&str>,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
+    conn.exec(
         "INSERT INTO retention_listings (entity_id, uuid, status, cancelled_at)
          VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             status = excluded.status, cancelled_at = excluded.cancelled_at",
-    )?
-    .execute(params![entity_id, uuid, status, cancelled_at])?;
+        params![entity_id, uuid, status, cancelled_at],
+    )?;
     Ok(())
 }
 
 /// The status and cancellation time the last listing gave an entity's retention.
 pub fn listed_status(
-    conn: &Connection,
+    conn: &Conn,
     entity_id: &str,
     uuid: &str,
 ) -> anyhow::Result<Option<(String, Option<String>)>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT status, cancelled_at FROM retention_listings WHERE entity_id = ?1 AND uuid = ?2",
-        )?
-        .query_row(params![entity_id, uuid], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?)
+    conn.opt(
+        "SELECT status, cancelled_at FROM retention_listings WHERE entity_id = ?1 AND uuid = ?2",
+        params![entity_id, uuid],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
 }

@@ -2,7 +2,8 @@
 //! check`. A database from an older schema may lack some columns (the next start adds
 //! them), so each source is read only when its column exists.
 
-use rusqlite::Connection;
+use super::sql::params;
+use super::Conn;
 
 /// (table, sealed column, key column) of every sealed value.
 const SOURCES: &[(&str, &str, &str)] = &[
@@ -19,7 +20,7 @@ pub struct Sealed {
 }
 
 /// Every sealed value in the database.
-pub fn all(conn: &Connection) -> anyhow::Result<Vec<Sealed>> {
+pub fn all(conn: &Conn) -> anyhow::Result<Vec<Sealed>> {
     let mut out = Vec::new();
     for (table, column, key) in SOURCES {
         if !has_column(conn, table, column)? {
@@ -27,37 +28,35 @@ pub fn all(conn: &Connection) -> anyhow::Result<Vec<Sealed>> {
         }
         // Names come from SOURCES above, never from input.
         let sql = format!("SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL");
-        let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map([], |r| {
-            Ok(Sealed {
-                what: format!("{table}.{column} of {}", r.get::<_, String>(0)?),
+        conn.each(&sql, params![], |r| {
+            out.push(Sealed {
+                what: format!("{table}.{column} of {}", r.get::<String>(0)?),
                 bytes: r.get(1)?,
-            })
+            });
+            Ok(())
         })?;
-        for row in rows {
-            out.push(row?);
-        }
     }
     Ok(out)
 }
 
-fn has_column(conn: &Connection, table: &str, column: &str) -> anyhow::Result<bool> {
-    Ok(conn.query_row(
+fn has_column(conn: &Conn, table: &str, column: &str) -> anyhow::Result<bool> {
+    conn.one(
         "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
-        [table, column],
+        params![table, column],
         |r| r.get(0),
-    )?)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Memory;
+    use ref_cast::RefCast;
 
     #[test]
     fn lists_each_sealed_column_and_skips_missing_ones() {
-        let mut conn = Connection::open_in_memory().expect("db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
-        conn.execute_batch(
+        let conn = Memory::new();
+        conn.batch(
             "INSERT INTO orgs VALUES ('o', 'O', 't');
              INSERT INTO entities VALUES ('e', 'o', 'AAA010101AAA', 'E', x'01', 'valid', 't', 't');
              INSERT INTO webhooks (id, org_id, url, token_sealed, events, created_at)
@@ -77,9 +76,11 @@ mod tests {
                 ("webhooks.token_sealed of w".to_string(), vec![2]),
             ]
         );
-        let old = Connection::open_in_memory().expect("db");
-        old.execute_batch("CREATE TABLE entities (id TEXT, ciec_ciphertext BLOB)")
+        // A database of an older schema: no migrations, so not `Memory`.
+        let old = rusqlite::Connection::open_in_memory().expect("db");
+        let old = Conn::ref_cast(&old);
+        old.batch("CREATE TABLE entities (id TEXT, ciec_ciphertext BLOB)")
             .expect("old");
-        assert!(all(&old).expect("old schema").is_empty());
+        assert!(all(old).expect("old schema").is_empty());
     }
 }

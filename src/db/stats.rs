@@ -2,13 +2,14 @@
 //! queue holds only unfinished work; an extraction is one per entity, month and
 //! direction), and each count reads an index or a short table.
 
-use rusqlite::Connection;
+use super::sql::params;
+use super::Conn;
 
 /// (label values..., count) rows of a GROUP BY.
 pub type Counts = Vec<(Vec<String>, i64)>;
 
 /// Jobs by kind and status (`queued`, `running`).
-pub fn jobs(conn: &Connection) -> anyhow::Result<Counts> {
+pub fn jobs(conn: &Conn) -> anyhow::Result<Counts> {
     group(
         conn,
         "SELECT kind, status, COUNT(*) FROM jobs GROUP BY kind, status",
@@ -17,7 +18,7 @@ pub fn jobs(conn: &Connection) -> anyhow::Result<Counts> {
 }
 
 /// Extractions by status and failed reason (empty when none).
-pub fn extractions(conn: &Connection) -> anyhow::Result<Counts> {
+pub fn extractions(conn: &Conn) -> anyhow::Result<Counts> {
     group(
         conn,
         "SELECT status, COALESCE(failed_reason, ''), COUNT(*) FROM extractions
@@ -27,34 +28,32 @@ pub fn extractions(conn: &Connection) -> anyhow::Result<Counts> {
 }
 
 /// The database's size in bytes as SQLite sees it (pages in use and free).
-pub fn database_bytes(conn: &Connection) -> anyhow::Result<i64> {
-    Ok(conn.query_row(
+pub fn database_bytes(conn: &Conn) -> anyhow::Result<i64> {
+    conn.one(
         "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
-        [],
+        params![],
         |r| r.get(0),
-    )?)
+    )
 }
 
-fn group(conn: &Connection, sql: &str, labels: usize) -> anyhow::Result<Counts> {
-    let mut stmt = conn.prepare_cached(sql)?;
-    let rows = stmt.query_map([], |r| {
+fn group(conn: &Conn, sql: &str, labels: usize) -> anyhow::Result<Counts> {
+    conn.all(sql, params![], |r| {
         let values = (0..labels)
-            .map(|i| r.get::<_, String>(i))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|i| r.get::<String>(i))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok((values, r.get(labels)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Memory;
 
     #[test]
     fn counts_group_by_their_labels() {
-        let mut conn = Connection::open_in_memory().expect("db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
-        conn.execute_batch(
+        let conn = Memory::new();
+        conn.batch(
             "INSERT INTO jobs (kind, target_id, status, run_at, created_at)
                  VALUES ('deliver_webhook', 'd1', 'queued', 't', 't'),
                         ('deliver_webhook', 'd2', 'queued', 't', 't'),

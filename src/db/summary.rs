@@ -4,11 +4,12 @@
 //! read as they come (a document's concept taxes added up per line page by page), so
 //! a summary's memory does not grow with the number of documents in the period.
 
-use rusqlite::{named_params, params, Connection, Row};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
 use super::invoices::{dec, ITEMS_PAGE};
+use super::sql::{params, Row};
+use super::Conn;
 use crate::cfdi::{ItemTax, StatedTaxes};
 use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
 use crate::retenciones::WithheldTax;
@@ -29,74 +30,71 @@ const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_tr
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
-pub fn each_document(conn: &Connection, p: &Period, f: impl FnMut(Document)) -> anyhow::Result<()> {
+pub fn each_document(conn: &Conn, p: &Period, f: impl FnMut(Document)) -> anyhow::Result<()> {
     each_document_of(conn, p, p.direction, f)
 }
 
 /// `each_document` of the entity's invoices of `direction`, whatever the period's
 /// (the withholdings section reads the issued ones in every summary).
 pub fn each_document_of(
-    conn: &Connection,
+    conn: &Conn,
     p: &Period,
     direction: &str,
     mut f: impl FnMut(Document),
 ) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {DOCUMENT_COLUMNS} FROM invoices
-         WHERE entity_id = :entity AND org_id = :org AND direction = :direction
-           AND xml_processed = 1 AND issued_at >= :from AND issued_at < :before
+    conn.each(
+        &format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM invoices
+         WHERE entity_id = ?1 AND org_id = ?2 AND direction = ?3
+           AND xml_processed = 1 AND issued_at >= ?4 AND issued_at < ?5
          ORDER BY issued_at, id"
-    ))?;
-    let mut rows = stmt.query(named_params! {
-        ":entity": p.entity_id, ":org": p.org_id, ":direction": direction,
-        ":from": p.from, ":before": p.before,
-    })?;
-    while let Some(row) = rows.next()? {
-        f(document(conn, row)?);
-    }
-    Ok(())
+        ),
+        params![p.entity_id, p.org_id, direction, p.from, p.before],
+        |row| {
+            f(document(conn, row)?);
+            Ok(())
+        },
+    )
 }
 
 /// Calls `f` with each retention the entity received in the period: one whose
 /// period's last month falls in the summary's months, or without a period, one issued
 /// (FechaExp) in it. Cancelled ones included: the computation skips them.
 pub fn each_retention(
-    conn: &Connection,
+    conn: &Conn,
     p: &Period,
     mut f: impl FnMut(RetentionWithholding),
 ) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
+    conn.each(
         "SELECT status, withheld_json FROM retentions
-         WHERE entity_id = :entity AND org_id = :org AND direction = 'received'
+         WHERE entity_id = ?1 AND org_id = ?2 AND direction = 'received'
            AND CASE WHEN period_year IS NULL
-                    THEN issued_at >= :from AND issued_at < :before
+                    THEN issued_at >= ?3 AND issued_at < ?4
                     ELSE printf('%04d-%02d', period_year, period_end_month)
-                         BETWEEN substr(:from, 1, 7) AND strftime('%Y-%m', :before, '-1 day')
+                         BETWEEN substr(?3, 1, 7) AND strftime('%Y-%m', ?4, '-1 day')
                END
          ORDER BY issued_at, id",
-    )?;
-    let mut rows = stmt.query(named_params! {
-        ":entity": p.entity_id, ":org": p.org_id, ":from": p.from, ":before": p.before,
-    })?;
-    while let Some(row) = rows.next()? {
-        let taxes: Vec<WithheldTax> = serde_json::from_str(&row.get::<_, String>(1)?)?;
-        f(RetentionWithholding {
-            cancelled: row.get::<_, String>(0)? == "cancelled",
-            taxes: taxes
-                .iter()
-                .map(|t| (t.tax_code(), t.payment_type.clone(), t.amount))
-                .collect(),
-        });
-    }
-    Ok(())
+        params![p.entity_id, p.org_id, p.from, p.before],
+        |row| {
+            let taxes: Vec<WithheldTax> = serde_json::from_str(&row.get::<String>(1)?)?;
+            f(RetentionWithholding {
+                cancelled: row.get::<String>(0)? == "cancelled",
+                taxes: taxes
+                    .iter()
+                    .map(|t| (t.tax_code(), t.payment_type.clone(), t.amount))
+                    .collect(),
+            });
+            Ok(())
+        },
+    )
 }
 
-fn document(conn: &Connection, r: &Row) -> anyhow::Result<Document> {
+fn document(conn: &Conn, r: &Row) -> anyhow::Result<Document> {
     let id: String = r.get(0)?;
-    let amount = |i| -> rusqlite::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
+    let amount = |i| -> anyhow::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
     let items_count: Option<i64> = r.get(11)?;
     Ok(Document {
-        invoice_type: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+        invoice_type: r.get::<Option<String>>(1)?.unwrap_or_default(),
         currency: r.get(2)?,
         subtotal: amount(3)?,
         discount: dec(r.get(4)?),
@@ -104,10 +102,10 @@ fn document(conn: &Connection, r: &Row) -> anyhow::Result<Document> {
         taxes_withheld: dec(r.get(6)?),
         total: amount(7)?,
         payment_method: r.get(8)?,
-        cancelled: r.get::<_, String>(9)? == "cancelled",
+        cancelled: r.get::<String>(9)? == "cancelled",
         taxes: concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?,
         exchange_rate: dec(r.get(12)?),
-        stated: match r.get::<_, Option<String>>(13)? {
+        stated: match r.get::<Option<String>>(13)? {
             Some(json) => serde_json::from_str(&json)?,
             None => StatedTaxes::default(),
         },
@@ -124,7 +122,7 @@ struct Concept {
 /// Every concept's taxes added up per tax, factor and rate: the first page on the
 /// row, the rest from their pages, one page in memory at a time.
 fn concept_taxes(
-    conn: &Connection,
+    conn: &Conn,
     id: &str,
     first: Option<String>,
     count: i64,
@@ -141,13 +139,11 @@ fn concept_taxes(
         add_page(&first)?;
     }
     if count > ITEMS_PAGE as i64 {
-        let mut stmt = conn.prepare_cached(
+        conn.each(
             "SELECT items_json FROM invoice_item_pages WHERE invoice_id = ?1 ORDER BY page",
+            params![id],
+            |row| add_page(&row.get::<String>(0)?),
         )?;
-        let mut rows = stmt.query([id])?;
-        while let Some(row) = rows.next()? {
-            add_page(&row.get::<_, String>(0)?)?;
-        }
     }
     Ok(taxes)
 }
@@ -180,89 +176,80 @@ struct StoredDocto {
 /// complements of the direction whose FechaPago is in the period, with the invoice it
 /// pays when that is stored. One complement is in memory at a time; the paid invoice is
 /// read for each entry (an indexed lookup) rather than kept.
-pub fn each_payment(
-    conn: &Connection,
-    p: &Period,
-    mut f: impl FnMut(PaidEntry),
-) -> anyhow::Result<()> {
+pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> anyhow::Result<()> {
     // The complements' ids first, sorted (a temporary b-tree of ids only), then each
     // complement by its id: sorting or DISTINCT over whole rows would keep every
     // complement's payments_json in memory until the last one.
-    let mut ids = conn.prepare_cached(
+    conn.each(
         "SELECT DISTINCT payment_invoice_id FROM payment_entries
-         WHERE entity_id = :entity AND paid_at >= :from AND paid_at < :before
+         WHERE entity_id = ?1 AND paid_at >= ?2 AND paid_at < ?3
          ORDER BY payment_invoice_id",
-    )?;
-    let mut ids = ids.query(named_params! {
-        ":entity": p.entity_id, ":from": p.from, ":before": p.before,
-    })?;
-    let mut complement = conn.prepare_cached(
-        "SELECT status, payments_json FROM invoices
-         WHERE id = :id AND org_id = :org AND direction = :direction",
-    )?;
-    while let Some(row) = ids.next()? {
-        let id: String = row.get(0)?;
-        let mut found = complement.query(named_params! {
-            ":id": id, ":org": p.org_id, ":direction": p.direction,
-        })?;
-        let Some(row) = found.next()? else {
-            continue;
-        };
-        let cancelled = row.get::<_, String>(0)? == "cancelled";
-        let json: Option<String> = row.get(1)?;
-        drop(found);
-        let payments: Vec<StoredPayment> = serde_json::from_str(json.as_deref().unwrap_or("[]"))?;
-        for payment in payments {
-            let paid_at = payment.paid_at.as_str();
-            if paid_at < p.from || paid_at >= p.before {
-                continue;
-            }
-            let mut seen: Vec<&StoredDocto> = Vec::new();
-            for d in &payment.related_documents {
-                let Some(uuid) = d.uuid.as_ref() else {
-                    continue;
-                };
-                if seen.contains(&d) {
+        params![p.entity_id, p.from, p.before],
+        |row| {
+            let id: String = row.get(0)?;
+            let Some((cancelled, json)) = conn.opt(
+                "SELECT status, payments_json FROM invoices
+         WHERE id = ?1 AND org_id = ?2 AND direction = ?3",
+                params![id, p.org_id, p.direction],
+                |r| {
+                    Ok((
+                        r.get::<String>(0)? == "cancelled",
+                        r.get::<Option<String>>(1)?,
+                    ))
+                },
+            )?
+            else {
+                return Ok(());
+            };
+            let payments: Vec<StoredPayment> =
+                serde_json::from_str(json.as_deref().unwrap_or("[]"))?;
+            for payment in payments {
+                let paid_at = payment.paid_at.as_str();
+                if paid_at < p.from || paid_at >= p.before {
                     continue;
                 }
-                seen.push(d);
-                f(PaidEntry {
-                    payment_invoice_id: id.clone(),
-                    payment_cancelled: cancelled,
-                    related_uuid: uuid.clone(),
-                    paid_at: payment.paid_at.clone(),
-                    currency: d.currency.clone(),
-                    amount_paid: d.amount_paid.or(
-                        match (d.previous_balance, d.outstanding_balance) {
-                            (Some(before), Some(after)) => Some(before - after),
-                            _ => None,
-                        },
-                    ),
-                    taxes: d.taxes.clone(),
-                    invoice: paid_invoice(conn, p.entity_id, uuid)?,
-                    payment_currency: payment.currency.clone(),
-                    payment_exchange_rate: payment.exchange_rate,
-                    equivalence: d.equivalence,
-                });
+                let mut seen: Vec<&StoredDocto> = Vec::new();
+                for d in &payment.related_documents {
+                    let Some(uuid) = d.uuid.as_ref() else {
+                        continue;
+                    };
+                    if seen.contains(&d) {
+                        continue;
+                    }
+                    seen.push(d);
+                    f(PaidEntry {
+                        payment_invoice_id: id.clone(),
+                        payment_cancelled: cancelled,
+                        related_uuid: uuid.clone(),
+                        paid_at: payment.paid_at.clone(),
+                        currency: d.currency.clone(),
+                        amount_paid: d.amount_paid.or(
+                            match (d.previous_balance, d.outstanding_balance) {
+                                (Some(before), Some(after)) => Some(before - after),
+                                _ => None,
+                            },
+                        ),
+                        taxes: d.taxes.clone(),
+                        invoice: paid_invoice(conn, p.entity_id, uuid)?,
+                        payment_currency: payment.currency.clone(),
+                        payment_exchange_rate: payment.exchange_rate,
+                        equivalence: d.equivalence,
+                    });
+                }
             }
-        }
-    }
-    Ok(())
+            Ok(())
+        },
+    )
 }
 
 /// The entity's processed document with this uuid.
-fn paid_invoice(
-    conn: &Connection,
-    entity_id: &str,
-    uuid: &str,
-) -> anyhow::Result<Option<Document>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {DOCUMENT_COLUMNS} FROM invoices
+fn paid_invoice(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Document>> {
+    conn.opt(
+        &format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM invoices
          WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1"
-    ))?;
-    let mut rows = stmt.query(params![entity_id, uuid])?;
-    match rows.next()? {
-        Some(row) => Ok(Some(document(conn, row)?)),
-        None => Ok(None),
-    }
+        ),
+        params![entity_id, uuid],
+        |r| document(conn, r),
+    )
 }
