@@ -2,6 +2,7 @@
 //! (`db::entities` joins the summary), so every query here is reached only after the
 //! entity's organization was checked.
 
+use super::sql::Row;
 use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::EfirmaStatus;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -45,8 +46,8 @@ pub const SUMMARY_COLUMNS: &str = "f.serial_number, f.rfc, f.holder_name, f.issu
 
 /// Reads the summary from `SUMMARY_COLUMNS` starting at column `at` (a LEFT JOIN: all
 /// NULL when the entity has none).
-pub fn summary_from_row(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<EfirmaSummary>> {
-    let Some(serial_number) = r.get::<_, Option<String>>(at)? else {
+pub fn summary_from_row(r: &Row, at: usize) -> anyhow::Result<Option<EfirmaSummary>> {
+    let Some(serial_number) = r.get::<Option<String>>(at)? else {
         return Ok(None);
     };
     let status: String = r.get(at + 6)?;

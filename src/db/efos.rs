@@ -4,6 +4,9 @@
 
 use rusqlite::{named_params, params, Connection, OptionalExtension};
 
+use super::sql::Row;
+use super::Conn;
+
 use crate::domain::efos::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
 
 /// A loaded version of the list.
@@ -118,15 +121,15 @@ const LISTED_WIDTH: usize = 12;
 
 /// The entry in `LISTED_COLUMNS` from `at` on; None when they are NULL (a LEFT JOIN
 /// that found none).
-pub fn listed(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Listed>> {
-    let Some(rfc) = r.get::<_, Option<String>>(at)? else {
+pub fn listed(r: &Row, at: usize) -> anyhow::Result<Option<Listed>> {
+    let Some(rfc) = r.get::<Option<String>>(at)? else {
         return Ok(None);
     };
-    let day = |i: usize| -> rusqlite::Result<Option<chrono::NaiveDate>> {
-        Ok(r.get::<_, Option<String>>(at + i)?
+    let day = |i: usize| -> anyhow::Result<Option<chrono::NaiveDate>> {
+        Ok(r.get::<Option<String>>(at + i)?
             .and_then(|d| chrono::NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok()))
     };
-    let published = |i: usize| -> rusqlite::Result<Published> {
+    let published = |i: usize| -> anyhow::Result<Published> {
         Ok(Published {
             sat: day(i)?,
             dof: day(i + 1)?,
@@ -138,7 +141,7 @@ pub fn listed(r: &rusqlite::Row, at: usize) -> rusqlite::Result<Option<Listed>> 
             rfc,
             name: r.get(at + 1)?,
             situation: Situation::parse(&situation)
-                .ok_or_else(|| rusqlite::Error::InvalidColumnName(situation.clone()))?,
+                .ok_or_else(|| anyhow::anyhow!("unknown 69-B situation {situation:?}"))?,
             presumed: published(3)?,
             disproved: published(5)?,
             definitive: published(7)?,
@@ -161,8 +164,8 @@ pub struct Flagged<'a> {
     pub situation: Option<Situation>,
 }
 
-fn flagged_invoice(r: &rusqlite::Row, at: usize) -> rusqlite::Result<FlaggedInvoice> {
-    let amount = |i: usize| -> rusqlite::Result<rust_decimal::Decimal> {
+fn flagged_invoice(r: &Row, at: usize) -> anyhow::Result<FlaggedInvoice> {
+    let amount = |i: usize| -> anyhow::Result<rust_decimal::Decimal> {
         Ok(super::invoices::dec(r.get(at + i)?).unwrap_or_default())
     };
     Ok(FlaggedInvoice {
@@ -170,7 +173,7 @@ fn flagged_invoice(r: &rusqlite::Row, at: usize) -> rusqlite::Result<FlaggedInvo
         currency: r.get(at + 1)?,
         subtotal: amount(2)?,
         total: amount(3)?,
-        cancelled: r.get::<_, String>(at + 4)? == "cancelled",
+        cancelled: r.get::<String>(at + 4)? == "cancelled",
     })
 }
 
@@ -179,32 +182,37 @@ const INVOICE_COLUMNS: &str = "i.direction, i.currency, i.subtotal, i.total, i.s
 /// Calls `f` with each processed invoice of the entity whose counterparty is on the
 /// list, with the counterparty's entry.
 pub fn each_flagged_invoice(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     entity_id: &str,
     which: &Flagged,
     mut f: impl FnMut(&Listed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
     let (from, before) = which.period.unwrap_or(("", "\u{10FFFF}"));
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
+    conn.each(
+        &format!(
+            "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
          FROM invoices i JOIN efos_entries l ON l.rfc = {COUNTERPARTY}
-         WHERE i.entity_id = :entity AND i.org_id = :org AND i.xml_processed = 1
-           AND (:direction IS NULL OR i.direction = :direction)
-           AND i.issued_at >= :from AND i.issued_at < :before
-           AND (:situation IS NULL OR l.situation = :situation)"
-    ))?;
-    let mut rows = stmt.query(named_params! {
-        ":entity": entity_id, ":org": org_id, ":direction": which.direction,
-        ":from": from, ":before": before,
-        ":situation": which.situation.map(Situation::as_str),
-    })?;
-    while let Some(r) = rows.next()? {
-        if let Some(listed) = listed(r, 0)? {
-            f(&listed, &flagged_invoice(r, LISTED_WIDTH)?);
-        }
-    }
-    Ok(())
+         WHERE i.entity_id = ?1 AND i.org_id = ?2 AND i.xml_processed = 1
+           AND (?3 IS NULL OR i.direction = ?3)
+           AND i.issued_at >= ?4 AND i.issued_at < ?5
+           AND (?6 IS NULL OR l.situation = ?6)"
+        ),
+        super::sql::params![
+            entity_id,
+            org_id,
+            which.direction,
+            from,
+            before,
+            which.situation.map(Situation::as_str)
+        ],
+        |r| {
+            if let Some(listed) = listed(r, 0)? {
+                f(&listed, &flagged_invoice(r, LISTED_WIDTH)?);
+            }
+            Ok(())
+        },
+    )
 }
 
 /// An entity with invoices whose counterparty is one of a load's changed taxpayers.
@@ -227,36 +235,37 @@ fn invoices_with_sql() -> String {
 /// Calls `f` with each processed invoice, of any organization, whose counterparty is
 /// in `rfcs` (upper case).
 pub fn each_invoice_with(
-    conn: &Connection,
+    conn: &Conn,
     rfcs: &[&str],
     mut f: impl FnMut(Exposed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
     if rfcs.is_empty() {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(&invoices_with_sql())?;
-    let mut rows = stmt.query([serde_json::to_string(rfcs)?])?;
-    while let Some(r) = rows.next()? {
-        let exposed = Exposed {
-            org_id: r.get(0)?,
-            entity_id: r.get(1)?,
-            rfc: r.get(2)?,
-        };
-        f(exposed, &flagged_invoice(r, 3)?);
-    }
-    Ok(())
+    conn.each(
+        &invoices_with_sql(),
+        super::sql::params![serde_json::to_string(rfcs)?],
+        |r| {
+            let exposed = Exposed {
+                org_id: r.get(0)?,
+                entity_id: r.get(1)?,
+                rfc: r.get(2)?,
+            };
+            f(exposed, &flagged_invoice(r, 3)?);
+            Ok(())
+        },
+    )
 }
 
 /// The entry of `rfc` (upper case) on the list loaded last.
-pub fn entry(conn: &Connection, rfc: &str) -> anyhow::Result<Option<Listed>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LISTED_COLUMNS} FROM efos_entries l WHERE l.rfc = ?1"
-    ))?;
-    let mut rows = stmt.query([rfc])?;
-    match rows.next()? {
-        Some(r) => Ok(listed(r, 0)?),
-        None => Ok(None),
-    }
+pub fn entry(conn: &Conn, rfc: &str) -> anyhow::Result<Option<Listed>> {
+    Ok(conn
+        .opt(
+            &format!("SELECT {LISTED_COLUMNS} FROM efos_entries l WHERE l.rfc = ?1"),
+            super::sql::params![rfc],
+            |r| listed(r, 0),
+        )?
+        .flatten())
 }
 
 #[cfg(test)]
