@@ -2,12 +2,10 @@
 
 use super::efirmas::{self, EfirmaSummary};
 use super::efos;
-use super::sql::Row;
+use super::sql::{params, Row};
 use super::Conn;
 use crate::domain::efos::Listed;
 use crate::domain::entity::CredentialStatus;
-use ref_cast::RefCast;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]
@@ -86,7 +84,7 @@ fn from_row(r: &Row) -> anyhow::Result<Entity> {
 }
 
 pub fn insert(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     tax_id: &str,
     name: &str,
@@ -105,7 +103,7 @@ pub fn insert(
         created_at: now.clone(),
         updated_at: now,
     };
-    conn.execute(
+    conn.exec(
         &format!("INSERT INTO entities ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
         params![
             e.id,
@@ -122,50 +120,50 @@ pub fn insert(
     get(conn, org_id, &e.id)?.ok_or_else(|| anyhow::anyhow!("the entity just inserted is gone"))
 }
 
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {
-    Conn::ref_cast(conn).opt(
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<Entity>> {
+    conn.opt(
         &format!("{} WHERE e.id = ?1 AND e.org_id = ?2", select()),
-        super::sql::params![id, org_id],
+        params![id, org_id],
         from_row,
     )
 }
 
 /// For workers, which act on an id they queued themselves.
-pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Entity>> {
-    Conn::ref_cast(conn).opt(
+pub fn get_any(conn: &Conn, id: &str) -> anyhow::Result<Option<Entity>> {
+    conn.opt(
         &format!("{} WHERE e.id = ?1", select()),
-        super::sql::params![id],
+        params![id],
         from_row,
     )
 }
 
 /// One stored sealed CIEC, if any entity exists: proof of which key the database uses.
-pub fn any_ciphertext(conn: &Connection) -> anyhow::Result<Option<Vec<u8>>> {
-    Ok(conn
-        .query_row("SELECT ciec_ciphertext FROM entities LIMIT 1", [], |r| {
-            r.get(0)
-        })
-        .optional()?)
+pub fn any_ciphertext(conn: &Conn) -> anyhow::Result<Option<Vec<u8>>> {
+    conn.opt(
+        "SELECT ciec_ciphertext FROM entities LIMIT 1",
+        params![],
+        |r| r.get(0),
+    )
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Entity>> {
-    Conn::ref_cast(conn).all(
+    conn.all(
         &format!(
             "{} WHERE e.org_id = ?1 AND (?2 IS NULL OR e.id < ?2) ORDER BY e.id DESC LIMIT ?3",
             select()
         ),
-        super::sql::params![org_id, after, limit],
+        params![org_id, after, limit],
         from_row,
     )
 }
 
-pub fn update(conn: &Connection, e: &Entity) -> anyhow::Result<()> {
-    conn.execute(
+pub fn update(conn: &Conn, e: &Entity) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE entities SET name = ?2, ciec_ciphertext = ?3, credential_status = ?4, updated_at = ?5 WHERE id = ?1",
         params![e.id, e.name, e.ciec_ciphertext, e.credential_status.as_str(), e.updated_at],
     )?;
@@ -175,16 +173,16 @@ pub fn update(conn: &Connection, e: &Entity) -> anyhow::Result<()> {
 /// Deletes the entity; its extractions, invoices, documents and payment entries go with
 /// it (foreign keys cascade), and so do its queued jobs. Ownership is established
 /// first: nothing of another organization's is touched when the id is not ours.
-pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
+pub fn delete(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<bool> {
     if get(conn, org_id, id)?.is_none() {
         return Ok(false);
     }
-    conn.execute(
+    conn.exec(
         "DELETE FROM jobs WHERE status = 'queued' AND (target_id = ?1 OR target_id IN
            (SELECT id FROM extractions WHERE entity_id = ?1))",
-        [id],
+        params![id],
     )?;
-    Ok(conn.execute(
+    Ok(conn.exec(
         "DELETE FROM entities WHERE id = ?1 AND org_id = ?2",
         params![id, org_id],
     )? == 1)

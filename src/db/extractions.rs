@@ -1,9 +1,10 @@
 //! SQL for `extractions`.
 
+use super::sql::{params, Row};
+use super::Conn;
 use crate::domain::extraction::{
     Channel, Direction, DocumentClass, FailedReason, NewExtraction, Status,
 };
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]
@@ -88,9 +89,8 @@ const CONFLICTS: &str =
         (SELECT uuid, reason FROM extraction_conflicts c WHERE c.extraction_id = extractions.id
          ORDER BY uuid LIMIT 100))";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
-    let bad =
-        |i: usize, s: String| rusqlite::Error::InvalidColumnType(i, s, rusqlite::types::Type::Text);
+fn from_row(r: &Row) -> anyhow::Result<Extraction> {
+    let bad = |i: usize, s: String| anyhow::anyhow!("column {i} holds an unknown value {s:?}");
     let status: String = r.get(3)?;
     let direction: String = r.get(6)?;
     Ok(Extraction {
@@ -109,7 +109,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
         channel: r
-            .get::<_, Option<String>>(14)?
+            .get::<Option<String>>(14)?
             .and_then(|c| Channel::parse(&c)),
         schedule_id: r.get(15)?,
         document_class: {
@@ -117,46 +117,46 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Extraction> {
             DocumentClass::parse(&class).ok_or_else(|| bad(16, class.clone()))?
         },
         invoices_conflicting: r.get(17)?,
-        conflicts: serde_json::from_str(&r.get::<_, String>(18)?).unwrap_or_default(),
+        conflicts: serde_json::from_str(&r.get::<String>(18)?).unwrap_or_default(),
     })
 }
 
 /// Adds to a run's counts of invoices found (listed) and processed (stored).
-pub fn add_counts(conn: &Connection, id: &str, found: i64, processed: i64) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn add_counts(conn: &Conn, id: &str, found: i64, processed: i64) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE extractions SET invoices_found = invoices_found + ?2,
             invoices_processed = invoices_processed + ?3, updated_at = ?4 WHERE id = ?1",
-    )?
-    .execute(params![id, found, processed, crate::time::now()])?;
+        params![id, found, processed, crate::time::now()],
+    )?;
     Ok(())
 }
 
 /// A run that lists its period again counts what it finds from zero.
-pub fn reset_found(conn: &Connection, id: &str) -> anyhow::Result<()> {
-    conn.execute(
+pub fn reset_found(conn: &Conn, id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE extractions SET invoices_found = 0 WHERE id = ?1",
-        [id],
+        params![id],
     )?;
     Ok(())
 }
 
 /// Records a document the run refused because its UUID names another stored document.
 pub fn record_conflict(
-    conn: &Connection,
+    conn: &Conn,
     extraction_id: &str,
     uuid: &str,
     reason: &str,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
+    conn.exec(
         "INSERT OR REPLACE INTO extraction_conflicts (extraction_id, uuid, reason) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![extraction_id, uuid, reason])?;
+        params![extraction_id, uuid, reason],
+    )?;
     Ok(())
 }
 
 /// A new pending run; `schedule_id` names the schedule that starts it.
 pub fn insert(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     new: &NewExtraction,
     schedule_id: Option<&str>,
@@ -183,7 +183,7 @@ pub fn insert(
         invoices_conflicting: 0,
         conflicts: Value::Null,
     };
-    conn.execute(
+    conn.exec(
         &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
@@ -194,39 +194,39 @@ pub fn insert(
     Ok(e)
 }
 
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Extraction>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1 AND org_id = ?2"
-        ))?
-        .query_row(params![id, org_id], from_row)
-        .optional()?)
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<Extraction>> {
+    conn.opt(
+        &format!("SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1 AND org_id = ?2"),
+        params![id, org_id],
+        from_row,
+    )
 }
 
-pub fn get_any(conn: &Connection, id: &str) -> anyhow::Result<Option<Extraction>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1"
-        ))?
-        .query_row([id], from_row)
-        .optional()?)
+pub fn get_any(conn: &Conn, id: &str) -> anyhow::Result<Option<Extraction>> {
+    conn.opt(
+        &format!("SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE id = ?1"),
+        params![id],
+        from_row,
+    )
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     entity_id: Option<&str>,
     status: Option<&str>,
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Extraction>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS}, {CONFLICTS} FROM extractions WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
            AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)
          ORDER BY id DESC LIMIT ?5"
-    ))?;
-    let rows = stmt.query_map(params![org_id, entity_id, status, after, limit], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        params![org_id, entity_id, status, after, limit],
+        from_row,
+    )
 }
 
 /// One entity's extractions run one at a time, in creation order.
@@ -254,32 +254,32 @@ pub fn queue(
 }
 
 /// Whether a run of this schedule is still pending or running.
-pub fn schedule_has_open_run(conn: &Connection, schedule_id: &str) -> anyhow::Result<bool> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM extractions WHERE schedule_id = ?1
-               AND status IN ('pending', 'running'))",
-        )?
-        .query_row([schedule_id], |r| r.get(0))?)
+pub fn schedule_has_open_run(conn: &Conn, schedule_id: &str) -> anyhow::Result<bool> {
+    conn.one(
+        "SELECT EXISTS (SELECT 1 FROM extractions WHERE schedule_id = ?1
+           AND status IN ('pending', 'running'))",
+        params![schedule_id],
+        |r| r.get(0),
+    )
 }
 
 /// Writes status, timestamps, reason and counters back.
-pub fn update(conn: &Connection, e: &Extraction) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn update(conn: &Conn, e: &Extraction) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE extractions SET status = ?2, started_at = ?3, finished_at = ?4, failed_reason = ?5,
             invoices_found = ?6, invoices_processed = ?7, updated_at = ?8, channel = ?9 WHERE id = ?1",
-    )?
-    .execute(params![
-        e.id,
-        e.status.as_str(),
-        e.started_at,
-        e.finished_at,
-        e.failed_reason,
-        e.invoices_found,
-        e.invoices_processed,
-        e.updated_at,
-        e.channel.map(Channel::as_str)
-    ])?;
+        params![
+            e.id,
+            e.status.as_str(),
+            e.started_at,
+            e.finished_at,
+            e.failed_reason,
+            e.invoices_found,
+            e.invoices_processed,
+            e.updated_at,
+            e.channel.map(Channel::as_str)
+        ],
+    )?;
     Ok(())
 }
 

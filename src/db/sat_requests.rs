@@ -3,8 +3,9 @@
 //! by the job that owns the extraction, and by views of extractions already scoped to
 //! their organization.
 
+use super::sql::{params, Row};
+use super::Conn;
 use crate::domain::extraction::Direction;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +139,11 @@ const COLUMNS: &str = "id, extraction_id, entity_id, kind, direction, window_sta
     state, sat_request_id, sat_state, cfdi_count, checks, remade, next_check_at, last_code,
     last_message";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<SatRequest> {
+fn from_row(r: &Row) -> anyhow::Result<SatRequest> {
+    let count = |i: usize| -> anyhow::Result<u32> { Ok(u32::try_from(r.get::<i64>(i)?)?) };
+    let code = |i: usize| -> anyhow::Result<Option<u32>> {
+        Ok(r.get::<Option<i64>>(i)?.map(u32::try_from).transpose()?)
+    };
     let kind: String = r.get(3)?;
     let direction: String = r.get(4)?;
     let state: String = r.get(7)?;
@@ -152,66 +157,69 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<SatRequest> {
         window_end: r.get(6)?,
         state: State::parse(&state),
         sat_request_id: r.get(8)?,
-        sat_state: r.get(9)?,
+        sat_state: code(9)?,
         cfdi_count: r.get(10)?,
-        checks: r.get(11)?,
-        remade: r.get(12)?,
+        checks: count(11)?,
+        remade: count(12)?,
         next_check_at: r.get(13)?,
-        last_code: r.get(14)?,
+        last_code: code(14)?,
         last_message: r.get(15)?,
     })
 }
 
 /// Inserts or writes back a request.
-pub fn save(conn: &Connection, q: &SatRequest) -> anyhow::Result<()> {
+pub fn save(conn: &Conn, q: &SatRequest) -> anyhow::Result<()> {
     let now = crate::time::now();
-    conn.prepare_cached(&format!(
-        "INSERT INTO sat_requests ({COLUMNS}, created_at, updated_at)
+    conn.exec(
+        &format!(
+            "INSERT INTO sat_requests ({COLUMNS}, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
          ON CONFLICT (id) DO UPDATE SET state = excluded.state,
             sat_request_id = excluded.sat_request_id, sat_state = excluded.sat_state,
             cfdi_count = excluded.cfdi_count, checks = excluded.checks, remade = excluded.remade,
             next_check_at = excluded.next_check_at, last_code = excluded.last_code,
             last_message = excluded.last_message, updated_at = excluded.updated_at"
-    ))?
-    .execute(params![
-        q.id,
-        q.extraction_id,
-        q.entity_id,
-        q.kind.as_str(),
-        q.direction.as_str(),
-        q.window_start,
-        q.window_end,
-        q.state.as_str(),
-        q.sat_request_id,
-        q.sat_state,
-        q.cfdi_count,
-        q.checks,
-        q.remade,
-        q.next_check_at,
-        q.last_code,
-        q.last_message,
-        now
-    ])?;
+        ),
+        params![
+            q.id,
+            q.extraction_id,
+            q.entity_id,
+            q.kind.as_str(),
+            q.direction.as_str(),
+            q.window_start,
+            q.window_end,
+            q.state.as_str(),
+            q.sat_request_id,
+            q.sat_state.map(i64::from),
+            q.cfdi_count,
+            i64::from(q.checks),
+            i64::from(q.remade),
+            q.next_check_at,
+            q.last_code.map(i64::from),
+            q.last_message,
+            now
+        ],
+    )?;
     Ok(())
 }
 
 /// An extraction's requests, in the order they were made.
-pub fn of_extraction(conn: &Connection, extraction_id: &str) -> anyhow::Result<Vec<SatRequest>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sat_requests WHERE extraction_id = ?1 ORDER BY created_at, id"
-    ))?;
-    let rows = stmt.query_map([extraction_id], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn of_extraction(conn: &Conn, extraction_id: &str) -> anyhow::Result<Vec<SatRequest>> {
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS} FROM sat_requests WHERE extraction_id = ?1 ORDER BY created_at, id"
+        ),
+        params![extraction_id],
+        from_row,
+    )
 }
 
 /// A live request of the entity's (made by any extraction of the same document class)
 /// with the same parameters:
 /// what a duplicate answer (5005) refers to.
-pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT sat_request_id FROM sat_requests
+pub fn live_twin(conn: &Conn, q: &SatRequest) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT sat_request_id FROM sat_requests
              WHERE entity_id = ?1 AND kind = ?2 AND direction = ?3 AND window_start = ?4
                AND window_end = ?5 AND id <> ?6 AND sat_request_id IS NOT NULL
                AND state IN ('submitted', 'downloading')
@@ -219,24 +227,21 @@ pub fn live_twin(conn: &Connection, q: &SatRequest) -> anyhow::Result<Option<Str
                AND (SELECT document_class FROM extractions WHERE id = extraction_id)
                    IS (SELECT document_class FROM extractions WHERE id = ?7)
              ORDER BY created_at DESC LIMIT 1",
-        )?
-        .query_row(
-            params![
-                q.entity_id,
-                q.kind.as_str(),
-                q.direction.as_str(),
-                q.window_start,
-                q.window_end,
-                q.id,
-                q.extraction_id
-            ],
-            |r| r.get(0),
-        )
-        .optional()?)
+        params![
+            q.entity_id,
+            q.kind.as_str(),
+            q.direction.as_str(),
+            q.window_start,
+            q.window_end,
+            q.id,
+            q.extraction_id
+        ],
+        |r| r.get(0),
+    )
 }
 
 /// The request an extraction is waiting on (the next to be checked), for its view.
-pub fn waiting_view(conn: &Connection, extraction_id: &str) -> anyhow::Result<Option<Value>> {
+pub fn waiting_view(conn: &Conn, extraction_id: &str) -> anyhow::Result<Option<Value>> {
     Ok(of_extraction(conn, extraction_id)?
         .into_iter()
         .filter(|q| matches!(q.state, State::New | State::Submitted))
@@ -255,36 +260,36 @@ pub struct SatPackage {
     pub done: bool,
 }
 
-pub fn add_packages(conn: &Connection, request_id: &str, ids: &[String]) -> anyhow::Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT OR IGNORE INTO sat_packages (request_id, package_id, seq) VALUES (?1, ?2, ?3)",
-    )?;
+pub fn add_packages(conn: &Conn, request_id: &str, ids: &[String]) -> anyhow::Result<()> {
     for (seq, id) in ids.iter().enumerate() {
-        stmt.execute(params![request_id, id, seq as i64])?;
+        conn.exec(
+            "INSERT OR IGNORE INTO sat_packages (request_id, package_id, seq) VALUES (?1, ?2, ?3)",
+            params![request_id, id, seq as i64],
+        )?;
     }
     Ok(())
 }
 
-pub fn packages(conn: &Connection, request_id: &str) -> anyhow::Result<Vec<SatPackage>> {
-    let mut stmt = conn.prepare_cached(
+pub fn packages(conn: &Conn, request_id: &str) -> anyhow::Result<Vec<SatPackage>> {
+    conn.all(
         "SELECT package_id, downloads, items_done, done FROM sat_packages
          WHERE request_id = ?1 ORDER BY seq",
-    )?;
-    let rows = stmt.query_map([request_id], |r| {
-        Ok(SatPackage {
-            package_id: r.get(0)?,
-            downloads: r.get(1)?,
-            items_done: r.get::<_, i64>(2)?.max(0) as u64,
-            done: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        params![request_id],
+        |r| {
+            Ok(SatPackage {
+                package_id: r.get(0)?,
+                downloads: u32::try_from(r.get::<i64>(1)?)?,
+                items_done: r.get::<i64>(2)?.max(0) as u64,
+                done: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// Counts a download before it is made: the SAT allows two per package, so one cut
 /// short by a crash still counts.
-pub fn count_download(conn: &Connection, request_id: &str, package_id: &str) -> anyhow::Result<()> {
-    conn.execute(
+pub fn count_download(conn: &Conn, request_id: &str, package_id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE sat_packages SET downloads = downloads + 1 WHERE request_id = ?1 AND package_id = ?2",
         params![request_id, package_id],
     )?;
@@ -293,24 +298,24 @@ pub fn count_download(conn: &Connection, request_id: &str, package_id: &str) -> 
 
 /// Records how far a package's storing got, and whether it is complete.
 pub fn package_progress(
-    conn: &Connection,
+    conn: &Conn,
     request_id: &str,
     package_id: &str,
     items_done: u64,
     done: bool,
 ) -> anyhow::Result<()> {
-    conn.prepare_cached(
+    conn.exec(
         "UPDATE sat_packages SET items_done = ?3, done = ?4 WHERE request_id = ?1 AND package_id = ?2",
-    )?
-    .execute(params![request_id, package_id, items_done as i64, done])?;
+        params![request_id, package_id, items_done as i64, done],
+    )?;
     Ok(())
 }
 
 /// Forgets a request's packages (it is being asked again: new packages will come).
-pub fn drop_packages(conn: &Connection, request_id: &str) -> anyhow::Result<()> {
-    conn.execute(
+pub fn drop_packages(conn: &Conn, request_id: &str) -> anyhow::Result<()> {
+    conn.exec(
         "DELETE FROM sat_packages WHERE request_id = ?1",
-        [request_id],
+        params![request_id],
     )?;
     Ok(())
 }

@@ -2,11 +2,12 @@
 //! statements: fixtures that set rows up and probes that look at them, so the SQL stays
 //! here.
 
-use rusqlite::{params, types::FromSql, Connection};
+use super::sql::{params, Column};
+use super::Conn;
 
 /// An organization `org` and one entity `entity` of it (RFC AAA010101AAA, CIEC valid).
-pub fn org_with_entity(conn: &Connection, org: &str, entity: &str) {
-    conn.execute_batch(&format!(
+pub fn org_with_entity(conn: &Conn, org: &str, entity: &str) {
+    conn.batch(&format!(
         "INSERT INTO orgs VALUES ('{org}', 'Org', 'now');
          INSERT INTO entities VALUES ('{entity}', '{org}', 'AAA010101AAA', 'E', x'00', 'valid', 'now', 'now');"
     ))
@@ -14,77 +15,88 @@ pub fn org_with_entity(conn: &Connection, org: &str, entity: &str) {
 }
 
 /// `column` of the invoice with this UUID (which must exist).
-pub fn invoice_column<T: FromSql>(conn: &Connection, uuid: &str, column: &str) -> T {
-    conn.query_row(
+pub fn invoice_column<T: Column>(conn: &Conn, uuid: &str, column: &str) -> T {
+    conn.one(
         &format!("SELECT {column} FROM invoices WHERE uuid = ?1"),
-        [uuid],
+        params![uuid],
         |r| r.get(0),
     )
     .expect("row")
 }
 
 /// `column` of the invoice with this id (which must exist).
-pub fn invoice_column_by_id<T: FromSql>(conn: &Connection, id: &str, column: &str) -> T {
-    conn.query_row(
+pub fn invoice_column_by_id<T: Column>(conn: &Conn, id: &str, column: &str) -> T {
+    conn.one(
         &format!("SELECT {column} FROM invoices WHERE id = ?1"),
-        [id],
+        params![id],
         |r| r.get(0),
     )
     .expect("row")
 }
 
 /// How many rows `table` has.
-pub fn count(conn: &Connection, table: &str) -> i64 {
-    conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
-        .expect("count")
+pub fn count(conn: &Conn, table: &str) -> i64 {
+    conn.one(&format!("SELECT COUNT(*) FROM {table}"), params![], |r| {
+        r.get(0)
+    })
+    .expect("count")
 }
 
 /// `column` of every row of `table`, in order.
-pub fn column(conn: &Connection, table: &str, column: &str) -> Vec<String> {
-    conn.prepare(&format!("SELECT {column} FROM {table} ORDER BY 1"))
-        .expect("prepare")
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows")
+pub fn column(conn: &Conn, table: &str, column: &str) -> Vec<String> {
+    conn.all(
+        &format!("SELECT {column} FROM {table} ORDER BY 1"),
+        params![],
+        |r| r.get(0),
+    )
+    .expect("rows")
 }
 
-/// The payloads of the events after the first `skip`, oldest first.
-pub fn event_payloads(conn: &Connection, skip: i64) -> Vec<String> {
-    conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
-        .expect("prepare")
-        .query_map([skip], |r| super::events::payload_from(r, 0))
-        .expect("query")
-        .collect::<Result<_, _>>()
-        .expect("rows")
+/// The payloads of the events after the first `skip`, oldest first, each read as
+/// delivered (`events::get` decodes a compressed payload).
+pub fn event_payloads(conn: &Conn, skip: i64) -> Vec<String> {
+    let keys: Vec<(String, String)> = conn
+        .all(
+            "SELECT org_id, id FROM events ORDER BY id LIMIT -1 OFFSET ?1",
+            params![skip],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("rows");
+    keys.iter()
+        .map(|(org_id, id)| {
+            super::events::get(conn, org_id, id)
+                .expect("payload")
+                .expect("event")
+        })
+        .collect()
 }
 
 /// Every job as (target, status, attempts), oldest first.
-pub fn jobs(conn: &Connection) -> Vec<(String, String, i64)> {
-    conn.prepare("SELECT target_id, status, attempts FROM jobs ORDER BY id")
-        .expect("select")
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .expect("rows")
-        .collect::<Result<_, _>>()
-        .expect("rows")
+pub fn jobs(conn: &Conn) -> Vec<(String, String, i64)> {
+    conn.all(
+        "SELECT target_id, status, attempts FROM jobs ORDER BY id",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .expect("rows")
 }
 
-pub fn set_credential_status(conn: &Connection, entity_id: &str, status: &str) {
-    conn.execute(
+pub fn set_credential_status(conn: &Conn, entity_id: &str, status: &str) {
+    conn.exec(
         "UPDATE entities SET credential_status = ?2 WHERE id = ?1",
-        [entity_id, status],
+        params![entity_id, status],
     )
     .expect("credential");
 }
 
 /// Every extraction `finished`.
-pub fn finish_extractions(conn: &Connection) {
-    conn.execute("UPDATE extractions SET status = 'finished'", [])
+pub fn finish_extractions(conn: &Conn) {
+    conn.exec("UPDATE extractions SET status = 'finished'", params![])
         .expect("finish");
 }
 
-pub fn set_delivery_status(conn: &Connection, id: &str, status: &str) {
-    conn.execute(
+pub fn set_delivery_status(conn: &Conn, id: &str, status: &str) {
+    conn.exec(
         "UPDATE deliveries SET status = ?2 WHERE id = ?1",
         params![id, status],
     )
@@ -95,8 +107,8 @@ pub fn set_delivery_status(conn: &Connection, id: &str, status: &str) {
 /// `old-pending` from 2026-01-01, `recent` from 2026-01-30) and their deliveries: `d1`
 /// succeeded (with one attempt) for `old-done`; `d2` pending and `d3` failed for
 /// `old-pending`.
-pub fn events_to_purge(conn: &Connection) {
-    conn.execute_batch(
+pub fn events_to_purge(conn: &Conn) {
+    conn.batch(
         "INSERT INTO orgs VALUES ('o', 'O', 't');
          INSERT INTO webhooks (id, org_id, url, events, created_at)
              VALUES ('w', 'o', 'https://a.mx', '[]', 't');

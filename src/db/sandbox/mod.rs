@@ -8,8 +8,10 @@ pub mod downloads;
 pub mod listings;
 pub mod requests;
 
+use crate::db::Conn;
 use anyhow::Context as _;
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use ref_cast::RefCast;
+use rusqlite::{Connection, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -49,11 +51,11 @@ impl SandboxStore {
         })
     }
 
-    /// Runs `f` in one transaction.
-    pub fn tx<T>(&self, f: impl FnOnce(&Transaction) -> anyhow::Result<T>) -> anyhow::Result<T> {
+    /// Runs `f` in one transaction; the tables' modules speak the statement API (`Conn`).
+    pub fn tx<T>(&self, f: impl FnOnce(&Conn) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
+        let out = f(Conn::ref_cast(&tx))?;
         tx.commit()?;
         Ok(out)
     }

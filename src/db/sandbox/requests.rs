@@ -2,7 +2,8 @@
 //! bulk-download web service (`sandbox::efirma`), kept so a request id asked again after
 //! a restart answers as before.
 
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use crate::db::sql::{params, Row};
+use crate::db::Conn;
 
 /// One request, with the query's parameters as the sandbox stores them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,7 @@ const COLUMNS: &str = "id, rfc, entity_id, extraction_id, direction, request_typ
     window_end, status_filter, counterpart, document_type, complement, on_behalf_of, outcome, \
     documents, verifications, created_at";
 
-fn from_row(r: &Row) -> rusqlite::Result<Request> {
+fn from_row(r: &Row) -> anyhow::Result<Request> {
     Ok(Request {
         id: r.get(0)?,
         rfc: r.get(1)?,
@@ -59,8 +60,8 @@ fn from_row(r: &Row) -> rusqlite::Result<Request> {
     })
 }
 
-pub fn insert(tx: &Connection, r: &Request) -> anyhow::Result<()> {
-    tx.execute(
+pub fn insert(tx: &Conn, r: &Request) -> anyhow::Result<()> {
+    tx.exec(
         &format!(
             "INSERT INTO requests ({COLUMNS})
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
@@ -90,36 +91,34 @@ pub fn insert(tx: &Connection, r: &Request) -> anyhow::Result<()> {
 
 /// Whether `rfc` already made a request of this type for this direction and window.
 pub fn exists_for_window(
-    conn: &Connection,
+    conn: &Conn,
     rfc: &str,
     direction: &str,
     request_type: &str,
     window_start: &str,
     window_end: &str,
 ) -> anyhow::Result<bool> {
-    Ok(conn.query_row(
+    conn.one(
         "SELECT EXISTS (SELECT 1 FROM requests
          WHERE rfc = ?1 AND direction = ?2 AND request_type = ?3
            AND window_start = ?4 AND window_end = ?5)",
         params![rfc, direction, request_type, window_start, window_end],
         |r| r.get(0),
-    )?)
+    )
 }
 
 /// `rfc`'s request `id`, if it has one by that id.
-pub fn get(conn: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM requests WHERE id = ?1 AND rfc = ?2"),
-            params![id, rfc],
-            from_row,
-        )
-        .optional()?)
+pub fn get(conn: &Conn, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
+    conn.opt(
+        &format!("SELECT {COLUMNS} FROM requests WHERE id = ?1 AND rfc = ?2"),
+        params![id, rfc],
+        from_row,
+    )
 }
 
 /// Counts one more verification of `rfc`'s request `id` and returns it as it is now.
-pub fn verify(tx: &Connection, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
-    tx.execute(
+pub fn verify(tx: &Conn, rfc: &str, id: &str) -> anyhow::Result<Option<Request>> {
+    tx.exec(
         "UPDATE requests SET verifications = verifications + 1
          WHERE id = ?1 AND rfc = ?2",
         params![id, rfc],
