@@ -51,11 +51,13 @@ pub fn column(conn: &Connection, table: &str, column: &str) -> Vec<String> {
 
 /// The payloads of the events after the first `skip`, oldest first.
 pub fn event_payloads(conn: &Connection, skip: i64) -> Vec<String> {
-    conn.prepare("SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1")
-        .expect("prepare")
-        .query_map([skip], |r| super::events::payload_from(r, 0))
-        .expect("query")
-        .collect::<Result<_, _>>()
+    use ref_cast::RefCast;
+    super::Conn::ref_cast(conn)
+        .all(
+            "SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1",
+            super::sql::params![skip],
+            |r| super::events::payload_from(r, 0),
+        )
         .expect("rows")
 }
 
