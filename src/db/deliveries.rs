@@ -1,6 +1,7 @@
 //! SQL for `deliveries` (one per event and webhook) and their attempt log.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use super::sql::{params, Row};
+use super::Conn;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]
@@ -33,15 +34,15 @@ impl Delivery {
 const COLUMNS: &str = "d.id, d.webhook_id, d.event_id, e.event, d.status, d.attempts,
     d.response_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.created_at";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Delivery> {
+fn from_row(r: &Row) -> anyhow::Result<Delivery> {
     Ok(Delivery {
         id: r.get(0)?,
         webhook_id: r.get(1)?,
         event_id: r.get(2)?,
         event: r.get(3)?,
         status: r.get(4)?,
-        attempts: r.get(5)?,
-        response_status: r.get(6)?,
+        attempts: u32::try_from(r.get::<i64>(5)?)?,
+        response_status: r.get::<Option<i64>>(6)?.map(u16::try_from).transpose()?,
         last_error: r.get(7)?,
         last_attempt_at: r.get(8)?,
         next_attempt_at: r.get(9)?,
@@ -50,38 +51,40 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Delivery> {
 }
 
 pub fn insert(
-    conn: &Connection,
+    conn: &Conn,
     webhook_id: &str,
     event_id: &str,
     next_attempt_at: &str,
 ) -> anyhow::Result<String> {
     let id = uuid::Uuid::now_v7().to_string();
-    conn.prepare_cached(
+    conn.exec(
         "INSERT INTO deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, 'pending', ?4, ?5)",
-    )?
-    .execute(params![
-        id,
-        webhook_id,
-        event_id,
-        next_attempt_at,
-        crate::time::now()
-    ])?;
+        params![
+            id,
+            webhook_id,
+            event_id,
+            next_attempt_at,
+            crate::time::now()
+        ],
+    )?;
     Ok(id)
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     webhook_id: &str,
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Delivery>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
          WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.id < ?2) ORDER BY d.id DESC LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![webhook_id, after, limit], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        params![webhook_id, after, limit],
+        from_row,
+    )
 }
 
 /// What a delivery attempt needs: the webhook's url and token and the event's body.
@@ -94,23 +97,24 @@ pub struct Outgoing {
 }
 
 /// The delivery with its webhook's url and token, to sign and send it.
-pub fn outgoing(conn: &Connection, id: &str) -> anyhow::Result<Option<Outgoing>> {
-    let row = conn
-        .prepare_cached(&format!(
+pub fn outgoing(conn: &Conn, id: &str) -> anyhow::Result<Option<Outgoing>> {
+    let row = conn.opt(
+        &format!(
             "SELECT {COLUMNS}, w.url, w.token, w.token_sealed, e.payload
              FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.id = d.webhook_id
              WHERE d.id = ?1"
-        ))?
-        .query_row([id], |r| {
+        ),
+        params![id],
+        |r| {
             Ok((
                 from_row(r)?,
-                r.get::<_, String>(11)?,
-                r.get::<_, String>(12)?,
-                r.get::<_, Option<Vec<u8>>>(13)?,
+                r.get::<String>(11)?,
+                r.get::<String>(12)?,
+                r.get::<Option<Vec<u8>>>(13)?,
                 super::events::payload_from(r, 14)?,
             ))
-        })
-        .optional()?;
+        },
+    )?;
     let Some((delivery, url, plain, sealed, payload)) = row else {
         return Ok(None);
     };
@@ -133,26 +137,27 @@ pub struct Attempt<'a> {
     pub status: &'a str,
 }
 
-pub fn record_attempt(conn: &Connection, id: &str, a: &Attempt) -> anyhow::Result<()> {
+pub fn record_attempt(conn: &Conn, id: &str, a: &Attempt) -> anyhow::Result<()> {
     let now = crate::time::now();
-    conn.prepare_cached(
+    let (number, response_status) = (i64::from(a.number), i64::from(a.response_status));
+    conn.exec(
         "INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, response_status, error, duration_ms, attempted_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![id, a.number, a.response_status, a.error, a.duration_ms as i64, now])?;
-    conn.prepare_cached(
+        params![id, number, response_status, a.error, a.duration_ms as i64, now],
+    )?;
+    conn.exec(
         "UPDATE deliveries SET status = ?2, attempts = ?3, response_status = ?4, last_error = ?5,
                 last_attempt_at = ?6, next_attempt_at = ?7
          WHERE id = ?1",
-    )?
-    .execute(params![
-        id,
-        a.status,
-        a.number,
-        (a.response_status != 0).then_some(a.response_status),
-        a.error,
-        now,
-        a.next_attempt_at
-    ])?;
+        params![
+            id,
+            a.status,
+            number,
+            (response_status != 0).then_some(response_status),
+            a.error,
+            now,
+            a.next_attempt_at
+        ],
+    )?;
     Ok(())
 }

@@ -6,9 +6,9 @@
 //! through `payload_from`.
 
 use super::codec::{self, Codec};
+use super::sql::{params, Param, Row, Stored};
+use super::Conn;
 use crate::domain::event::FeedFilter;
-use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
 
 pub struct NewEvent<'a> {
     pub id: &'a str,
@@ -19,29 +19,28 @@ pub struct NewEvent<'a> {
     pub created_at: &'a str,
 }
 
-pub fn insert(conn: &Connection, e: &NewEvent) -> anyhow::Result<()> {
+pub fn insert(conn: &Conn, e: &NewEvent) -> anyhow::Result<()> {
     let encoded = codec::encode_event(e.payload.as_bytes());
-    let payload: &dyn ToSql = match encoded.codec {
+    let payload: &dyn Param = match encoded.codec {
         Codec::Identity => &e.payload,
         _ => &encoded.bytes,
     };
-    conn.prepare_cached(
+    conn.exec(
         "INSERT INTO events (id, org_id, event, source, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![e.id, e.org_id, e.event, e.source, payload, e.created_at])?;
+        params![e.id, e.org_id, e.event, e.source, payload, e.created_at],
+    )?;
     Ok(())
 }
 
-/// A stored payload's JSON text, from the `payload` column of a row.
-pub fn payload_from(row: &rusqlite::Row, index: usize) -> rusqlite::Result<String> {
-    let invalid = |e: anyhow::Error| {
-        rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Blob, e.into())
-    };
-    match row.get_ref(index)? {
-        ValueRef::Blob(zstd) => codec::decode(Codec::ZstdEvents1, zstd.to_vec())
-            .and_then(|json| Ok(String::from_utf8(json)?))
-            .map_err(invalid),
-        _ => row.get(index),
+/// A stored payload's JSON text, from the `payload` column of a row. `Row` does not
+/// say a column's type: a BLOB reads as bytes (the compressed frame), anything else is
+/// read as text, as before.
+pub fn payload_from(row: &Row, index: usize) -> anyhow::Result<String> {
+    match row.stored(index)? {
+        Stored::Bytes(zstd) => codec::decode(Codec::ZstdEvents1, zstd.to_vec())
+            .and_then(|json| Ok(String::from_utf8(json)?)),
+        Stored::Text(json) => Ok(json.to_string()),
+        Stored::Null => anyhow::bail!("the event has no payload"),
     }
 }
 
@@ -56,7 +55,7 @@ pub struct FeedRow {
 /// `limit` rows at most) and the results merged, so no filter sorts or scans more
 /// than a page per value.
 pub fn feed(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     filter: &FeedFilter,
     after: Option<&str>,
@@ -79,42 +78,53 @@ pub fn feed(
     } else {
         ("<", "DESC")
     };
-    let mut sql = String::from("SELECT id, payload FROM events WHERE org_id = :org");
+    // The same statement runs once per value: its parameters are numbered in the order
+    // `args` pushes them below (organization, value, types, cursor, limit).
+    let kinds_param = if column == "source" {
+        kinds_json.as_ref()
+    } else {
+        None
+    };
+    let mut n = 1;
+    let mut sql = String::from("SELECT id, payload FROM events WHERE org_id = ?1");
     if !column.is_empty() {
-        sql.push_str(&format!(" AND {column} = :value"));
+        n += 1;
+        sql.push_str(&format!(" AND {column} = ?{n}"));
     }
-    if column == "source" && kinds_json.is_some() {
+    if kinds_param.is_some() {
         // One resource has few events: its type filter is a plain row filter.
-        sql.push_str(" AND event IN (SELECT value FROM json_each(:kinds))");
+        n += 1;
+        sql.push_str(&format!(
+            " AND event IN (SELECT value FROM json_each(?{n}))"
+        ));
     }
     if after.is_some() {
-        sql.push_str(&format!(" AND id {cmp} :after"));
+        n += 1;
+        sql.push_str(&format!(" AND id {cmp} ?{n}"));
     }
-    sql.push_str(&format!(" ORDER BY id {order} LIMIT :limit"));
-    let mut stmt = conn.prepare_cached(&sql)?;
+    n += 1;
+    sql.push_str(&format!(" ORDER BY id {order} LIMIT ?{n}"));
     let mut rows: Vec<FeedRow> = vec![];
     for value in values {
-        let mut args: Vec<(&str, &dyn ToSql)> = vec![(":org", &org_id), (":limit", &limit)];
+        let mut args: Vec<&dyn Param> = vec![&org_id];
         if !column.is_empty() {
-            args.push((":value", &value));
+            args.push(&value);
         }
-        if column == "source" {
-            if let Some(k) = &kinds_json {
-                args.push((":kinds", k));
-            }
+        if let Some(k) = kinds_param {
+            args.push(k);
         }
         if let Some(a) = &after {
-            args.push((":after", a));
+            args.push(a);
         }
-        let found = stmt.query_map(args.as_slice(), |r| {
-            Ok(FeedRow {
+        args.push(&limit);
+        debug_assert_eq!(args.len(), n);
+        conn.each(&sql, &args, |r| {
+            rows.push(FeedRow {
                 id: r.get(0)?,
                 payload: payload_from(r, 1)?,
-            })
+            });
+            Ok(())
         })?;
-        for row in found {
-            rows.push(row?);
-        }
     }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
     if !filter.oldest_first {
@@ -125,35 +135,35 @@ pub fn feed(
 }
 
 /// One event of the organization, as delivered.
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT payload FROM events WHERE id = ?1 AND org_id = ?2")?
-        .query_row(params![id, org_id], |r| payload_from(r, 0))
-        .optional()?)
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT payload FROM events WHERE id = ?1 AND org_id = ?2",
+        params![id, org_id],
+        |r| payload_from(r, 0),
+    )
 }
 
 /// Deletes up to `batch` events created before `cutoff` none of whose deliveries is
 /// still pending (their finished deliveries and attempts go with them, by cascade).
 /// Returns how many were deleted.
-pub fn purge_before(conn: &Connection, cutoff: &str, batch: i64) -> anyhow::Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "DELETE FROM events WHERE id IN (
+pub fn purge_before(conn: &Conn, cutoff: &str, batch: i64) -> anyhow::Result<usize> {
+    conn.exec(
+        "DELETE FROM events WHERE id IN (
                 SELECT e.id FROM events e WHERE e.created_at < ?1
                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
                 LIMIT ?2)",
-        )?
-        .execute(params![cutoff, batch])?)
+        params![cutoff, batch],
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Memory;
 
-    fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
-        conn.execute("INSERT INTO orgs VALUES ('o', 'Org', 't')", [])
+    fn db() -> Memory {
+        let conn = Memory::new();
+        conn.exec("INSERT INTO orgs VALUES ('o', 'Org', 't')", params![])
             .expect("org");
         conn
     }
@@ -179,9 +189,9 @@ mod tests {
         );
         insert(&conn, &event("e1", &payload)).expect("insert");
         let (kind, stored): (String, i64) = conn
-            .query_row(
+            .one(
                 "SELECT typeof(payload), length(payload) FROM events",
-                [],
+                params![],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .expect("row");
@@ -201,9 +211,9 @@ mod tests {
     #[test]
     fn plain_text_payloads_of_older_rows_and_tiny_ones_read_unchanged() {
         let conn = db();
-        conn.execute(
+        conn.exec(
             "INSERT INTO events VALUES ('old', 'o', 'entity.created', 'entities/x', '{\"id\":\"old\"}', 't')",
-            [],
+            params![],
         )
         .expect("old row");
         insert(&conn, &event("tiny", "{}")).expect("insert");
@@ -217,9 +227,9 @@ mod tests {
     #[test]
     fn a_damaged_payload_is_an_error_not_a_panic() {
         let conn = db();
-        conn.execute(
+        conn.exec(
             "INSERT INTO events VALUES ('bad', 'o', 'entity.created', 'entities/x', x'28B52FFD0058', 't')",
-            [],
+            params![],
         )
         .expect("damaged row");
         assert!(get(&conn, "o", "bad").is_err());

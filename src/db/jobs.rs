@@ -1,8 +1,8 @@
 //! SQL for the durable job queue. A job row exists while the work is pending or running;
 //! finishing deletes it (the outcome lives on the resource it worked on).
 
-use super::{Tx, Work};
-use rusqlite::{params, Connection, OptionalExtension};
+use super::sql::{params, Row};
+use super::{Conn, Tx, Work};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -20,16 +20,12 @@ impl Kind {
         }
     }
 
-    fn parse(s: &str) -> rusqlite::Result<Kind> {
+    fn parse(s: &str) -> anyhow::Result<Kind> {
         match s {
             "validate_credential" => Ok(Kind::ValidateCredential),
             "run_extraction" => Ok(Kind::RunExtraction),
             "deliver_webhook" => Ok(Kind::DeliverWebhook),
-            other => Err(rusqlite::Error::InvalidColumnType(
-                1,
-                format!("unknown job kind {other}"),
-                rusqlite::types::Type::Text,
-            )),
+            other => anyhow::bail!("unknown job kind {other}"),
         }
     }
 }
@@ -68,21 +64,21 @@ pub fn enqueue_for_org(
     run_at: &str,
 ) -> anyhow::Result<()> {
     tx.queued_work(work_of(kind));
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
-         VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
-    )?;
     let now = crate::time::now();
     crate::origin::with(|request_id| {
-        insert.execute(params![
-            kind.as_str(),
-            target_id,
-            serial_key,
-            org_id,
-            run_at,
-            now,
-            request_id
-        ])
+        tx.exec(
+            "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
+             VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
+            params![
+                kind.as_str(),
+                target_id,
+                serial_key,
+                org_id,
+                run_at,
+                now,
+                request_id
+            ],
+        )
     })?;
     Ok(())
 }
@@ -97,20 +93,18 @@ pub struct Allowed {
 /// Claims the oldest due validation or extraction that heads its serial key and is of
 /// an allowed kind, and marks it running. Deliveries have their own workers
 /// (`claim_delivery`).
-pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
-    let job = conn
-        .prepare_cached(&format!(
+pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
+    let job = conn.opt(
+        &format!(
             "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_sat_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
                AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
                AND {HEADS_ITS_SERIAL_KEY}
              ORDER BY run_at, id LIMIT 1"
-        ))?
-        .query_row(
-            params![now, allowed.validations, allowed.extractions],
-            job_from_row,
-        )
-        .optional()?;
+        ),
+        params![now, allowed.validations, allowed.extractions],
+        job_from_row,
+    )?;
     if let Some(job) = &job {
         mark_running(conn, job, now)?;
     }
@@ -132,13 +126,13 @@ pub fn claim(conn: &Connection, now: &str, allowed: Allowed) -> anyhow::Result<O
 /// all of it inside the write transaction. The rest of a batch is looked for among the
 /// organization's next `BATCH_WINDOW` deliveries only, for the same reason.
 pub fn claim_deliveries(
-    conn: &Connection,
+    conn: &Conn,
     now: &str,
     org_limit: usize,
     batch: usize,
 ) -> anyhow::Result<Vec<Job>> {
-    let head = conn
-        .prepare_cached(&format!(
+    let head = conn.opt(
+        &format!(
             "WITH RECURSIVE
                orgs(org) AS (
                  SELECT MIN(COALESCE(org_id, '')) FROM jobs INDEXED BY jobs_deliveries_org
@@ -161,18 +155,18 @@ pub fn claim_deliveries(
                          ORDER BY run_at, id LIMIT 1)
                   FROM orgs WHERE orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share))
               ORDER BY run_at, id LIMIT 1"
-        ))?
-        .query_row(params![now, org_limit as i64], |r| {
-            Ok((job_from_row(r)?, r.get::<_, String>(5)?, r.get::<_, String>(6)?))
-        })
-        .optional()?;
+        ),
+        params![now, org_limit as i64],
+        |r| Ok((job_from_row(r)?, r.get::<String>(5)?, r.get::<String>(6)?)),
+    )?;
     let Some((head, org, webhook)) = head else {
         return Ok(Vec::new());
     };
     let mut jobs = vec![head];
     if batch > 1 && !webhook.is_empty() {
-        let mut more = conn.prepare_cached(&format!(
-            "SELECT id, kind, target_id, attempts, request_id FROM (
+        let more = conn.all(
+            &format!(
+                "SELECT id, kind, target_id, attempts, request_id FROM (
                SELECT id, kind, target_id, attempts, request_id, serial_key
                  FROM jobs j INDEXED BY jobs_deliveries_org
                 WHERE status = 'queued' AND kind = 'deliver_webhook'
@@ -181,14 +175,11 @@ pub fn claim_deliveries(
                 ORDER BY run_at, id LIMIT {BATCH_WINDOW})
               WHERE {WEBHOOK_OF_SERIAL_KEY} = ?4
               LIMIT ?5"
-        ))?;
-        let rows = more.query_map(
+            ),
             params![org, now, jobs[0].id, webhook, batch as i64 - 1],
             job_from_row,
         )?;
-        for job in rows {
-            jobs.push(job?);
-        }
+        jobs.extend(more);
     }
     for job in &jobs {
         mark_running(conn, job, now)?;
@@ -215,54 +206,53 @@ fn work_of(kind: Kind) -> Work {
 const HEADS_ITS_SERIAL_KEY: &str = "(serial_key IS NULL OR NOT EXISTS (
     SELECT 1 FROM jobs r WHERE r.serial_key = j.serial_key AND r.id < j.id))";
 
-fn job_from_row(r: &rusqlite::Row) -> rusqlite::Result<Job> {
+fn job_from_row(r: &Row) -> anyhow::Result<Job> {
     Ok(Job {
         id: r.get(0)?,
-        kind: Kind::parse(&r.get::<_, String>(1)?)?,
+        kind: Kind::parse(r.text(1)?.unwrap_or_default())?,
         target_id: r.get(2)?,
-        attempts: r.get::<_, u32>(3)? + 1,
+        attempts: u32::try_from(r.get::<i64>(3)?)? + 1,
         request_id: r.get(4)?,
     })
 }
 
-fn mark_running(conn: &Connection, job: &Job, now: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
-    )?
-    .execute(params![job.id, now])?;
+        params![job.id, now],
+    )?;
     Ok(())
 }
 
 /// Batches of deliveries running now (each worker's one), all organizations together.
-pub fn running_deliveries(conn: &Connection) -> anyhow::Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COUNT(DISTINCT locked_at) FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'",
-        )?
-        .query_row([], |r| r.get::<_, i64>(0))? as usize)
+pub fn running_deliveries(conn: &Conn) -> anyhow::Result<usize> {
+    Ok(conn.one(
+        "SELECT COUNT(DISTINCT locked_at) FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'",
+        params![],
+        |r| r.get::<i64>(0),
+    )? as usize)
 }
 
 /// Running (validations, extractions).
-pub fn running_sat_jobs(conn: &Connection) -> anyhow::Result<(usize, usize)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(kind = 'validate_credential'), 0), COALESCE(SUM(kind = 'run_extraction'), 0)
-             FROM jobs WHERE status = 'running'",
-        )?
-        .query_row([], |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)))?)
+pub fn running_sat_jobs(conn: &Conn) -> anyhow::Result<(usize, usize)> {
+    conn.one(
+        "SELECT COALESCE(SUM(kind = 'validate_credential'), 0), COALESCE(SUM(kind = 'run_extraction'), 0)
+         FROM jobs WHERE status = 'running'",
+        params![],
+        |r| Ok((r.get::<i64>(0)? as usize, r.get::<i64>(1)? as usize)),
+    )
 }
 
-pub fn complete(conn: &Connection, id: i64) -> anyhow::Result<()> {
-    conn.prepare_cached("DELETE FROM jobs WHERE id = ?1")?
-        .execute([id])?;
+pub fn complete(conn: &Conn, id: i64) -> anyhow::Result<()> {
+    conn.exec("DELETE FROM jobs WHERE id = ?1", params![id])?;
     Ok(())
 }
 
-pub fn reschedule(conn: &Connection, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn reschedule(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL WHERE id = ?1",
-    )?
-    .execute(params![id, run_at, error])?;
+        params![id, run_at, error],
+    )?;
     Ok(())
 }
 
@@ -280,42 +270,37 @@ pub fn release(tx: &Tx, kind: Kind, ids: &[i64], reason: &str) -> anyhow::Result
 
 /// `reschedule` without counting the run as an attempt: it did not fail, the database
 /// was only busy for longer than the busy timeout.
-pub fn reschedule_uncounted(
-    conn: &Connection,
-    id: i64,
-    run_at: &str,
-    error: &str,
-) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn reschedule_uncounted(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL,
                 attempts = max(attempts - 1, 0)
          WHERE id = ?1",
-    )?
-    .execute(params![id, run_at, error])?;
+        params![id, run_at, error],
+    )?;
     Ok(())
 }
 
 /// Puts a job back to sleep until `run_at` without counting a failure.
-pub fn wait(conn: &Connection, id: i64, run_at: &str) -> anyhow::Result<()> {
-    conn.prepare_cached(
+pub fn wait(conn: &Conn, id: i64, run_at: &str) -> anyhow::Result<()> {
+    conn.exec(
         "UPDATE jobs SET status = 'queued', run_at = ?2, attempts = 0, last_error = NULL, locked_at = NULL
          WHERE id = ?1",
-    )?
-    .execute(params![id, run_at])?;
+        params![id, run_at],
+    )?;
     Ok(())
 }
 
 /// A job left `running` by a crash or a stop goes back to the queue.
-pub fn recover(conn: &Connection) -> anyhow::Result<usize> {
-    Ok(conn.execute(
+pub fn recover(conn: &Conn) -> anyhow::Result<usize> {
+    conn.exec(
         "UPDATE jobs SET status = 'queued', locked_at = NULL WHERE status = 'running'",
-        [],
-    )?)
+        params![],
+    )
 }
 
 /// When the next queued delivery (or, with `deliveries` false, the next other job)
 /// becomes due.
-pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option<String>> {
+pub fn next_run_at(conn: &Conn, deliveries: bool) -> anyhow::Result<Option<String>> {
     // Literal conditions, so that each reads the MIN off its pool's partial index.
     let sql = if deliveries {
         "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_deliveries_due
@@ -324,14 +309,14 @@ pub fn next_run_at(conn: &Connection, deliveries: bool) -> anyhow::Result<Option
         "SELECT MIN(run_at) FROM jobs INDEXED BY jobs_sat_due
          WHERE status = 'queued' AND kind <> 'deliver_webhook'"
     };
-    Ok(conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?)
+    conn.one(sql, params![], |r| r.get(0))
 }
 
 /// Drops the queued (not running) jobs of a serial key, e.g. a superseded validation.
-pub fn drop_queued(conn: &Connection, serial_key: &str) -> anyhow::Result<()> {
-    conn.execute(
+pub fn drop_queued(conn: &Conn, serial_key: &str) -> anyhow::Result<()> {
+    conn.exec(
         "DELETE FROM jobs WHERE serial_key = ?1 AND status = 'queued'",
-        [serial_key],
+        params![serial_key],
     )?;
     Ok(())
 }
@@ -346,8 +331,8 @@ mod tests {
         let past = "2000-01-01T00:00:00.000000Z";
         conn.tx(|tx| enqueue(tx, Kind::RunExtraction, "x", None, past))
             .expect("enqueue");
-        let attempts = |conn: &Connection| -> i64 {
-            conn.query_row("SELECT attempts FROM jobs", [], |r| r.get(0))
+        let attempts = |conn: &Conn| -> i64 {
+            conn.one("SELECT attempts FROM jobs", params![], |r| r.get(0))
                 .expect("attempts")
         };
         let all = Allowed {
@@ -379,10 +364,10 @@ mod tests {
             deliver(&format!("a{i}"), None, Some("A"), &at(1));
         }
         // B's oldest waits on an older job of its serial key: only that key's head runs.
-        conn.execute(
+        conn.exec(
             "INSERT INTO jobs (kind, target_id, serial_key, status, run_at, created_at)
              VALUES ('validate_credential', 'x', 'k', 'running', ?1, ?1)",
-            [at(0)],
+            params![at(0)],
         )
         .expect("an older job of serial key k");
         deliver("b-blocked", Some("k"), Some("B"), &at(2));

@@ -1,9 +1,10 @@
 //! SQL for `schedules`. Every query is scoped by `org_id` except the scheduler's own.
 
+use super::sql::{params, Row};
+use super::Conn;
 use crate::domain::extraction::Direction;
 use crate::domain::schedule::{NewSchedule, Timing, TIME_ZONE};
 use chrono::NaiveTime;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -58,9 +59,8 @@ impl Schedule {
 const COLUMNS: &str = "id, org_id, entity_id, directions, every_seconds, daily_at, lookback_days,
     status, paused_reason, next_run_at, last_run_at, created_at, updated_at";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Schedule> {
-    let bad =
-        |i: usize, s: String| rusqlite::Error::InvalidColumnType(i, s, rusqlite::types::Type::Text);
+fn from_row(r: &Row) -> anyhow::Result<Schedule> {
+    let bad = |i: usize, s: String| anyhow::anyhow!("invalid schedule column {i}: {s}");
     let directions: String = r.get(3)?;
     let every: Option<i64> = r.get(4)?;
     let daily_at: Option<String> = r.get(5)?;
@@ -80,7 +80,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Schedule> {
         directions: names.iter().filter_map(|d| Direction::parse(d)).collect(),
         timing,
         lookback_days: r.get(6)?,
-        active: r.get::<_, String>(7)? == "active",
+        active: r.get::<String>(7)? == "active",
         paused_reason: r.get(8)?,
         next_run_at: r.get(9)?,
         last_run_at: r.get(10)?,
@@ -97,7 +97,7 @@ fn timing_columns(timing: &Timing) -> (Option<i64>, Option<String>) {
 }
 
 /// A new active schedule: an interval runs at the next tick, a daily time at its next slot.
-pub fn insert(conn: &Connection, org_id: &str, new: &NewSchedule) -> anyhow::Result<Schedule> {
+pub fn insert(conn: &Conn, org_id: &str, new: &NewSchedule) -> anyhow::Result<Schedule> {
     let now = chrono::Utc::now();
     let next_run_at = match new.timing {
         Timing::Every(_) => now,
@@ -118,7 +118,7 @@ pub fn insert(conn: &Connection, org_id: &str, new: &NewSchedule) -> anyhow::Res
         updated_at: crate::time::format(now),
     };
     // The row's identity first; every other column is what `update` writes.
-    conn.execute(
+    conn.exec(
         "INSERT INTO schedules (id, org_id, entity_id, directions, lookback_days, status,
             next_run_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, '[]', 0, 'active', '', ?4, ?4)",
@@ -129,94 +129,98 @@ pub fn insert(conn: &Connection, org_id: &str, new: &NewSchedule) -> anyhow::Res
 }
 
 /// Writes every mutable field back.
-pub fn update(conn: &Connection, s: &Schedule) -> anyhow::Result<()> {
+pub fn update(conn: &Conn, s: &Schedule) -> anyhow::Result<()> {
     let (every, daily_at) = timing_columns(&s.timing);
     let directions: Vec<&str> = s.directions.iter().map(|d| d.as_str()).collect();
-    conn.prepare_cached(
+    conn.exec(
         "UPDATE schedules SET directions = ?2, every_seconds = ?3, daily_at = ?4,
             lookback_days = ?5, status = ?6, paused_reason = ?7, next_run_at = ?8,
             last_run_at = ?9, updated_at = ?10 WHERE id = ?1",
-    )?
-    .execute(params![
-        s.id,
-        serde_json::to_string(&directions)?,
-        every,
-        daily_at,
-        s.lookback_days,
-        if s.active { "active" } else { "paused" },
-        s.paused_reason,
-        s.next_run_at,
-        s.last_run_at,
-        s.updated_at
-    ])?;
+        params![
+            s.id,
+            serde_json::to_string(&directions)?,
+            every,
+            daily_at,
+            s.lookback_days,
+            if s.active { "active" } else { "paused" },
+            s.paused_reason,
+            s.next_run_at,
+            s.last_run_at,
+            s.updated_at
+        ],
+    )?;
     Ok(())
 }
 
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Schedule>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM schedules WHERE id = ?1 AND org_id = ?2"
-        ))?
-        .query_row(params![id, org_id], from_row)
-        .optional()?)
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<Schedule>> {
+    conn.opt(
+        &format!("SELECT {COLUMNS} FROM schedules WHERE id = ?1 AND org_id = ?2"),
+        params![id, org_id],
+        from_row,
+    )
 }
 
-pub fn exists_for_entity(conn: &Connection, entity_id: &str) -> anyhow::Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM schedules WHERE entity_id = ?1)")?
-        .query_row([entity_id], |r| r.get(0))?)
+pub fn exists_for_entity(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
+    conn.one(
+        "SELECT EXISTS (SELECT 1 FROM schedules WHERE entity_id = ?1)",
+        params![entity_id],
+        |r| r.get(0),
+    )
 }
 
 /// Newest first, keyset-paginated on id.
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     entity_id: Option<&str>,
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Schedule>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS} FROM schedules WHERE org_id = ?1 AND (?2 IS NULL OR entity_id = ?2)
            AND (?3 IS NULL OR id < ?3) ORDER BY id DESC LIMIT ?4"
-    ))?;
-    let rows = stmt.query_map(params![org_id, entity_id, after, limit], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        params![org_id, entity_id, after, limit],
+        from_row,
+    )
 }
 
-pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
-    Ok(conn.execute(
+pub fn delete(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    Ok(conn.exec(
         "DELETE FROM schedules WHERE id = ?1 AND org_id = ?2",
         params![id, org_id],
     )? == 1)
 }
 
 /// The scheduler's reads: active schedules due at `now`.
-pub fn due(conn: &Connection, now: &str) -> anyhow::Result<Vec<Schedule>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM schedules WHERE status = 'active' AND next_run_at <= ?1
+pub fn due(conn: &Conn, now: &str) -> anyhow::Result<Vec<Schedule>> {
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS} FROM schedules WHERE status = 'active' AND next_run_at <= ?1
          ORDER BY next_run_at"
-    ))?;
-    let rows = stmt.query_map([now], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        params![now],
+        from_row,
+    )
 }
 
 /// Active schedules whose entity's CIEC is invalid, and schedules paused for that reason
 /// whose entity's CIEC is not: the candidates to pause or resume (the caller also
 /// weighs the e.firma).
-pub fn credential_changes(conn: &Connection) -> anyhow::Result<Vec<Schedule>> {
+pub fn credential_changes(conn: &Conn) -> anyhow::Result<Vec<Schedule>> {
     let own = COLUMNS
         .split(',')
         .map(|c| format!("s.{}", c.trim()))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {own} FROM schedules s JOIN entities e ON e.id = s.entity_id
+    conn.all(
+        &format!(
+            "SELECT {own} FROM schedules s JOIN entities e ON e.id = s.entity_id
          WHERE (s.status = 'active' AND e.credential_status = 'invalid')
             OR (s.status = 'paused' AND s.paused_reason = ?1)"
-    ))?;
-    let rows = stmt.query_map(
-        [crate::domain::schedule::PAUSED_INVALID_CREDENTIALS],
+        ),
+        params![crate::domain::schedule::PAUSED_INVALID_CREDENTIALS],
         from_row,
-    )?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    )
 }

@@ -1,17 +1,18 @@
 //! SQL for `settings`: service-wide named values.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use super::sql::params;
+use super::Conn;
 
-pub fn get(conn: &Connection, name: &str) -> anyhow::Result<Option<String>> {
-    Ok(conn
-        .query_row("SELECT value FROM settings WHERE name = ?1", [name], |r| {
-            r.get(0)
-        })
-        .optional()?)
+pub fn get(conn: &Conn, name: &str) -> anyhow::Result<Option<String>> {
+    conn.opt(
+        "SELECT value FROM settings WHERE name = ?1",
+        params![name],
+        |r| r.get(0),
+    )
 }
 
-pub fn set(conn: &Connection, name: &str, value: &str) -> anyhow::Result<()> {
-    conn.execute(
+pub fn set(conn: &Conn, name: &str, value: &str) -> anyhow::Result<()> {
+    conn.exec(
         "INSERT INTO settings (name, value) VALUES (?1, ?2)
          ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         params![name, value],

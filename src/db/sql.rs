@@ -41,6 +41,26 @@ impl Row<'_> {
     }
 }
 
+/// A column that holds bytes or text, told apart by the stored value (event payloads:
+/// compressed, or plain JSON from before compression).
+pub enum Stored<'r> {
+    Null,
+    Text(&'r str),
+    Bytes(&'r [u8]),
+}
+
+impl Row<'_> {
+    /// Column `i` as it is stored, borrowed from the row.
+    pub fn stored(&self, i: usize) -> anyhow::Result<Stored<'_>> {
+        match self.0.get_ref(i)? {
+            ValueRef::Null => Ok(Stored::Null),
+            ValueRef::Text(t) => Ok(Stored::Text(std::str::from_utf8(t)?)),
+            ValueRef::Blob(b) => Ok(Stored::Bytes(b)),
+            other => anyhow::bail!("column {i} is {}, not bytes or text", other.data_type()),
+        }
+    }
+}
+
 /// What a column reads into.
 pub trait Column: Sized {
     fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self>;

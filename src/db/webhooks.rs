@@ -2,7 +2,8 @@
 //! with the data key and read back sealed (`Token`); the caller opens it
 //! (`crypto::Cipher::open_token`) only to sign a delivery or to show it to its owner.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use super::sql::{params, Row};
+use super::Conn;
 use serde_json::{json, Value};
 
 /// A webhook as stored, its token sealed.
@@ -59,7 +60,7 @@ impl Token {
 
 const COLUMNS: &str = "id, org_id, url, token, token_sealed, events, created_at";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Webhook> {
+fn from_row(r: &Row) -> anyhow::Result<Webhook> {
     let events: String = r.get(5)?;
     Ok(Webhook {
         id: r.get(0)?,
@@ -73,7 +74,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Webhook> {
 
 /// Stores a webhook whose token the caller sealed.
 pub fn insert(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     url: &str,
     events: &[String],
@@ -90,7 +91,7 @@ pub fn insert(
     let Token::Sealed(sealed) = &hook.token else {
         unreachable!("built sealed above")
     };
-    conn.execute(
+    conn.exec(
         "INSERT INTO webhooks (id, org_id, url, token, token_sealed, events, created_at)
          VALUES (?1, ?2, ?3, '', ?4, ?5, ?6)",
         params![
@@ -105,87 +106,95 @@ pub fn insert(
     Ok(hook)
 }
 
-pub fn count_for_org(conn: &Connection, org_id: &str) -> anyhow::Result<usize> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM webhooks WHERE org_id = ?1")?
-        .query_row([org_id], |r| r.get::<_, i64>(0))? as usize)
+pub fn count_for_org(conn: &Conn, org_id: &str) -> anyhow::Result<usize> {
+    Ok(conn.one(
+        "SELECT COUNT(*) FROM webhooks WHERE org_id = ?1",
+        params![org_id],
+        |r| r.get::<i64>(0),
+    )? as usize)
 }
 
-pub fn get(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<Option<Webhook>> {
-    Ok(conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"
-        ))?
-        .query_row(params![id, org_id], from_row)
-        .optional()?)
+pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<Webhook>> {
+    conn.opt(
+        &format!("SELECT {COLUMNS} FROM webhooks WHERE id = ?1 AND org_id = ?2"),
+        params![id, org_id],
+        from_row,
+    )
 }
 
 /// Whether the organization has this webhook (no token opened).
-pub fn exists(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?1 AND org_id = ?2)")?
-        .query_row(params![id, org_id], |r| r.get(0))?)
+pub fn exists(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    conn.one(
+        "SELECT EXISTS (SELECT 1 FROM webhooks WHERE id = ?1 AND org_id = ?2)",
+        params![id, org_id],
+        |r| r.get(0),
+    )
 }
 
 /// Newest first, keyset-paginated on id (UUIDv7 ids sort by creation).
 pub fn list(
-    conn: &Connection,
+    conn: &Conn,
     org_id: &str,
     after: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<Webhook>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM webhooks WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2)
+    conn.all(
+        &format!(
+            "SELECT {COLUMNS} FROM webhooks WHERE org_id = ?1 AND (?2 IS NULL OR id < ?2)
          ORDER BY id DESC LIMIT ?3"
-    ))?;
-    let rows = stmt.query_map(params![org_id, after, limit], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        params![org_id, after, limit],
+        from_row,
+    )
 }
 
-pub fn for_org(conn: &Connection, org_id: &str) -> anyhow::Result<Vec<Subscriber>> {
-    let mut stmt = conn.prepare_cached("SELECT id, events FROM webhooks WHERE org_id = ?1")?;
-    let rows = stmt.query_map([org_id], |r| {
-        Ok(Subscriber {
-            id: r.get(0)?,
-            events: serde_json::from_str(&r.get::<_, String>(1)?).unwrap_or_default(),
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn for_org(conn: &Conn, org_id: &str) -> anyhow::Result<Vec<Subscriber>> {
+    conn.all(
+        "SELECT id, events FROM webhooks WHERE org_id = ?1",
+        params![org_id],
+        |r| {
+            Ok(Subscriber {
+                id: r.get(0)?,
+                events: serde_json::from_str(&r.get::<String>(1)?).unwrap_or_default(),
+            })
+        },
+    )
 }
 
 /// Seals the tokens schema 1 stored in plain text with `seal`; returns how many. The
 /// old bytes are overwritten (`secure_delete`), not left in free pages.
 pub fn seal_plain_tokens(
-    conn: &Connection,
+    conn: &Conn,
     seal: impl Fn(&str) -> anyhow::Result<Vec<u8>>,
 ) -> anyhow::Result<usize> {
-    let plain: Vec<(String, String)> = conn
-        .prepare("SELECT id, token FROM webhooks WHERE token_sealed IS NULL")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+    let plain: Vec<(String, String)> = conn.all(
+        "SELECT id, token FROM webhooks WHERE token_sealed IS NULL",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     if plain.is_empty() {
         return Ok(0);
     }
-    conn.pragma_update(None, "secure_delete", true)?;
+    conn.batch("PRAGMA secure_delete = 1")?;
     for (id, token) in &plain {
-        conn.execute(
+        conn.exec(
             "UPDATE webhooks SET token = '', token_sealed = ?2 WHERE id = ?1",
             params![id, seal(token)?],
         )?;
     }
-    conn.pragma_update(None, "secure_delete", false)?;
+    conn.batch("PRAGMA secure_delete = 0")?;
     Ok(plain.len())
 }
 
 /// Deletes the webhook, its deliveries (cascade) and their queued jobs.
-pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool> {
-    conn.execute(
+pub fn delete(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<bool> {
+    conn.exec(
         "DELETE FROM jobs WHERE kind = 'deliver_webhook' AND target_id IN
            (SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
             WHERE w.id = ?1 AND w.org_id = ?2)",
         params![id, org_id],
     )?;
-    Ok(conn.execute(
+    Ok(conn.exec(
         "DELETE FROM webhooks WHERE id = ?1 AND org_id = ?2",
         params![id, org_id],
     )? == 1)
@@ -195,13 +204,13 @@ pub fn delete(conn: &Connection, org_id: &str, id: &str) -> anyhow::Result<bool>
 mod tests {
     use super::*;
     use crate::crypto::Cipher;
+    use crate::db::Memory;
 
-    fn db() -> Connection {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        crate::db::migrate::apply(&mut conn).expect("schema");
-        conn.execute(
+    fn db() -> Memory {
+        let conn = Memory::new();
+        conn.exec(
             "INSERT INTO orgs (id, name, created_at) VALUES ('o1', 'Org', 't')",
-            [],
+            params![],
         )
         .expect("org");
         conn
@@ -213,7 +222,7 @@ mod tests {
         let sealed = cipher.seal("whsec_abc").expect("seal");
         let hook = insert(&conn, "o1", "https://a.mx/", &[], sealed).expect("insert");
         let (plain, sealed): (String, Vec<u8>) = conn
-            .query_row("SELECT token, token_sealed FROM webhooks", [], |r| {
+            .one("SELECT token, token_sealed FROM webhooks", params![], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .expect("row");
@@ -229,10 +238,10 @@ mod tests {
     #[test]
     fn plain_tokens_from_schema_1_are_sealed_in_place() {
         let (conn, cipher) = (db(), Cipher::from_key(&[3u8; 32]));
-        conn.execute(
+        conn.exec(
             "INSERT INTO webhooks (id, org_id, url, token, events, created_at)
              VALUES ('w1', 'o1', 'https://a.mx/', 'whsec_old', '[]', 't')",
-            [],
+            params![],
         )
         .expect("legacy row");
         let listed = list(&conn, "o1", None, 10).expect("list");
@@ -244,7 +253,7 @@ mod tests {
         assert_eq!(seal_plain_tokens(&conn, seal).expect("seal"), 1);
         assert_eq!(seal_plain_tokens(&conn, seal).expect("again"), 0);
         let plain: String = conn
-            .query_row("SELECT token FROM webhooks", [], |r| r.get(0))
+            .one("SELECT token FROM webhooks", params![], |r| r.get(0))
             .expect("row");
         assert_eq!(plain, "");
         let read = get(&conn, "o1", "w1").expect("get").expect("found");

@@ -13,7 +13,7 @@ pub fn routes() -> Vec<Route> {
 /// 200 when the database answers a query, 503 otherwise.
 #[get("/up")]
 async fn get_health(db: &State<Db>) -> ApiResult<Json<Value>> {
-    let ok = db.read(|conn| db::health::answers(conn)).await;
+    let ok = db.read(db::health::answers).await;
     match ok {
         Ok(()) => Ok(Json(json!({ "status": "ok" }))),
         Err(e) => {
