@@ -203,6 +203,31 @@ mod tests {
     }
 
     #[test]
+    fn a_column_is_read_as_stored_bytes_or_text() {
+        use super::Stored;
+        let db = Memory::new();
+        db.tx(|tx| {
+            let kinds = tx.all(
+                "SELECT x'0102' UNION ALL SELECT 'text' UNION ALL SELECT NULL",
+                params![],
+                |r| {
+                    Ok(match r.stored(0)? {
+                        Stored::Bytes(b) => format!("bytes {b:?}"),
+                        Stored::Text(t) => format!("text {t}"),
+                        Stored::Null => "null".to_string(),
+                    })
+                },
+            )?;
+            assert_eq!(kinds, ["bytes [1, 2]", "text text", "null"]);
+            assert!(tx
+                .one("SELECT 1", params![], |r| r.stored(0).map(drop))
+                .is_err());
+            Ok(())
+        })
+        .expect("stored");
+    }
+
+    #[test]
     fn a_null_into_a_plain_type_is_an_error_not_a_default() {
         let db = Memory::new();
         let read = db.tx(|tx| tx.one("SELECT NULL", params![], |r| r.get::<i64>(0)));
