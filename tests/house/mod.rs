@@ -96,6 +96,30 @@ fn only_db_names_the_driver_or_holds_sql() {
 }
 
 #[test]
+fn table_modules_run_statements_through_the_seam() {
+    // db::sql is the statements' engine-neutral API: a table module that reached for
+    // the driver would tie itself to SQLite again (issue 27). The engine's machinery
+    // and the sandbox's own SQLite store are the exceptions.
+    let driver = Regex::new(r"\b(rusqlite|r2d2_sqlite)\b").expect("re");
+    let mut found = Vec::new();
+    for path in rust_files(&Path::new(SRC).join("db")) {
+        let rel = relative(&path);
+        let engine = rel.starts_with("db/sqlite/") || rel == "db/sql.rs";
+        if engine || rel == "db/sandbox/mod.rs" {
+            continue;
+        }
+        if driver.is_match(&code(&path)) {
+            found.push(rel);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "these name the driver instead of db::sql:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn jobs_and_ingest_name_no_channel_type() {
     // The channels' own modules and types: a run reaches them only through
     // `sat::Channel` and its sink.
