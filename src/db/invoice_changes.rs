@@ -21,8 +21,8 @@ const SNAPSHOT: &str = "CASE WHEN xml_processed = 1 THEN json_object(
 pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
     conn.exec(
         &format!(
-            "INSERT OR IGNORE INTO invoice_changes (batch_id, invoice_id, before_json)
-         SELECT ?1, id, {SNAPSHOT} FROM invoices WHERE id = ?2"
+            "INSERT INTO invoice_changes (batch_id, invoice_id, before_json)
+         SELECT ?1, id, {SNAPSHOT} FROM invoices WHERE id = ?2 ON CONFLICT DO NOTHING"
         ),
         params![batch, id],
     )?;
@@ -32,7 +32,8 @@ pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
 /// Records that `batch` created the invoice `id` (it did not exist before).
 pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
     conn.exec(
-        "INSERT OR IGNORE INTO invoice_changes (batch_id, invoice_id, before_json) VALUES (?1, ?2, NULL)",
+        "INSERT INTO invoice_changes (batch_id, invoice_id, before_json) VALUES (?1, ?2, NULL)
+         ON CONFLICT DO NOTHING",
         params![batch, id],
     )?;
     Ok(())

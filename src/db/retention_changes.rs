@@ -14,8 +14,8 @@ const SNAPSHOT: &str = "json_object('status', status, 'cancelled_at', cancelled_
 pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
     conn.exec(
         &format!(
-            "INSERT OR IGNORE INTO retention_changes (batch_id, retention_id, before_json)
-         SELECT ?1, id, {SNAPSHOT} FROM retentions WHERE id = ?2"
+            "INSERT INTO retention_changes (batch_id, retention_id, before_json)
+         SELECT ?1, id, {SNAPSHOT} FROM retentions WHERE id = ?2 ON CONFLICT DO NOTHING"
         ),
         params![batch, id],
     )?;
@@ -25,8 +25,8 @@ pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
 /// Records that `batch` created the retention `id` (it did not exist before).
 pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
     conn.exec(
-        "INSERT OR IGNORE INTO retention_changes (batch_id, retention_id, before_json)
-         VALUES (?1, ?2, NULL)",
+        "INSERT INTO retention_changes (batch_id, retention_id, before_json)
+         VALUES (?1, ?2, NULL) ON CONFLICT DO NOTHING",
         params![batch, id],
     )?;
     Ok(())

@@ -263,7 +263,8 @@ pub struct SatPackage {
 pub fn add_packages(conn: &Conn, request_id: &str, ids: &[String]) -> anyhow::Result<()> {
     for (seq, id) in ids.iter().enumerate() {
         conn.exec(
-            "INSERT OR IGNORE INTO sat_packages (request_id, package_id, seq) VALUES (?1, ?2, ?3)",
+            "INSERT INTO sat_packages (request_id, package_id, seq) VALUES (?1, ?2, ?3)
+             ON CONFLICT DO NOTHING",
             params![request_id, id, seq as i64],
         )?;
     }
