@@ -6,7 +6,7 @@
 //! through `payload_from`.
 
 use super::codec::{self, Codec};
-use super::sql::{params, Param, Row, Stored};
+use super::sql::{params, Param, Query, Row, Stored};
 use super::Conn;
 use crate::domain::event::FeedFilter;
 
@@ -78,47 +78,34 @@ pub fn feed(
     } else {
         ("<", "DESC")
     };
-    // The same statement runs once per value: its parameters are numbered in the order
-    // `args` pushes them below (organization, value, types, cursor, limit).
     let kinds_param = if column == "source" {
         kinds_json.as_ref()
     } else {
         None
     };
-    let mut n = 1;
-    let mut sql = String::from("SELECT id, payload FROM events WHERE org_id = ?1");
-    if !column.is_empty() {
-        n += 1;
-        sql.push_str(&format!(" AND {column} = ?{n}"));
-    }
-    if kinds_param.is_some() {
-        // One resource has few events: its type filter is a plain row filter.
-        n += 1;
-        sql.push_str(&format!(
-            " AND event IN (SELECT value FROM json_each(?{n}))"
-        ));
-    }
-    if after.is_some() {
-        n += 1;
-        sql.push_str(&format!(" AND id {cmp} ?{n}"));
-    }
-    n += 1;
-    sql.push_str(&format!(" ORDER BY id {order} LIMIT ?{n}"));
     let mut rows: Vec<FeedRow> = vec![];
     for value in values {
-        let mut args: Vec<&dyn Param> = vec![&org_id];
+        // The same text for every value, so the statement is cached once.
+        let mut q = Query::new("SELECT id, payload FROM events WHERE org_id = ");
+        q.bind(&org_id);
         if !column.is_empty() {
-            args.push(&value);
+            q.sql.push_str(&format!(" AND {column} = "));
+            q.bind(&value);
         }
-        if let Some(k) = kinds_param {
-            args.push(k);
+        if let Some(kinds) = &kinds_param {
+            // One resource has few events: its type filter is a plain row filter.
+            q.sql
+                .push_str(" AND event IN (SELECT value FROM json_each(");
+            q.bind(kinds);
+            q.sql.push_str("))");
         }
-        if let Some(a) = &after {
-            args.push(a);
+        if let Some(after) = &after {
+            q.sql.push_str(&format!(" AND id {cmp} "));
+            q.bind(after);
         }
-        args.push(&limit);
-        debug_assert_eq!(args.len(), n);
-        conn.each(&sql, &args, |r| {
+        q.sql.push_str(&format!(" ORDER BY id {order} LIMIT "));
+        q.bind(&limit);
+        conn.each(&q.sql, &q.params, |r| {
             rows.push(FeedRow {
                 id: r.get(0)?,
                 payload: payload_from(r, 1)?,

@@ -2,7 +2,7 @@
 //! of a retention is rendered by SQLite as JSON text, splicing the stored JSON parts
 //! as they are, like the invoice view.
 
-use super::sql::{params, Param};
+use super::sql::{params, Query};
 use super::Conn;
 use crate::domain::extraction::Direction;
 use crate::retenciones::Retention;
@@ -88,14 +88,15 @@ pub fn list(
     after: Option<(&str, &str)>,
     limit: i64,
 ) -> anyhow::Result<Vec<RetentionRow>> {
-    let mut sql =
-        format!("SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = ?1");
+    let mut q = Query::new(format!(
+        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = "
+    ));
+    q.bind(&org_id);
     let conditions = conditions(f);
-    let mut args: Vec<&dyn Param> = vec![&org_id];
     for (value, clause) in &conditions {
         if let Some(v) = value.as_ref() {
-            args.push(v);
-            sql.push_str(&format!("{clause}?{}", args.len()));
+            q.sql.push_str(clause);
+            q.bind(v);
         }
     }
     let (after_clause, order_by) = if f.updated_order {
@@ -110,14 +111,16 @@ pub fn list(
         )
     };
     if let Some((at, id)) = &after {
-        args.push(at);
-        args.push(id);
-        let n = args.len();
-        sql.push_str(&format!("{after_clause}(?{}, ?{n})", n - 1));
+        q.sql.push_str(after_clause);
+        q.sql.push('(');
+        q.bind(at);
+        q.sql.push_str(", ");
+        q.bind(id);
+        q.sql.push(')');
     }
-    args.push(&limit);
-    sql.push_str(&format!("{order_by}?{}", args.len()));
-    conn.all(&sql, &args, |r| {
+    q.sql.push_str(order_by);
+    q.bind(&limit);
+    conn.all(&q.sql, &q.params, |r| {
         Ok(RetentionRow {
             id: r.get(0)?,
             issued_at: r.get(1)?,

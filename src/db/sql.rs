@@ -22,6 +22,29 @@ macro_rules! sql_params {
 }
 pub use crate::sql_params as params;
 
+/// A statement built piece by piece (filters, cursors): `bind` writes the next numbered
+/// parameter where the text has got to, so the text and its parameters cannot drift.
+pub struct Query<'a> {
+    pub sql: String,
+    pub params: Vec<&'a dyn Param>,
+}
+
+impl<'a> Query<'a> {
+    pub fn new(sql: impl Into<String>) -> Query<'a> {
+        Query {
+            sql: sql.into(),
+            params: Vec::new(),
+        }
+    }
+
+    /// Binds `value` to the next parameter, named at the end of the SQL so far.
+    pub fn bind(&mut self, value: &'a dyn Param) {
+        use std::fmt::Write;
+        self.params.push(value);
+        write!(self.sql, "?{}", self.params.len()).expect("writing to a String");
+    }
+}
+
 /// One row of a result.
 pub struct Row<'r>(&'r rusqlite::Row<'r>);
 
@@ -225,6 +248,20 @@ mod tests {
             Ok(())
         })
         .expect("stored");
+    }
+
+    #[test]
+    fn a_query_numbers_its_parameters_in_the_order_its_text_names_them() {
+        use super::Query;
+        let (low, high) = (2_i64, 3_i64);
+        let mut q = Query::new("SELECT ");
+        q.bind(&low);
+        q.sql.push_str(" * 10 + ");
+        q.bind(&high);
+        assert_eq!(q.sql, "SELECT ?1 * 10 + ?2");
+        let db = Memory::new();
+        let n = db.tx(|tx| tx.one(&q.sql, &q.params, |r| r.get::<i64>(0)));
+        assert_eq!(n.expect("query"), 23);
     }
 
     #[test]

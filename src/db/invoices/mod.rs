@@ -8,7 +8,7 @@ pub mod sat_status;
 mod view;
 pub mod write;
 
-use super::sql::{params, Param};
+use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::cfdi::Item;
 use crate::domain::payments::Entry;
@@ -129,22 +129,6 @@ fn conditions(f: &Filter) -> [(&Option<String>, &'static str); 13] {
     ]
 }
 
-/// A list's statement: its SQL and its parameters, `?1`, `?2`... in the order the SQL
-/// names them.
-struct ListQuery<'a> {
-    sql: String,
-    params: Vec<&'a dyn Param>,
-}
-
-impl<'a> ListQuery<'a> {
-    /// Binds `value` to the next parameter, named at the end of the SQL.
-    fn bind(&mut self, value: &'a dyn Param) {
-        use std::fmt::Write;
-        self.params.push(value);
-        write!(self.sql, "?{}", self.params.len()).expect("writing to a String");
-    }
-}
-
 /// The list's statement for `f`, with the keyset condition when a page follows the
 /// cursor `after` (its `(timestamp, id)` key).
 fn list_sql<'a>(
@@ -152,15 +136,12 @@ fn list_sql<'a>(
     f: &'a Filter,
     after: Option<&'a (&'a str, &'a str)>,
     limit: &'a dyn Param,
-) -> ListQuery<'a> {
-    let mut q = ListQuery {
-        sql: format!(
-            "SELECT {} FROM invoices{} WHERE org_id = ",
-            view::COLUMNS,
-            view::EFOS_JOIN
-        ),
-        params: Vec::new(),
-    };
+) -> Query<'a> {
+    let mut q = Query::new(format!(
+        "SELECT {} FROM invoices{} WHERE org_id = ",
+        view::COLUMNS,
+        view::EFOS_JOIN
+    ));
     q.bind(org_id);
     q.sql.push_str(" AND xml_processed = 1");
     for (value, clause) in conditions(f) {
