@@ -84,7 +84,7 @@ impl Row<'_> {
     }
 }
 
-/// What a column reads into.
+/// What a column reads into. No binary float: money is decimal text (rust_decimal).
 pub trait Column: Sized {
     fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self>;
 }
@@ -98,7 +98,7 @@ macro_rules! column_via_sqlite {
         }
     )*};
 }
-column_via_sqlite!(i64, String, Vec<u8>, bool, f64);
+column_via_sqlite!(i64, String, Vec<u8>, bool);
 
 impl<T: Column> Column for Option<T> {
     fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
