@@ -45,6 +45,14 @@ impl<'a> Query<'a> {
     }
 }
 
+/// A column that holds bytes or text, told apart by the stored value (event payloads:
+/// compressed, or plain JSON from before compression).
+pub enum Stored<'r> {
+    Null,
+    Text(&'r str),
+    Bytes(&'r [u8]),
+}
+
 /// One row of a result.
 pub struct Row<'r>(&'r rusqlite::Row<'r>);
 
@@ -62,17 +70,7 @@ impl Row<'_> {
             other => anyhow::bail!("column {i} is {}, not text", other.data_type()),
         }
     }
-}
 
-/// A column that holds bytes or text, told apart by the stored value (event payloads:
-/// compressed, or plain JSON from before compression).
-pub enum Stored<'r> {
-    Null,
-    Text(&'r str),
-    Bytes(&'r [u8]),
-}
-
-impl Row<'_> {
     /// Column `i` as it is stored, borrowed from the row.
     pub fn stored(&self, i: usize) -> anyhow::Result<Stored<'_>> {
         match self.0.get_ref(i)? {
