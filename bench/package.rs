@@ -106,9 +106,9 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
         &mut |_, _, _| Ok(()),
     )?;
     let seconds = start.elapsed().as_secs_f64();
-    let stored: i64 = db.conn()?.query_row(
+    let stored: i64 = db.conn()?.one(
         "SELECT COUNT(*) FROM invoices WHERE xml_processed = 1",
-        [],
+        cfdi_extract::db::sql::params![],
         |r| r.get(0),
     )?;
     Ok((stored as u64, seconds))

@@ -74,9 +74,11 @@ fn ingest(docs: &[Vec<u8>]) -> anyhow::Result<f64> {
         })?;
     }
     let seconds = start.elapsed().as_secs_f64();
-    let stored: i64 = db
-        .conn()?
-        .query_row("SELECT COUNT(*) FROM retentions", [], |r| r.get(0))?;
+    let stored: i64 = db.conn()?.one(
+        "SELECT COUNT(*) FROM retentions",
+        cfdi_extract::db::sql::params![],
+        |r| r.get(0),
+    )?;
     anyhow::ensure!(stored as usize == docs.len(), "{stored} stored");
     Ok(seconds)
 }

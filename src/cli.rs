@@ -49,6 +49,17 @@ pub struct Cli {
     )]
     pub data_dir: PathBuf,
 
+    /// PostgreSQL instead of SQLite in the data directory, for several instances sharing
+    /// one database: `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. The data directory
+    /// still holds the encryption key (give every instance the same one).
+    #[arg(
+        long,
+        global = true,
+        env = "CFDI_EXTRACT_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<Secret>,
+
     /// Log lines on stderr: `text`, or `json` (one object per line).
     #[arg(
         long,

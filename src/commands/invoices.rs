@@ -5,7 +5,7 @@
 
 use crate::cfdi::{Cfdi, CfdiError, MAX_DOCUMENT_BYTES};
 use crate::cli::InvoicesCommand;
-use crate::db::{self, entities::Entity, invoices::Filter, Db};
+use crate::db::{self, entities::Entity, invoices::Filter, Checkpoints, Db, Store};
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
 use crate::events;
@@ -16,13 +16,13 @@ use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
+pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
     match cmd {
         InvoicesCommand::Import {
             entity,
             direction,
             files,
-        } => import(data_dir, &entity, &direction, &files),
+        } => import(store, &entity, &direction, &files),
         InvoicesCommand::Export {
             entity,
             from,
@@ -32,7 +32,7 @@ pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
             format,
             out,
         } => {
-            let db = Db::open(data_dir, 2)?;
+            let db = Db::connect(store, 2, Checkpoints::Automatic)?;
             let entity = find_entity(&db, &entity)?;
             let date = |name: &str, v: &str| {
                 crate::time::parse_date(v)
@@ -71,14 +71,14 @@ pub fn run(data_dir: &Path, cmd: InvoicesCommand) -> anyhow::Result<()> {
 fn find_entity(db: &Db, id: &str) -> anyhow::Result<Entity> {
     let canonical = uuid::Uuid::parse_str(id).map(|u| u.to_string()).ok();
     canonical
-        .map(|c| db::entities::get_any(&*db.conn()?, &c))
+        .map(|c| db::entities::get_any(&db.conn()?, &c))
         .transpose()?
         .flatten()
         .with_context(|| format!("no entity {id:?}"))
 }
 
-fn import(data_dir: &Path, entity: &str, direction: &str, files: &[PathBuf]) -> anyhow::Result<()> {
-    let db = Db::open(data_dir, 2)?;
+fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> anyhow::Result<()> {
+    let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     let direction = Direction::parse(direction).context("direction must be issued or received")?;
     let entity = find_entity(&db, entity)?;
     let mut failed = 0;

@@ -1,14 +1,13 @@
 //! `cfdi-extract list-69b load FILE` and `list-69b show`: the SAT's 69-B list.
 
 use crate::cli::List69bCommand;
-use crate::db::{self, Db};
+use crate::db::{self, Checkpoints, Db, Store};
 use crate::sat::efos_list::{self, refresh, Loaded, MAX_LIST_BYTES};
 use anyhow::Context;
 use std::io::Read;
-use std::path::Path;
 
-pub fn run(data_dir: &Path, cmd: List69bCommand) -> anyhow::Result<()> {
-    let db = Db::open(data_dir, 2)?;
+pub fn run(store: &Store, cmd: List69bCommand) -> anyhow::Result<()> {
+    let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     match cmd {
         List69bCommand::Load { file } => {
             let mut bytes = vec![];

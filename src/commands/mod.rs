@@ -8,14 +8,16 @@ pub mod serve;
 pub mod user;
 
 use crate::cli::{Cli, Command};
+use crate::db::Store;
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let store = Store::new(&cli.data_dir, cli.database_url.as_ref());
     match cli.command {
-        Command::Serve(args) => serve::run(&cli.data_dir, *args),
-        Command::Org(cmd) => org::run(&cli.data_dir, cmd),
-        Command::User(cmd) => user::run(&cli.data_dir, cmd),
-        Command::Invoices(cmd) => invoices::run(&cli.data_dir, cmd),
-        Command::List69b(cmd) => list_69b::run(&cli.data_dir, cmd),
+        Command::Serve(args) => serve::run(&store, &cli.data_dir, *args),
+        Command::Org(cmd) => org::run(&store, cmd),
+        Command::User(cmd) => user::run(&store, &cli.data_dir, cmd),
+        Command::Invoices(cmd) => invoices::run(&store, cmd),
+        Command::List69b(cmd) => list_69b::run(&store, cmd),
         Command::Backup { to, with_key, key } => ops::backup(&cli.data_dir, &to, with_key, &key),
         Command::Restore { from, force } => ops::restore(&cli.data_dir, &from, force),
         Command::Check { key } => ops::check(&cli.data_dir, &key),

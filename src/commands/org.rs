@@ -1,11 +1,10 @@
 //! `cfdi-extract org create|list`.
 
 use crate::cli::OrgCommand;
-use crate::db::{self, Db};
-use std::path::Path;
+use crate::db::{self, Checkpoints, Db, Store};
 
-pub fn run(data_dir: &Path, cmd: OrgCommand) -> anyhow::Result<()> {
-    let db = Db::open(data_dir, 2)?;
+pub fn run(store: &Store, cmd: OrgCommand) -> anyhow::Result<()> {
+    let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     match cmd {
         OrgCommand::Create { name } => {
             let name = name.trim();
@@ -16,7 +15,7 @@ pub fn run(data_dir: &Path, cmd: OrgCommand) -> anyhow::Result<()> {
             println!("{}", org.id);
         }
         OrgCommand::List => {
-            for org in db::orgs::list(&*db.conn()?)? {
+            for org in db::orgs::list(&db.conn()?)? {
                 println!("{}\t{}\t{}", org.id, org.name, org.created_at);
             }
         }

@@ -5,7 +5,7 @@ use crate::cli::Secret;
 use crate::cli::ServeArgs;
 use crate::config::{self, Config};
 use crate::crypto::Cipher;
-use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db};
+use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db, Store};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
@@ -28,7 +28,7 @@ const DEMO_ORG: &str = "Demo";
 const DEMO_EMAIL: &str = "demo@example.com";
 const DEMO_PASSWORD: &str = "demo-password";
 
-pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
+pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
     // Held until we return: `restore` refuses to run under a live server.
     crate::data_dir::create_dir(&config.data_dir)?;
@@ -37,11 +37,11 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
     // A new event's first delivery is due after the retry schedule's first step.
     let first_delivery = config.webhook_retry_schedule.0.first().copied();
-    let db = Db::open_with(&config.data_dir, db_connections, Checkpoints::Background)?
+    let db = Db::connect(store, db_connections, Checkpoints::Background)?
         .with_first_delivery(first_delivery.unwrap_or_default());
     let checkpointer = Checkpointer::start(&db)?;
     let cipher = Cipher::load(
-        &*db.conn()?,
+        &db.conn()?,
         config.encryption_key.as_ref().map(Secret::expose),
         &config::key_path(&config.data_dir),
     )?;
@@ -269,7 +269,7 @@ fn list_69b_refresh(config: &Config) -> Option<Origin> {
 
 /// `--dev`: a demo organization and user when the service has no user yet.
 fn ensure_demo_user(db: &Db) -> anyhow::Result<()> {
-    if db::users::count(&*db.conn()?)? > 0 {
+    if db::users::count(&db.conn()?)? > 0 {
         return Ok(());
     }
     let hash = crate::password::hash(DEMO_PASSWORD)?;

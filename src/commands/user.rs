@@ -1,7 +1,7 @@
 //! `cfdi-extract user create|list|set-password`. Passwords come from stdin only.
 
 use crate::cli::UserCommand;
-use crate::db::{self, Db};
+use crate::db::{self, Checkpoints, Db, Store};
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::Path;
@@ -35,12 +35,12 @@ fn check_email(email: &str) -> anyhow::Result<()> {
     }
 }
 
-pub fn run(data_dir: &Path, cmd: UserCommand) -> anyhow::Result<()> {
-    let db = Db::open(data_dir, 2)?;
+pub fn run(store: &Store, data_dir: &Path, cmd: UserCommand) -> anyhow::Result<()> {
+    let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     match cmd {
         UserCommand::Create { org, email, .. } => {
             check_email(&email)?;
-            let org = db::orgs::find(&*db.conn()?, &org)?.with_context(|| {
+            let org = db::orgs::find(&db.conn()?, &org)?.with_context(|| {
                 format!("no organization {org:?} (see `cfdi-extract org list`)")
             })?;
             let hash = crate::password::hash(&read_password()?)?;

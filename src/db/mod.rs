@@ -1,6 +1,8 @@
-//! Storage: the only place that knows the database engine. The table modules here hold
-//! the SQL and speak in the domain's types; the engine's machinery (pool, transactions,
-//! writer turn, checkpoints, migrations, file copies) is `sqlite/`. The rest of the
+//! Storage: the only place that knows the database engines. The table modules here hold
+//! the SQL (through `sql`) and speak in the domain's types; `store` is the pool and its
+//! transactions whichever engine holds the data; each engine's machinery is its own
+//! directory: `sqlite/` (the default: writer turn, checkpoints, migrations, file
+//! copies) and `postgres/` (`--database-url`: advisory locks, migrations). The rest of the
 //! crate passes `Conn` / `Tx` along and never names the driver. Sealed values come
 //! back as bytes: the caller opens them (`crypto`).
 
@@ -19,6 +21,7 @@ pub mod invoices;
 pub mod jobs;
 pub mod orgs;
 pub mod payment_entries;
+mod postgres;
 pub mod retention_changes;
 pub mod retentions;
 pub mod sandbox;
@@ -29,6 +32,7 @@ pub mod settings;
 pub mod sql;
 mod sqlite;
 pub mod stats;
+mod store;
 pub mod summary;
 #[cfg(test)]
 pub mod testing;
@@ -36,10 +40,10 @@ pub mod users;
 mod waker;
 pub mod webhooks;
 
+pub use sql::{Conn, Engine};
 pub use sqlite::files::{Access, File};
-pub use sqlite::{
-    checkpoint, is_busy, is_unique_violation, migrate, Checkpoints, Conn, Db, Pooled, Tx,
-};
+pub use sqlite::{checkpoint, migrate, Checkpoints};
+pub use store::{is_busy, is_unique_violation, Db, Pooled, Store, Tx};
 pub use waker::{Waker, Work};
 
 #[cfg(test)]

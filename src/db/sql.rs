@@ -6,13 +6,66 @@
 //! Statements are cached per connection (`prepare_cached`): the same few hundred texts
 //! run again and again, and parsing was a visible cost of every request.
 
-use super::Conn;
 use rusqlite::types::{FromSql, ValueRef};
 
-/// A value a statement binds.
-pub trait Param: rusqlite::ToSql {}
+/// Which engine a connection speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
 
-impl<T: rusqlite::ToSql + ?Sized> Param for T {}
+/// What an engine's connection does for `Conn` (`db/sqlite`, `db/postgres`).
+pub trait Driver {
+    fn engine(&self) -> Engine;
+    fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize>;
+    fn batch(&self, sql: &str) -> anyhow::Result<()>;
+    /// Hands each row to `f` until it returns false. `stream`: the caller does not hold
+    /// the rows, so an engine may read them as they come (and refuse a statement run
+    /// from inside `f`); otherwise it may read them all first.
+    fn query(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        stream: bool,
+        f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<()>;
+    /// The SQLite connection underneath, for the engine's own machinery.
+    fn sqlite(&self) -> Option<&rusqlite::Connection> {
+        None
+    }
+}
+
+/// A connection, in a transaction or not: what the table modules read and write
+/// through. Outside `db` it is only passed along.
+#[derive(ref_cast::RefCast)]
+#[repr(transparent)]
+pub struct Conn(dyn Driver);
+
+impl Conn {
+    pub fn engine(&self) -> Engine {
+        self.0.engine()
+    }
+
+    /// The text for this connection's engine, where one text cannot serve both.
+    pub fn pick<'s>(&self, sqlite: &'s str, postgres: &'s str) -> &'s str {
+        match self.engine() {
+            Engine::Sqlite => sqlite,
+            Engine::Postgres => postgres,
+        }
+    }
+
+    /// The SQLite connection underneath (pragmas, checkpoints, file copies); `None` on
+    /// PostgreSQL.
+    pub(in crate::db) fn sqlite(&self) -> Option<&rusqlite::Connection> {
+        self.0.sqlite()
+    }
+}
+
+/// A value a statement binds. `Sync`: PostgreSQL's client encodes parameters by reference.
+pub trait Param: rusqlite::ToSql + Sync {}
+
+impl<T: rusqlite::ToSql + Sync + ?Sized> Param for T {}
 
 /// A statement's parameters, in `?1`, `?2`... order.
 #[macro_export]
@@ -54,17 +107,41 @@ pub enum Stored<'r> {
 }
 
 /// One row of a result.
-pub struct Row<'r>(&'r rusqlite::Row<'r>);
+pub struct Row<'r>(RowOf<'r>);
+
+enum RowOf<'r> {
+    Sqlite(&'r rusqlite::Row<'r>),
+    Postgres(&'r postgres::Row),
+}
+
+impl<'r> Row<'r> {
+    pub(in crate::db) fn sqlite(row: &'r rusqlite::Row<'r>) -> Row<'r> {
+        Row(RowOf::Sqlite(row))
+    }
+
+    pub(in crate::db) fn postgres(row: &'r postgres::Row) -> Row<'r> {
+        Row(RowOf::Postgres(row))
+    }
+}
 
 impl Row<'_> {
+    /// Column `i` as a value of SQLite's kinds, whichever engine read it (PostgreSQL's
+    /// are mapped by `db::postgres::value`).
+    fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>> {
+        match self.0 {
+            RowOf::Sqlite(row) => Ok(row.get_ref(i)?),
+            RowOf::Postgres(row) => Ok(row.try_get::<_, super::postgres::Value>(i)?.0),
+        }
+    }
+
     /// Column `i` (from 0) as `T`; NULL only into an `Option`.
     pub fn get<T: Column>(&self, i: usize) -> anyhow::Result<T> {
-        Ok(self.0.get::<_, Sqlite<T>>(i)?.0)
+        T::from_value(self.value(i)?).map_err(|e| anyhow::anyhow!("column {i}: {e}"))
     }
 
     /// Column `i` as text borrowed from the row (no copy): NULL is `None`.
     pub fn text(&self, i: usize) -> anyhow::Result<Option<&str>> {
-        match self.0.get_ref(i)? {
+        match self.value(i)? {
             ValueRef::Null => Ok(None),
             ValueRef::Text(t) => Ok(Some(std::str::from_utf8(t)?)),
             other => anyhow::bail!("column {i} is {}, not text", other.data_type()),
@@ -73,7 +150,7 @@ impl Row<'_> {
 
     /// Column `i` as it is stored, borrowed from the row.
     pub fn stored(&self, i: usize) -> anyhow::Result<Stored<'_>> {
-        match self.0.get_ref(i)? {
+        match self.value(i)? {
             ValueRef::Null => Ok(Stored::Null),
             ValueRef::Text(t) => Ok(Stored::Text(std::str::from_utf8(t)?)),
             ValueRef::Blob(b) => Ok(Stored::Bytes(b)),
@@ -84,13 +161,13 @@ impl Row<'_> {
 
 /// What a column reads into. No binary float: money is decimal text (rust_decimal).
 pub trait Column: Sized {
-    fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self>;
+    fn from_value(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self>;
 }
 
 macro_rules! column_via_sqlite {
     ($($t:ty),*) => {$(
         impl Column for $t {
-            fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+            fn from_value(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
                 <$t as FromSql>::column_result(value)
             }
         }
@@ -99,36 +176,23 @@ macro_rules! column_via_sqlite {
 column_via_sqlite!(i64, String, Vec<u8>, bool);
 
 impl<T: Column> Column for Option<T> {
-    fn from_sqlite(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+    fn from_value(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
         match value {
             ValueRef::Null => Ok(None),
-            v => T::from_sqlite(v).map(Some),
+            v => T::from_value(v).map(Some),
         }
     }
-}
-
-/// `Column` under rusqlite's own trait, for `rusqlite::Row::get`.
-struct Sqlite<T>(T);
-
-impl<T: Column> FromSql for Sqlite<T> {
-    fn column_result(value: ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        T::from_sqlite(value).map(Sqlite)
-    }
-}
-
-fn bind<'p>(params: &'p [&'p dyn Param]) -> impl rusqlite::Params + 'p {
-    rusqlite::params_from_iter(params.iter().map(|p| *p as &dyn rusqlite::ToSql))
 }
 
 impl Conn {
     /// Runs a statement that returns no rows; how many rows it changed.
     pub fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
-        Ok(self.prepare_cached(sql)?.execute(bind(params))?)
+        self.0.exec(sql, params)
     }
 
     /// Statements separated by `;`, without parameters (DDL, pragmas).
     pub fn batch(&self, sql: &str) -> anyhow::Result<()> {
-        Ok(self.execute_batch(sql)?)
+        self.0.batch(sql)
     }
 
     /// The first row, or `None` when there is none.
@@ -138,12 +202,14 @@ impl Conn {
         params: &[&dyn Param],
         f: impl FnOnce(&Row) -> anyhow::Result<T>,
     ) -> anyhow::Result<Option<T>> {
-        let mut stmt = self.prepare_cached(sql)?;
-        let mut rows = stmt.query(bind(params))?;
-        match rows.next()? {
-            Some(row) => f(&Row(row)).map(Some),
-            None => Ok(None),
-        }
+        let (mut f, mut out) = (Some(f), None);
+        self.0.query(sql, params, false, &mut |row| {
+            if let Some(f) = f.take() {
+                out = Some(f(row)?);
+            }
+            Ok(false)
+        })?;
+        Ok(out)
     }
 
     /// The first row, which must exist (an aggregate, a row just written).
@@ -165,26 +231,23 @@ impl Conn {
         mut f: impl FnMut(&Row) -> anyhow::Result<T>,
     ) -> anyhow::Result<Vec<T>> {
         let mut out = Vec::new();
-        self.each(sql, params, |row| {
+        self.0.query(sql, params, false, &mut |row| {
             out.push(f(row)?);
-            Ok(())
+            Ok(true)
         })?;
         Ok(out)
     }
 
-    /// Every row, in turn, without collecting them.
+    /// Every row, in turn, without collecting them: `f` must not run statements on this
+    /// connection (PostgreSQL is still sending the rows).
     pub fn each(
         &self,
         sql: &str,
         params: &[&dyn Param],
         mut f: impl FnMut(&Row) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        let mut stmt = self.prepare_cached(sql)?;
-        let mut rows = stmt.query(bind(params))?;
-        while let Some(row) = rows.next()? {
-            f(&Row(row))?;
-        }
-        Ok(())
+        self.0
+            .query(sql, params, true, &mut |row| f(row).map(|()| true))
     }
 }
 

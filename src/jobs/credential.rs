@@ -49,7 +49,7 @@ enum Check<T> {
 }
 
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
-    let Some(entity) = db::entities::get_any(&*ctx.db.conn()?, &job.target_id)? else {
+    let Some(entity) = db::entities::get_any(&ctx.db.conn()?, &job.target_id)? else {
         return Ok(Outcome::Done); // deleted meanwhile
     };
     let mut later = None;
@@ -139,7 +139,7 @@ fn check_efirma(
     if current != EfirmaStatus::Pending && current == summary.status {
         return Ok(None);
     }
-    let Some(sealed) = db::efirmas::sealed(&*ctx.db.conn()?, &entity.id)? else {
+    let Some(sealed) = db::efirmas::sealed(&ctx.db.conn()?, &entity.id)? else {
         return Ok(None);
     };
     if current == EfirmaStatus::Expired {

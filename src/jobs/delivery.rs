@@ -129,7 +129,7 @@ fn attempt(ctx: &Context, job: &Job) -> anyhow::Result<Sent> {
         attempt: None,
         outcome: Outcome::Done,
     };
-    let Some(out) = db::deliveries::outgoing(&*ctx.db.conn()?, &job.target_id)? else {
+    let Some(out) = db::deliveries::outgoing(&ctx.db.conn()?, &job.target_id)? else {
         return Ok(nothing()); // webhook deleted
     };
     let token = ctx.cipher.open_token(&out.token)?;

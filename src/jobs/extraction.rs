@@ -25,7 +25,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         Ok(outcome) => Ok(outcome),
         // The entity (and with it this extraction) was deleted while it ran: the
         // failed write is expected and there is nothing left to do.
-        Err(_) if db::extractions::get_any(&*ctx.db.conn()?, &job.target_id)?.is_none() => {
+        Err(_) if db::extractions::get_any(&ctx.db.conn()?, &job.target_id)?.is_none() => {
             Ok(Outcome::Done)
         }
         Err(e) if job.attempts >= MAX_ATTEMPTS => {
@@ -43,13 +43,13 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
 }
 
 fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
-    let Some(ext) = db::extractions::get_any(&*ctx.db.conn()?, id)? else {
+    let Some(ext) = db::extractions::get_any(&ctx.db.conn()?, id)? else {
         return Ok(Outcome::Done); // its entity was deleted
     };
     if matches!(ext.status, Status::Finished | Status::Failed) {
         return Ok(Outcome::Done);
     }
-    let Some(entity) = db::entities::get_any(&*ctx.db.conn()?, &ext.entity_id)? else {
+    let Some(entity) = db::entities::get_any(&ctx.db.conn()?, &ext.entity_id)? else {
         return Ok(Outcome::Done);
     };
     let channel = match ext.channel {
@@ -127,7 +127,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
             (Secret::Ciec(credential), Refused::Ciec)
         }
         Channel::Efirma => {
-            let Some(stored) = db::efirmas::sealed(&*ctx.db.conn()?, &entity.id)? else {
+            let Some(stored) = db::efirmas::sealed(&ctx.db.conn()?, &entity.id)? else {
                 log::warn!(
                     "extraction {}: the e.firma was removed during the run",
                     ext.id

@@ -46,7 +46,7 @@ impl Workers {
         workers: usize,
         delivery_workers: usize,
     ) -> anyhow::Result<Workers> {
-        let recovered = db::jobs::recover(&*ctx.db.conn()?)?;
+        let recovered = db::jobs::recover(&ctx.db.conn()?)?;
         if recovered > 0 {
             log::info!("requeued {recovered} interrupted job(s)");
         }

@@ -132,7 +132,7 @@ fn check(
     due: &store::Due,
     outage: &mut Outage,
 ) -> anyhow::Result<()> {
-    let xml = db::documents::get(&*ctx.db.conn()?, &due.id, "xml")?;
+    let xml = db::documents::get(&ctx.db.conn()?, &due.id, "xml")?;
     let expression = xml.and_then(|xml| {
         let cfdi = Cfdi::parse(&xml).ok()?;
         Some((expression::of_xml(&xml, &cfdi)?, cfdi.issued_at))

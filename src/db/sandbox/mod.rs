@@ -55,7 +55,7 @@ impl SandboxStore {
     pub fn tx<T>(&self, f: impl FnOnce(&Conn) -> anyhow::Result<T>) -> anyhow::Result<T> {
         let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(Conn::ref_cast(&tx))?;
+        let out = f(Conn::ref_cast(&*tx as &rusqlite::Connection))?;
         tx.commit()?;
         Ok(out)
     }

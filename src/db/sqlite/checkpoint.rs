@@ -19,7 +19,7 @@
 //! slow CI disk).
 
 use super::writer::Writers;
-use super::Db;
+use crate::db::Db;
 use crate::periodic::Periodic;
 use std::time::Duration;
 
@@ -30,7 +30,8 @@ const TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 /// The pool's usual busy timeout, restored after a truncation attempt.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub struct Checkpointer(Periodic);
+/// No thread on PostgreSQL: the server checkpoints its own log.
+pub struct Checkpointer(Option<Periodic>);
 
 impl Checkpointer {
     pub fn start(db: &Db) -> anyhow::Result<Checkpointer> {
@@ -40,19 +41,25 @@ impl Checkpointer {
     /// `start` with another WAL size (in bytes) past which the WAL is restarted.
     pub fn start_with(db: &Db, truncate_after: u64) -> anyhow::Result<Checkpointer> {
         let conn = db.conn()?;
+        if conn.sqlite().is_none() {
+            return Ok(Checkpointer(None));
+        }
         let writers = db.writers.clone();
         let thread = Periodic::spawn("checkpoint", INTERVAL, move || {
-            if let Err(e) = checkpoint(&conn, &writers, truncate_after) {
+            let sqlite = conn.sqlite().expect("a SQLite connection");
+            if let Err(e) = checkpoint(sqlite, &writers, truncate_after) {
                 log::warn!("WAL checkpoint failed: {e}");
             }
             INTERVAL
         })?;
-        Ok(Checkpointer(thread))
+        Ok(Checkpointer(Some(thread)))
     }
 
     /// Stops the thread; closing the last connection checkpoints what is left.
     pub fn stop(self) {
-        self.0.stop();
+        if let Some(thread) = self.0 {
+            thread.stop();
+        }
     }
 }
 
@@ -108,6 +115,7 @@ fn passive(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::sql::params;
     use crate::db::Checkpoints;
 
     fn main_file_len(dir: &std::path::Path) -> u64 {
@@ -119,9 +127,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = Db::open_with(dir.path(), 3, Checkpoints::Background).expect("db");
         db.tx(|tx| {
-            tx.execute_batch("CREATE TABLE blobs (b BLOB)")?;
+            tx.batch("CREATE TABLE blobs (b BLOB)")?;
             for _ in 0..64 {
-                tx.execute("INSERT INTO blobs VALUES (zeroblob(32768))", [])?;
+                tx.exec("INSERT INTO blobs VALUES (zeroblob(32768))", params![])?;
             }
             Ok(())
         })
@@ -144,7 +152,7 @@ mod tests {
     fn blobs(connections: u32) -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = Db::open_with(dir.path(), connections, Checkpoints::Background).expect("db");
-        db.tx(|tx| Ok(tx.execute_batch("CREATE TABLE blobs (b BLOB)")?))
+        db.tx(|tx| tx.batch("CREATE TABLE blobs (b BLOB)"))
             .expect("table");
         (dir, db)
     }
@@ -161,18 +169,18 @@ mod tests {
             std::thread::spawn(move || {
                 let conn = db.conn().expect("conn");
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    conn.execute_batch("BEGIN").expect("begin");
+                    conn.batch("BEGIN").expect("begin");
                     let _: i64 = conn
-                        .query_row("SELECT count(*) FROM blobs", [], |r| r.get(0))
+                        .one("SELECT count(*) FROM blobs", params![], |r| r.get(0))
                         .expect("read");
                     std::thread::sleep(Duration::from_millis(5));
-                    conn.execute_batch("COMMIT").expect("end");
+                    conn.batch("COMMIT").expect("end");
                 }
             })
         };
         let (mut previous, mut restarts) = (0, 0);
         for _ in 0..600 {
-            db.tx(|tx| Ok(tx.execute("INSERT INTO blobs VALUES (zeroblob(16384))", [])?))
+            db.tx(|tx| tx.exec("INSERT INTO blobs VALUES (zeroblob(16384))", params![]))
                 .expect("write");
             let len = std::fs::metadata(&wal).map_or(0, |m| m.len());
             restarts += usize::from(len < previous);
@@ -206,14 +214,17 @@ mod tests {
                             let _: Option<i64> = db
                                 .conn()
                                 .expect("conn")
-                                .query_row("SELECT max(rowid) FROM blobs", [], |r| r.get(0))
+                                .one("SELECT max(rowid) FROM blobs", params![], |r| r.get(0))
                                 .expect("read");
                             std::thread::sleep(Duration::from_millis(2));
                         } else {
                             // An extraction's batch: about 10 MB in one transaction.
                             db.tx(|tx| {
                                 for _ in 0..600 {
-                                    tx.execute("INSERT INTO blobs VALUES (zeroblob(16384))", [])?;
+                                    tx.exec(
+                                        "INSERT INTO blobs VALUES (zeroblob(16384))",
+                                        params![],
+                                    )?;
                                 }
                                 Ok(())
                             })
@@ -241,7 +252,9 @@ mod tests {
         checkpointer.stop();
         db.conn()
             .expect("conn")
-            .query_row("SELECT count(*) * 16384 FROM blobs", [], |r| r.get(0))
+            .one("SELECT count(*) * 16384 FROM blobs", params![], |r| {
+                r.get(0)
+            })
             .map(|n: i64| written = n)
             .expect("count");
         // The WAL held a checkpoint interval's writes at most, never most of what was

@@ -164,7 +164,7 @@ impl<'a> Conversation<'a> {
     fn advance(&mut self, period: Period) -> Result<Step, Stop> {
         let db = &self.channel.db;
         let extraction_id = &self.run.context.extraction_id;
-        if db::sat_requests::of_extraction(&*db.conn()?, extraction_id)?.is_empty() {
+        if db::sat_requests::of_extraction(&db.conn()?, extraction_id)?.is_empty() {
             let window = whole_days(period);
             let first = self.request(Kind::Metadata, (&window.0, &window.1));
             db.tx(|tx| db::sat_requests::save(tx, &first))?;
@@ -176,7 +176,7 @@ impl<'a> Conversation<'a> {
                     error: "service stopping".into(),
                 });
             }
-            let requests = db::sat_requests::of_extraction(&*db.conn()?, extraction_id)?;
+            let requests = db::sat_requests::of_extraction(&db.conn()?, extraction_id)?;
             let now = crate::time::now();
             let due = requests.iter().find(|q| {
                 !q.state.is_final()
@@ -258,7 +258,7 @@ impl<'a> Conversation<'a> {
                 let adopted = match answer.request_id {
                     Some(id) => Some(id),
                     None if code == SatCode::Duplicate => {
-                        db::sat_requests::live_twin(&*self.channel.db.conn()?, q)?
+                        db::sat_requests::live_twin(&self.channel.db.conn()?, q)?
                     }
                     None => None,
                 };
@@ -375,7 +375,7 @@ impl<'a> Conversation<'a> {
 
     /// Downloads and stores the packages not yet stored; the request is done after.
     fn download(&mut self, q: &mut SatRequest) -> Result<(), Stop> {
-        let packages = db::sat_requests::packages(&*self.channel.db.conn()?, &q.id)?;
+        let packages = db::sat_requests::packages(&self.channel.db.conn()?, &q.id)?;
         for p in packages.iter().filter(|p| !p.done) {
             if self.sink.stopping() {
                 return Ok(());

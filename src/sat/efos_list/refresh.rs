@@ -90,7 +90,7 @@ fn first_wait(last: Option<&str>, every: Duration, now: chrono::DateTime<Utc>) -
 /// Starts the refresh; the first try is due the wait after the last one (at once when
 /// there was none).
 pub fn start(db: Db, origin: Origin, every: Duration) -> anyhow::Result<Periodic> {
-    let last = db::settings::get(&*db.conn()?, LAST_TRY_SETTING)?;
+    let last = db::settings::get(&db.conn()?, LAST_TRY_SETTING)?;
     let first = first_wait(last.as_deref(), every, Utc::now());
     Periodic::spawn("list-69b", first, move || {
         wait_after(try_once(&db, &origin), every)

@@ -1,0 +1,53 @@
+//! The PostgreSQL schema is `schema.sql` here, embedded: `schema.sql` at the top
+//! translated (a change to one is made to the other), idempotent, applied at every
+//! start. The version (the same `VERSION` as SQLite's) is a row of
+//! `cfdi_extract_schema`. Instances starting together take turns on an advisory lock,
+//! and the whole migration is one transaction (PostgreSQL's DDL is transactional): the
+//! others wait, none half-applies.
+
+use super::{Connection, Transaction};
+use crate::db::sql::params;
+use crate::db::sql::Driver;
+use crate::db::sqlite::migrate::VERSION;
+
+const SCHEMA: &str = include_str!("schema.sql");
+
+/// The advisory lock migrations take.
+const MIGRATIONS: i64 = 0x6366_6469_0002;
+
+/// Forward steps for databases older than `version` (none yet: PostgreSQL starts at 16).
+const STEPS: &[(i64, &str)] = &[];
+
+pub fn apply(conn: &Connection) -> anyhow::Result<()> {
+    let tx = Transaction::with_lock(conn, MIGRATIONS)?;
+    let conn = <crate::db::Conn as ref_cast::RefCast>::ref_cast(tx.conn() as &dyn Driver);
+    conn.batch("CREATE TABLE IF NOT EXISTS cfdi_extract_schema (version BIGINT NOT NULL)")?;
+    let current = conn.opt("SELECT version FROM cfdi_extract_schema", params![], |r| {
+        r.get::<i64>(0)
+    })?;
+    if let Some(current) = current {
+        if current > VERSION {
+            anyhow::bail!(
+                "the database has schema version {current}, newer than this binary ({VERSION}); upgrade cfdi-extract"
+            );
+        }
+        for (version, sql) in STEPS {
+            if current < *version {
+                conn.batch(sql)?;
+            }
+        }
+    }
+    conn.batch(SCHEMA)?;
+    match current {
+        None => conn.exec(
+            "INSERT INTO cfdi_extract_schema VALUES (?1)",
+            params![VERSION],
+        )?,
+        Some(v) if v != VERSION => conn.exec(
+            "UPDATE cfdi_extract_schema SET version = ?1",
+            params![VERSION],
+        )?,
+        Some(_) => 0,
+    };
+    tx.commit()
+}

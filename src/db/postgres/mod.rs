@@ -1,0 +1,265 @@
+//! The PostgreSQL engine (`--database-url`), for deployments past one VM: several
+//! instances share one database. Its connections (`Driver` for the `postgres` client,
+//! each with its own statement cache), the pool's manager, write transactions and
+//! migrations. Writers take turns across instances under one transaction-scoped
+//! advisory lock, so every statement written for SQLite's single writer (read, then
+//! write what was read) keeps its meaning on READ COMMITTED.
+
+mod migrate;
+mod value;
+
+pub(in crate::db) use value::Value;
+
+use super::sql::{Driver, Engine, Param, Row};
+use anyhow::Context;
+use postgres::error::SqlState;
+use postgres::{Client, Config, NoTls, Statement};
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::HashMap;
+use std::time::Duration;
+use value::Arg;
+
+pub(in crate::db) type Pool = r2d2::Pool<Manager>;
+
+/// The advisory lock every write transaction takes (`pg_advisory_xact_lock`).
+const WRITERS: i64 = 0x6366_6469_0001;
+/// How long a statement waits for a lock (the writers' turn included) before it fails
+/// as busy: SQLite's busy timeout.
+const LOCK_TIMEOUT: &str = "10s";
+
+/// One connection to the server.
+pub struct Connection {
+    client: RefCell<Client>,
+    /// Prepared statements by their SQL text as the seam wrote it.
+    statements: RefCell<HashMap<String, Statement>>,
+    /// Inside `BEGIN`, whether a statement failed: PostgreSQL then ignores the rest and
+    /// answers COMMIT with a rollback, which must not pass for a commit.
+    in_tx: Cell<bool>,
+    failed: Cell<bool>,
+}
+
+impl Connection {
+    fn client(&self) -> anyhow::Result<RefMut<'_, Client>> {
+        self.client.try_borrow_mut().map_err(|_| {
+            anyhow::anyhow!(
+                "a statement ran on a PostgreSQL connection still sending another's rows \
+                 (read those with `all`, not `each`)"
+            )
+        })
+    }
+
+    fn prepared(&self, client: &mut Client, sql: &str) -> anyhow::Result<Statement> {
+        if let Some(statement) = self.statements.borrow().get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = client
+            .prepare(&value::translate(sql))
+            .with_context(|| format!("cannot prepare: {sql}"))?;
+        self.statements
+            .borrow_mut()
+            .insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Remembers a failure inside a transaction (see `failed`).
+    fn noting<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
+        if result.is_err() && self.in_tx.get() {
+            self.failed.set(true);
+        }
+        result
+    }
+}
+
+impl Driver for Connection {
+    fn engine(&self) -> Engine {
+        Engine::Postgres
+    }
+
+    fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
+        let run = || -> anyhow::Result<usize> {
+            let mut client = self.client()?;
+            let statement = self.prepared(&mut client, sql)?;
+            let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
+            let args: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                args.iter().map(|a| a as _).collect();
+            Ok(usize::try_from(client.execute(&statement, &args)?)?)
+        };
+        self.noting(run())
+    }
+
+    fn batch(&self, sql: &str) -> anyhow::Result<()> {
+        let run = || Ok(self.client()?.batch_execute(sql)?);
+        self.noting(run())
+    }
+
+    fn query(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        stream: bool,
+        f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<()> {
+        let mut client = self.client()?;
+        let statement = self.noting(self.prepared(&mut client, sql))?;
+        let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
+        if stream {
+            let mut rows = self.noting(
+                client
+                    .query_raw(&statement, args.iter())
+                    .map_err(Into::into),
+            )?;
+            while let Some(row) = self.noting(
+                postgres::fallible_iterator::FallibleIterator::next(&mut rows).map_err(Into::into),
+            )? {
+                if !f(&Row::postgres(&row))? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        let rows: Vec<postgres::Row> = {
+            let mut read = self.noting(
+                client
+                    .query_raw(&statement, args.iter())
+                    .map_err(Into::into),
+            )?;
+            let mut rows = Vec::new();
+            while let Some(row) = self.noting(
+                postgres::fallible_iterator::FallibleIterator::next(&mut read).map_err(Into::into),
+            )? {
+                rows.push(row);
+            }
+            rows
+        };
+        drop(client);
+        for row in &rows {
+            if !f(&Row::postgres(row))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A write transaction on one connection: BEGIN and the writers' lock, then COMMIT, or
+/// ROLLBACK when dropped uncommitted.
+pub struct Transaction<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl<'c> Transaction<'c> {
+    pub fn begin(conn: &'c Connection) -> anyhow::Result<Transaction<'c>> {
+        Transaction::with_lock(conn, WRITERS)
+    }
+
+    fn with_lock(conn: &'c Connection, lock: i64) -> anyhow::Result<Transaction<'c>> {
+        conn.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({lock})"))?;
+        conn.in_tx.set(true);
+        conn.failed.set(false);
+        Ok(Transaction { conn, open: true })
+    }
+
+    pub fn conn(&self) -> &'c Connection {
+        self.conn
+    }
+
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        self.open = false;
+        let failed = self.conn.failed.get();
+        self.conn.in_tx.set(false);
+        if failed {
+            let _ = self.conn.batch("ROLLBACK");
+            anyhow::bail!("the transaction was rolled back: one of its statements failed");
+        }
+        self.conn.batch("COMMIT")
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.conn.in_tx.set(false);
+            if let Err(e) = self.conn.batch("ROLLBACK") {
+                log::warn!("PostgreSQL rollback failed: {e}");
+            }
+        }
+    }
+}
+
+/// The pool's manager: r2d2_postgres's hands out a bare `Client`; ours wraps each in a
+/// `Connection` (the statement cache, and interior mutability for `&Conn`).
+pub struct Manager {
+    config: Config,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Connection;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<Connection, postgres::Error> {
+        let mut client = self.config.connect(NoTls)?;
+        // Notices ("already exists, skipping") are not the log's business.
+        client.batch_execute(&format!(
+            "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
+        ))?;
+        Ok(Connection {
+            client: RefCell::new(client),
+            statements: RefCell::default(),
+            in_tx: Cell::new(false),
+            failed: Cell::new(false),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut Connection) -> Result<(), postgres::Error> {
+        conn.client.get_mut().simple_query("").map(drop)
+    }
+
+    fn has_broken(&self, conn: &mut Connection) -> bool {
+        conn.client.get_mut().is_closed()
+    }
+}
+
+/// The pool over the database at `url`, migrated.
+pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Pool> {
+    // The URL may carry a password: errors name neither.
+    let mut config: Config = url
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
+    if config.get_application_name().is_none() {
+        config.application_name("cfdi-extract");
+    }
+    let pool = r2d2::Pool::builder()
+        .max_size(max_connections)
+        .min_idle(Some(1))
+        .connection_timeout(Duration::from_secs(10))
+        // A server restart breaks every connection; `has_broken` drops each after its
+        // failed statement, rather than a round trip on every checkout.
+        .test_on_check_out(false)
+        .build(Manager { config })
+        .context("cannot connect to the PostgreSQL database of --database-url")?;
+    let conn = pool.get().context("no database connection available")?;
+    migrate::apply(&conn).context("cannot apply the schema")?;
+    Ok(pool)
+}
+
+fn sql_state<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a SqlState> {
+    cause.downcast_ref::<postgres::Error>()?.code()
+}
+
+/// True when `err` is a UNIQUE or PRIMARY KEY constraint violation.
+pub(in crate::db) fn is_unique_violation(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| sql_state(cause) == Some(&SqlState::UNIQUE_VIOLATION))
+}
+
+/// True when `cause` is a lock that stayed taken past `LOCK_TIMEOUT`, or a conflict the
+/// server resolved by failing one side: retryable.
+pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        sql_state(cause),
+        Some(s) if *s == SqlState::LOCK_NOT_AVAILABLE
+            || *s == SqlState::T_R_DEADLOCK_DETECTED
+            || *s == SqlState::T_R_SERIALIZATION_FAILURE
+    )
+}
