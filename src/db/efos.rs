@@ -163,7 +163,14 @@ pub fn listed(r: &Row, at: usize) -> anyhow::Result<Option<Listed>> {
 
 /// The counterparty of an invoice row: the receiver of an issued one, the issuer of a
 /// received one, as the list keys it.
-const COUNTERPARTY: &str = "upper(iif(i.direction = 'issued', i.receiver_tax_id, i.issuer_tax_id))";
+/// Exactly the expression of the index `invoices_counterparty` on each engine, or the
+/// screening scans every invoice.
+fn counterparty(conn: &Conn) -> &'static str {
+    conn.pick(
+        "upper(iif(i.direction = 'issued', i.receiver_tax_id, i.issuer_tax_id))",
+        "upper(CASE WHEN i.direction = 'issued' THEN i.receiver_tax_id ELSE i.issuer_tax_id END)",
+    )
+}
 
 /// Which of an entity's invoices `each_flagged_invoice` reads.
 #[derive(Debug, Default, Clone)]
@@ -199,10 +206,11 @@ pub fn each_flagged_invoice(
     mut f: impl FnMut(&Listed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
     let (from, before) = which.period.unwrap_or(("", "\u{10FFFF}"));
+    let counterparty = counterparty(conn);
     conn.each(
         &format!(
             "SELECT {LISTED_COLUMNS}, {INVOICE_COLUMNS}
-         FROM invoices i JOIN efos_entries l ON l.rfc = {COUNTERPARTY}
+         FROM invoices i JOIN efos_entries l ON l.rfc = {counterparty}
          WHERE i.entity_id = ?1 AND i.org_id = ?2 AND i.xml_processed = 1
            AND (?3 IS NULL OR i.direction = ?3)
            AND i.issued_at >= ?4 AND i.issued_at < ?5
@@ -235,10 +243,11 @@ pub struct Exposed {
 
 /// Served by `invoices_counterparty`: a load's events never scan every invoice in its
 /// write transaction.
-fn invoices_with_sql() -> String {
+fn invoices_with_sql(conn: &Conn) -> String {
+    let counterparty = counterparty(conn);
     format!(
-        "SELECT i.org_id, i.entity_id, {COUNTERPARTY}, {INVOICE_COLUMNS} FROM invoices i
-         WHERE i.xml_processed = 1 AND {COUNTERPARTY} IN (SELECT value FROM json_each(?1))"
+        "SELECT i.org_id, i.entity_id, {counterparty}, {INVOICE_COLUMNS} FROM invoices i
+         WHERE i.xml_processed = 1 AND {counterparty} IN (SELECT value FROM json_each(?1))"
     )
 }
 
@@ -253,7 +262,7 @@ pub fn each_invoice_with(
         return Ok(());
     }
     conn.each(
-        &invoices_with_sql(),
+        &invoices_with_sql(conn),
         params![serde_json::to_string(rfcs)?],
         |r| {
             let exposed = Exposed {
@@ -288,7 +297,7 @@ mod tests {
         let conn = Memory::new();
         let plan: Vec<String> = conn
             .all(
-                &format!("EXPLAIN QUERY PLAN {}", super::invoices_with_sql()),
+                &format!("EXPLAIN QUERY PLAN {}", super::invoices_with_sql(&conn)),
                 params!["[]"],
                 |r| r.get::<String>(3),
             )

@@ -53,12 +53,24 @@ pub struct Filter {
     pub updated_order: bool,
 }
 
-/// A period bound `YYYY-MM` compared with the stored year and months.
-const PERIOD_START: &str = "printf('%04d-%02d', period_year, period_start_month)";
-const PERIOD_END: &str = "printf('%04d-%02d', period_year, period_end_month)";
+/// The period's first month as `YYYY-MM`, to compare with a bound.
+fn period_start(conn: &Conn) -> &'static str {
+    conn.pick(
+        "printf('%04d-%02d', period_year, period_start_month)",
+        "lpad(period_year::text, 4, '0') || '-' || lpad(period_start_month::text, 2, '0')",
+    )
+}
+
+/// The period's last month as `YYYY-MM`.
+pub(super) fn period_end(conn: &Conn) -> &'static str {
+    conn.pick(
+        "printf('%04d-%02d', period_year, period_end_month)",
+        "lpad(period_year::text, 4, '0') || '-' || lpad(period_end_month::text, 2, '0')",
+    )
+}
 
 /// Each filter's value and its clause, which ends where its parameter goes.
-fn conditions(f: &Filter) -> Vec<(&Option<String>, String)> {
+fn conditions<'f>(conn: &Conn, f: &'f Filter) -> Vec<(&'f Option<String>, String)> {
     vec![
         (&f.entity_id, " AND entity_id = ".into()),
         (&f.direction, " AND direction = ".into()),
@@ -70,11 +82,14 @@ fn conditions(f: &Filter) -> Vec<(&Option<String>, String)> {
         (&f.status, " AND status = ".into()),
         (
             &f.period_from,
-            format!(" AND period_year IS NOT NULL AND {PERIOD_END} >= "),
+            format!(" AND period_year IS NOT NULL AND {} >= ", period_end(conn)),
         ),
         (
             &f.period_to,
-            format!(" AND period_year IS NOT NULL AND {PERIOD_START} <= "),
+            format!(
+                " AND period_year IS NOT NULL AND {} <= ",
+                period_start(conn)
+            ),
         ),
         (&f.updated_since, " AND updated_at >= ".into()),
     ]
@@ -92,7 +107,7 @@ pub fn list(
         "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = "
     ));
     q.bind(&org_id);
-    let conditions = conditions(f);
+    let conditions = conditions(conn, f);
     for (value, clause) in &conditions {
         if let Some(v) = value.as_ref() {
             q.sql.push_str(clause);

@@ -65,16 +65,24 @@ pub fn each_retention(
     p: &Period,
     mut f: impl FnMut(RetentionWithholding),
 ) -> anyhow::Result<()> {
+    // The period's last month: the month of the day before `before` (a date, or past
+    // the last one).
+    let last_month = chrono::NaiveDate::parse_from_str(p.before, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.pred_opt())
+        .map_or_else(|| "9999-12".to_string(), |d| d.format("%Y-%m").to_string());
     conn.each(
-        "SELECT status, withheld_json FROM retentions
-         WHERE entity_id = ?1 AND org_id = ?2 AND direction = 'received'
-           AND CASE WHEN period_year IS NULL
-                    THEN issued_at >= ?3 AND issued_at < ?4
-                    ELSE printf('%04d-%02d', period_year, period_end_month)
-                         BETWEEN substr(?3, 1, 7) AND strftime('%Y-%m', ?4, '-1 day')
-               END
-         ORDER BY issued_at, id",
-        params![p.entity_id, p.org_id, p.from, p.before],
+        &format!(
+            "SELECT status, withheld_json FROM retentions
+             WHERE entity_id = ?1 AND org_id = ?2 AND direction = 'received'
+               AND CASE WHEN period_year IS NULL
+                        THEN issued_at >= ?3 AND issued_at < ?4
+                        ELSE {} BETWEEN substr(?3, 1, 7) AND ?5
+                   END
+             ORDER BY issued_at, id",
+            super::retentions::period_end(conn)
+        ),
+        params![p.entity_id, p.org_id, p.from, p.before, last_month],
         |row| {
             let taxes: Vec<WithheldTax> = serde_json::from_str(&row.get::<String>(1)?)?;
             f(RetentionWithholding {

@@ -134,12 +134,15 @@ fn text(t: &str, out: &mut BytesMut) -> Result<IsNull, BoxError> {
 /// SQLite's text made PostgreSQL's, outside quoted text and comments: the seam's SQL
 /// is written once. Numbered parameters `?1` become `$1`; an `INDEXED BY name` hint
 /// (PostgreSQL's planner takes none) is dropped; the JSON builders take PostgreSQL's
-/// names (`json(x)` is already a cast there).
+/// names (`json(x)` is already a cast there, and `json_each` is read for the `value` of
+/// an array of strings).
 pub fn translate(sql: &str) -> String {
-    const RENAMES: [(&str, &str); 3] = [
+    const RENAMES: [(&str, &str); 4] = [
         ("indexed by ", ""),
         ("json_object(", "json_build_object("),
         ("json_group_array(", "json_agg("),
+        // The seam reads json_each's `value` of an array of strings only.
+        ("json_each(", "json_array_elements_text("),
     ];
     let mut out = String::with_capacity(sql.len() + 16);
     let mut rest = sql;
