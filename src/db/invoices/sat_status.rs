@@ -102,9 +102,9 @@ pub struct Record<'a> {
 pub fn record(conn: &Conn, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE invoices SET
-            updated_at = iif(sat_state IS ?2 AND sat_cancellable IS ?3
-                    AND sat_cancellation_status IS ?4 AND sat_efos IS ?5,
-                updated_at, ?6),
+            updated_at = CASE WHEN sat_state IS ?2 AND sat_cancellable IS ?3
+                    AND sat_cancellation_status IS ?4 AND sat_efos IS ?5
+                THEN updated_at ELSE ?6 END,
             sat_state = ?2, sat_cancellable = ?3,
             sat_cancellation_status = ?4, sat_efos = ?5, sat_checked_at = ?6,
             sat_not_found_since = ?7, sat_check_at = ?8, sat_check_urgent = 0

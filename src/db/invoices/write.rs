@@ -152,7 +152,7 @@ pub fn upsert_processed(
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
-            updated_at = iif(xml_processed = 1 AND status IS excluded.status
+            updated_at = CASE WHEN xml_processed = 1 AND status IS excluded.status
                     AND cancelled_at IS excluded.cancelled_at AND (has_pdf OR NOT excluded.has_pdf)
                     AND total IS excluded.total AND items_json IS excluded.items_json
                     AND payments_json IS excluded.payments_json
@@ -160,8 +160,8 @@ pub fn upsert_processed(
                     AND paid_amount IS excluded.paid_amount AND due_amount IS excluded.due_amount
                     AND last_payment_date IS excluded.last_payment_date
                     AND fully_paid_at IS excluded.fully_paid_at
-                    AND payment_conflicts IS excluded.payment_conflicts,
-                updated_at, excluded.updated_at)",
+                    AND payment_conflicts IS excluded.payment_conflicts
+                THEN updated_at ELSE excluded.updated_at END",
         params![
             // ?1-?9
             id, owner.org_id, owner.entity_id, uuid, direction.as_str(),
