@@ -233,9 +233,10 @@ pub fn upsert(
             complements_json = excluded.complements_json, related_json = excluded.related_json,
             place_of_issue = excluded.place_of_issue, status = excluded.status,
             cancelled_at = excluded.cancelled_at, has_pdf = (excluded.has_pdf OR has_pdf),
-            updated_at = CASE WHEN status IS excluded.status AND cancelled_at IS excluded.cancelled_at
+            updated_at = CASE WHEN status IS NOT DISTINCT FROM excluded.status
+                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
                     AND (has_pdf OR NOT excluded.has_pdf)
-                    AND direction IS excluded.direction
+                    AND direction IS NOT DISTINCT FROM excluded.direction
                 THEN updated_at ELSE excluded.updated_at END",
         params![
             id,
@@ -291,7 +292,7 @@ pub fn set_status(
 ) -> anyhow::Result<bool> {
     let changed = conn.exec(
         "UPDATE retentions SET status = ?2, cancelled_at = ?3, updated_at = ?4
-         WHERE id = ?1 AND (status IS NOT ?2 OR cancelled_at IS NOT ?3)",
+         WHERE id = ?1 AND (status IS DISTINCT FROM ?2 OR cancelled_at IS DISTINCT FROM ?3)",
         params![id, status, cancelled_at, crate::time::now()],
     )?;
     Ok(changed > 0)

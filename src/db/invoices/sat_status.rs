@@ -102,8 +102,10 @@ pub struct Record<'a> {
 pub fn record(conn: &Conn, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE invoices SET
-            updated_at = CASE WHEN sat_state IS ?2 AND sat_cancellable IS ?3
-                    AND sat_cancellation_status IS ?4 AND sat_efos IS ?5
+            updated_at = CASE WHEN sat_state IS NOT DISTINCT FROM ?2
+                    AND sat_cancellable IS NOT DISTINCT FROM ?3
+                    AND sat_cancellation_status IS NOT DISTINCT FROM ?4
+                    AND sat_efos IS NOT DISTINCT FROM ?5
                 THEN updated_at ELSE ?6 END,
             sat_state = ?2, sat_cancellable = ?3,
             sat_cancellation_status = ?4, sat_efos = ?5, sat_checked_at = ?6,

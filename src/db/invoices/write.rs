@@ -152,15 +152,18 @@ pub fn upsert_processed(
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
-            updated_at = CASE WHEN xml_processed = 1 AND status IS excluded.status
-                    AND cancelled_at IS excluded.cancelled_at AND (has_pdf OR NOT excluded.has_pdf)
-                    AND total IS excluded.total AND items_json IS excluded.items_json
-                    AND payments_json IS excluded.payments_json
-                    AND stated_taxes_json IS excluded.stated_taxes_json
-                    AND paid_amount IS excluded.paid_amount AND due_amount IS excluded.due_amount
-                    AND last_payment_date IS excluded.last_payment_date
-                    AND fully_paid_at IS excluded.fully_paid_at
-                    AND payment_conflicts IS excluded.payment_conflicts
+            updated_at = CASE WHEN xml_processed = 1 AND status IS NOT DISTINCT FROM excluded.status
+                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
+                    AND (has_pdf OR NOT excluded.has_pdf)
+                    AND total IS NOT DISTINCT FROM excluded.total
+                    AND items_json IS NOT DISTINCT FROM excluded.items_json
+                    AND payments_json IS NOT DISTINCT FROM excluded.payments_json
+                    AND stated_taxes_json IS NOT DISTINCT FROM excluded.stated_taxes_json
+                    AND paid_amount IS NOT DISTINCT FROM excluded.paid_amount
+                    AND due_amount IS NOT DISTINCT FROM excluded.due_amount
+                    AND last_payment_date IS NOT DISTINCT FROM excluded.last_payment_date
+                    AND fully_paid_at IS NOT DISTINCT FROM excluded.fully_paid_at
+                    AND payment_conflicts IS NOT DISTINCT FROM excluded.payment_conflicts
                 THEN updated_at ELSE excluded.updated_at END",
         params![
             // ?1-?9
@@ -225,8 +228,9 @@ pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()
     conn.exec(
         "UPDATE invoices SET paid_amount = ?2, due_amount = ?3, last_payment_date = ?4,
             fully_paid_at = ?5, payment_conflicts = ?6, outstanding = ?7, updated_at = ?8
-         WHERE id = ?1 AND (paid_amount IS NOT ?2 OR due_amount IS NOT ?3 OR last_payment_date IS NOT ?4
-            OR fully_paid_at IS NOT ?5 OR payment_conflicts IS NOT ?6)",
+         WHERE id = ?1 AND (paid_amount IS DISTINCT FROM ?2 OR due_amount IS DISTINCT FROM ?3
+            OR last_payment_date IS DISTINCT FROM ?4 OR fully_paid_at IS DISTINCT FROM ?5
+            OR payment_conflicts IS DISTINCT FROM ?6)",
         params![
             id, agg.paid_amount.to_string(), agg.due_amount.to_string(),
             agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
