@@ -273,7 +273,7 @@ pub fn release(tx: &Tx, kind: Kind, ids: &[i64], reason: &str) -> anyhow::Result
 pub fn reschedule_uncounted(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL,
-                attempts = max(attempts - 1, 0)
+                attempts = CASE WHEN attempts - 1 > 0 THEN attempts - 1 ELSE 0 END
          WHERE id = ?1",
         params![id, run_at, error],
     )?;

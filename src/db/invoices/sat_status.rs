@@ -76,7 +76,7 @@ pub fn plan_first(conn: &Conn, id: &str, now: &str) -> anyhow::Result<()> {
 /// when there is no such invoice. Wakes the checker once `tx` commits.
 pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<bool> {
     let changed = tx.exec(
-        "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = coalesce(min(sat_check_at, ?3), ?3)
+        "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = CASE WHEN sat_check_at <= ?3 THEN sat_check_at ELSE ?3 END
          WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
         params![id, org_id, now],
     )?;
