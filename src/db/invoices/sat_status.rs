@@ -27,7 +27,8 @@ pub struct Due {
 pub fn next_due(conn: &Conn, now: &str) -> anyhow::Result<Option<Due>> {
     conn.opt(
         "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
-                    outstanding AND payment_method = 'PPD', status, sat_state, sat_not_found_since
+                    CASE WHEN outstanding <> 0 AND payment_method = 'PPD' THEN 1 ELSE 0 END,
+                    status, sat_state, sat_not_found_since
              FROM invoices INDEXED BY invoices_sat_check
              WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)
                AND NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)

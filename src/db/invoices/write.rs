@@ -146,7 +146,8 @@ pub fn upsert_processed(
             taxes_withheld = excluded.taxes_withheld, total = excluded.total,
             payment_method = excluded.payment_method, payment_form = excluded.payment_form,
             status = excluded.status, cancelled_at = excluded.cancelled_at,
-            has_pdf = (excluded.has_pdf OR has_pdf), items_json = excluded.items_json,
+            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR has_pdf <> 0 THEN 1 ELSE 0 END,
+            items_json = excluded.items_json,
             items_count = excluded.items_count,
             payments_json = excluded.payments_json, stated_taxes_json = excluded.stated_taxes_json,
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
@@ -154,7 +155,7 @@ pub fn upsert_processed(
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
             updated_at = CASE WHEN xml_processed = 1 AND status IS NOT DISTINCT FROM excluded.status
                     AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
-                    AND (has_pdf OR NOT excluded.has_pdf)
+                    AND (has_pdf <> 0 OR excluded.has_pdf = 0)
                     AND total IS NOT DISTINCT FROM excluded.total
                     AND items_json IS NOT DISTINCT FROM excluded.items_json
                     AND payments_json IS NOT DISTINCT FROM excluded.payments_json
