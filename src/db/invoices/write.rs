@@ -233,9 +233,14 @@ pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()
             OR last_payment_date IS DISTINCT FROM ?4 OR fully_paid_at IS DISTINCT FROM ?5
             OR payment_conflicts IS DISTINCT FROM ?6)",
         params![
-            id, agg.paid_amount.to_string(), agg.due_amount.to_string(),
-            agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
-            agg.due_amount > rust_decimal::Decimal::ZERO, crate::time::now(),
+            id,
+            agg.paid_amount.to_string(),
+            agg.due_amount.to_string(),
+            agg.last_payment_date,
+            agg.fully_paid_at,
+            agg.payment_conflicts,
+            agg.due_amount > rust_decimal::Decimal::ZERO,
+            crate::time::now(),
         ],
     )?;
     Ok(())
