@@ -141,8 +141,10 @@ pub fn record_attempt(conn: &Conn, id: &str, a: &Attempt) -> anyhow::Result<()> 
     let now = crate::time::now();
     let (number, response_status) = (i64::from(a.number), i64::from(a.response_status));
     conn.exec(
-        "INSERT OR REPLACE INTO delivery_attempts (delivery_id, attempt, response_status, error, duration_ms, attempted_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO delivery_attempts (delivery_id, attempt, response_status, error, duration_ms, attempted_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = excluded.response_status,
+            error = excluded.error, duration_ms = excluded.duration_ms, attempted_at = excluded.attempted_at",
         params![id, number, response_status, a.error, a.duration_ms as i64, now],
     )?;
     conn.exec(

@@ -148,7 +148,8 @@ pub fn record_conflict(
     reason: &str,
 ) -> anyhow::Result<()> {
     conn.exec(
-        "INSERT OR REPLACE INTO extraction_conflicts (extraction_id, uuid, reason) VALUES (?1, ?2, ?3)",
+        "INSERT INTO extraction_conflicts (extraction_id, uuid, reason) VALUES (?1, ?2, ?3)
+         ON CONFLICT (extraction_id, uuid) DO UPDATE SET reason = excluded.reason",
         params![extraction_id, uuid, reason],
     )?;
     Ok(())

@@ -98,7 +98,7 @@ pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<
         &format!(
             "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_sat_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
-               AND ((kind = 'validate_credential' AND ?2) OR (kind = 'run_extraction' AND ?3))
+               AND ((kind = 'validate_credential' AND ?2 = 1) OR (kind = 'run_extraction' AND ?3 = 1))
                AND {HEADS_ITS_SERIAL_KEY}
              ORDER BY run_at, id LIMIT 1"
         ),
@@ -236,7 +236,8 @@ pub fn running_deliveries(conn: &Conn) -> anyhow::Result<usize> {
 /// Running (validations, extractions).
 pub fn running_sat_jobs(conn: &Conn) -> anyhow::Result<(usize, usize)> {
     conn.one(
-        "SELECT COALESCE(SUM(kind = 'validate_credential'), 0), COALESCE(SUM(kind = 'run_extraction'), 0)
+        "SELECT COALESCE(SUM(CASE WHEN kind = 'validate_credential' THEN 1 ELSE 0 END), 0),
+                COALESCE(SUM(CASE WHEN kind = 'run_extraction' THEN 1 ELSE 0 END), 0)
          FROM jobs WHERE status = 'running'",
         params![],
         |r| Ok((r.get::<i64>(0)? as usize, r.get::<i64>(1)? as usize)),
@@ -273,7 +274,7 @@ pub fn release(tx: &Tx, kind: Kind, ids: &[i64], reason: &str) -> anyhow::Result
 pub fn reschedule_uncounted(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL,
-                attempts = max(attempts - 1, 0)
+                attempts = CASE WHEN attempts - 1 > 0 THEN attempts - 1 ELSE 0 END
          WHERE id = ?1",
         params![id, run_at, error],
     )?;

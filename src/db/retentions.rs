@@ -18,11 +18,11 @@ const VIEW_JSON: &str = "json_object(
     'retention_key', retention_key, 'retention_description', retention_description,
     'place_of_issue', place_of_issue,
     'issuer', json(issuer_json), 'receiver', json(receiver_json),
-    'period', iif(period_year IS NULL, NULL, json_object('year', period_year,
-        'start_month', period_start_month, 'end_month', period_end_month)),
+    'period', CASE WHEN period_year IS NULL THEN NULL ELSE json_object('year', period_year,
+        'start_month', period_start_month, 'end_month', period_end_month) END,
     'totals', json(totals_json), 'withheld_taxes', json(withheld_json),
     'complements', json(complements_json), 'related', json(related_json),
-    'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(iif(has_pdf, 'true', 'false')),
+    'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf THEN 'true' ELSE 'false' END),
     'created_at', created_at, 'updated_at', updated_at)";
 
 /// One retention of a list page: its sort keys and its view as JSON text.
@@ -247,11 +247,13 @@ pub fn upsert(
             totals_json = excluded.totals_json, withheld_json = excluded.withheld_json,
             complements_json = excluded.complements_json, related_json = excluded.related_json,
             place_of_issue = excluded.place_of_issue, status = excluded.status,
-            cancelled_at = excluded.cancelled_at, has_pdf = (excluded.has_pdf OR has_pdf),
-            updated_at = iif(status IS excluded.status AND cancelled_at IS excluded.cancelled_at
-                    AND (has_pdf OR NOT excluded.has_pdf)
-                    AND direction IS excluded.direction,
-                updated_at, excluded.updated_at)",
+            cancelled_at = excluded.cancelled_at,
+            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR has_pdf <> 0 THEN 1 ELSE 0 END,
+            updated_at = CASE WHEN status IS NOT DISTINCT FROM excluded.status
+                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
+                    AND (has_pdf <> 0 OR excluded.has_pdf = 0)
+                    AND direction IS NOT DISTINCT FROM excluded.direction
+                THEN updated_at ELSE excluded.updated_at END",
         params![
             id,
             owner.org_id,
@@ -306,7 +308,7 @@ pub fn set_status(
 ) -> anyhow::Result<bool> {
     let changed = conn.exec(
         "UPDATE retentions SET status = ?2, cancelled_at = ?3, updated_at = ?4
-         WHERE id = ?1 AND (status IS NOT ?2 OR cancelled_at IS NOT ?3)",
+         WHERE id = ?1 AND (status IS DISTINCT FROM ?2 OR cancelled_at IS DISTINCT FROM ?3)",
         params![id, status, cancelled_at, crate::time::now()],
     )?;
     Ok(changed > 0)

@@ -225,7 +225,7 @@ pub fn live_twin(conn: &Conn, q: &SatRequest) -> anyhow::Result<Option<String>> 
                AND state IN ('submitted', 'downloading')
                -- The retentions' hosts know other requests than the invoices' ones.
                AND (SELECT document_class FROM extractions WHERE id = extraction_id)
-                   IS (SELECT document_class FROM extractions WHERE id = ?7)
+                   IS NOT DISTINCT FROM (SELECT document_class FROM extractions WHERE id = ?7)
              ORDER BY created_at DESC LIMIT 1",
         params![
             q.entity_id,

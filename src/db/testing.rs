@@ -55,7 +55,7 @@ pub fn column(conn: &Conn, table: &str, column: &str) -> Vec<String> {
 /// The payloads of the events after the first `skip`, oldest first.
 pub fn event_payloads(conn: &Conn, skip: i64) -> Vec<String> {
     conn.all(
-        "SELECT payload FROM events ORDER BY id LIMIT -1 OFFSET ?1",
+        "SELECT payload FROM events ORDER BY id LIMIT 9223372036854775807 OFFSET ?1",
         params![skip],
         |r| super::events::payload_from(r, 0),
     )

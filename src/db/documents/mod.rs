@@ -179,8 +179,10 @@ fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow
     let (table, key) = class.table();
     conn.exec(
         &format!(
-            "INSERT OR REPLACE INTO {table} ({key}, kind, codec, content, certificate_id)
-             VALUES (?1, ?2, ?3, ?4, ?5)"
+            "INSERT INTO {table} ({key}, kind, codec, content, certificate_id)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT ({key}, kind) DO UPDATE SET codec = excluded.codec,
+                content = excluded.content, certificate_id = excluded.certificate_id"
         ),
         params![
             id,

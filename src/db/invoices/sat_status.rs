@@ -27,7 +27,8 @@ pub struct Due {
 pub fn next_due(conn: &Conn, now: &str) -> anyhow::Result<Option<Due>> {
     conn.opt(
         "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
-                    outstanding AND payment_method = 'PPD', status, sat_state, sat_not_found_since
+                    CASE WHEN outstanding <> 0 AND payment_method = 'PPD' THEN 1 ELSE 0 END,
+                    status, sat_state, sat_not_found_since
              FROM invoices INDEXED BY invoices_sat_check
              WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)
                AND NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)
@@ -76,7 +77,7 @@ pub fn plan_first(conn: &Conn, id: &str, now: &str) -> anyhow::Result<()> {
 /// when there is no such invoice. Wakes the checker once `tx` commits.
 pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<bool> {
     let changed = tx.exec(
-        "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = coalesce(min(sat_check_at, ?3), ?3)
+        "UPDATE invoices SET sat_check_urgent = 1, sat_check_at = CASE WHEN sat_check_at <= ?3 THEN sat_check_at ELSE ?3 END
          WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
         params![id, org_id, now],
     )?;
@@ -102,9 +103,11 @@ pub struct Record<'a> {
 pub fn record(conn: &Conn, id: &str, r: &Record<'_>, now: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE invoices SET
-            updated_at = iif(sat_state IS ?2 AND sat_cancellable IS ?3
-                    AND sat_cancellation_status IS ?4 AND sat_efos IS ?5,
-                updated_at, ?6),
+            updated_at = CASE WHEN sat_state IS NOT DISTINCT FROM ?2
+                    AND sat_cancellable IS NOT DISTINCT FROM ?3
+                    AND sat_cancellation_status IS NOT DISTINCT FROM ?4
+                    AND sat_efos IS NOT DISTINCT FROM ?5
+                THEN updated_at ELSE ?6 END,
             sat_state = ?2, sat_cancellable = ?3,
             sat_cancellation_status = ?4, sat_efos = ?5, sat_checked_at = ?6,
             sat_not_found_since = ?7, sat_check_at = ?8, sat_check_urgent = 0

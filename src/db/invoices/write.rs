@@ -146,22 +146,26 @@ pub fn upsert_processed(
             taxes_withheld = excluded.taxes_withheld, total = excluded.total,
             payment_method = excluded.payment_method, payment_form = excluded.payment_form,
             status = excluded.status, cancelled_at = excluded.cancelled_at,
-            has_pdf = (excluded.has_pdf OR has_pdf), items_json = excluded.items_json,
+            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR has_pdf <> 0 THEN 1 ELSE 0 END,
+            items_json = excluded.items_json,
             items_count = excluded.items_count,
             payments_json = excluded.payments_json, stated_taxes_json = excluded.stated_taxes_json,
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
-            updated_at = iif(xml_processed = 1 AND status IS excluded.status
-                    AND cancelled_at IS excluded.cancelled_at AND (has_pdf OR NOT excluded.has_pdf)
-                    AND total IS excluded.total AND items_json IS excluded.items_json
-                    AND payments_json IS excluded.payments_json
-                    AND stated_taxes_json IS excluded.stated_taxes_json
-                    AND paid_amount IS excluded.paid_amount AND due_amount IS excluded.due_amount
-                    AND last_payment_date IS excluded.last_payment_date
-                    AND fully_paid_at IS excluded.fully_paid_at
-                    AND payment_conflicts IS excluded.payment_conflicts,
-                updated_at, excluded.updated_at)",
+            updated_at = CASE WHEN xml_processed = 1 AND status IS NOT DISTINCT FROM excluded.status
+                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
+                    AND (has_pdf <> 0 OR excluded.has_pdf = 0)
+                    AND total IS NOT DISTINCT FROM excluded.total
+                    AND items_json IS NOT DISTINCT FROM excluded.items_json
+                    AND payments_json IS NOT DISTINCT FROM excluded.payments_json
+                    AND stated_taxes_json IS NOT DISTINCT FROM excluded.stated_taxes_json
+                    AND paid_amount IS NOT DISTINCT FROM excluded.paid_amount
+                    AND due_amount IS NOT DISTINCT FROM excluded.due_amount
+                    AND last_payment_date IS NOT DISTINCT FROM excluded.last_payment_date
+                    AND fully_paid_at IS NOT DISTINCT FROM excluded.fully_paid_at
+                    AND payment_conflicts IS NOT DISTINCT FROM excluded.payment_conflicts
+                THEN updated_at ELSE excluded.updated_at END",
         params![
             // ?1-?9
             id, owner.org_id, owner.entity_id, uuid, direction.as_str(),
@@ -225,12 +229,18 @@ pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()
     conn.exec(
         "UPDATE invoices SET paid_amount = ?2, due_amount = ?3, last_payment_date = ?4,
             fully_paid_at = ?5, payment_conflicts = ?6, outstanding = ?7, updated_at = ?8
-         WHERE id = ?1 AND (paid_amount IS NOT ?2 OR due_amount IS NOT ?3 OR last_payment_date IS NOT ?4
-            OR fully_paid_at IS NOT ?5 OR payment_conflicts IS NOT ?6)",
+         WHERE id = ?1 AND (paid_amount IS DISTINCT FROM ?2 OR due_amount IS DISTINCT FROM ?3
+            OR last_payment_date IS DISTINCT FROM ?4 OR fully_paid_at IS DISTINCT FROM ?5
+            OR payment_conflicts IS DISTINCT FROM ?6)",
         params![
-            id, agg.paid_amount.to_string(), agg.due_amount.to_string(),
-            agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
-            agg.due_amount > rust_decimal::Decimal::ZERO, crate::time::now(),
+            id,
+            agg.paid_amount.to_string(),
+            agg.due_amount.to_string(),
+            agg.last_payment_date,
+            agg.fully_paid_at,
+            agg.payment_conflicts,
+            agg.due_amount > rust_decimal::Decimal::ZERO,
+            crate::time::now(),
         ],
     )?;
     Ok(())
