@@ -82,12 +82,13 @@ const COLUMNS: &str =
     "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
     finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id, document_class";
 
-/// Read after `COLUMNS` (from column 17): the run's conflicts, a count, then a JSON array.
+/// Read after `COLUMNS` (from column 17): the run's conflicts, a count, then a JSON array
+/// (PostgreSQL's aggregate of no rows is NULL, SQLite's `[]`: the coalesce is for it).
 const CONFLICTS: &str =
     "(SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
-    (SELECT json_group_array(json_object('uuid', uuid, 'reason', reason)) FROM
+    coalesce((SELECT json_group_array(json_object('uuid', uuid, 'reason', reason)) FROM
         (SELECT uuid, reason FROM extraction_conflicts c WHERE c.extraction_id = extractions.id
-         ORDER BY uuid LIMIT 100))";
+         ORDER BY uuid LIMIT 100) c), json('[]'))";
 
 fn from_row(r: &Row) -> anyhow::Result<Extraction> {
     let bad = |i: usize, s: String| anyhow::anyhow!("column {i} holds an unknown value {s:?}");

@@ -131,6 +131,7 @@ pub fn claim_deliveries(
     org_limit: usize,
     batch: usize,
 ) -> anyhow::Result<Vec<Job>> {
+    let webhook_of_serial_key = webhook_of_serial_key(conn);
     let head = conn.opt(
         &format!(
             "WITH RECURSIVE
@@ -146,7 +147,7 @@ pub fn claim_deliveries(
                  SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
                     AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(DISTINCT locked_at) >= ?2)
              SELECT id, kind, target_id, attempts, request_id, COALESCE(org_id, ''),
-                    {WEBHOOK_OF_SERIAL_KEY} FROM jobs
+                    {webhook_of_serial_key} FROM jobs
               WHERE id IN (
                 SELECT (SELECT id FROM jobs j INDEXED BY jobs_deliveries_org
                          WHERE status = 'queued' AND kind = 'deliver_webhook'
@@ -172,8 +173,8 @@ pub fn claim_deliveries(
                 WHERE status = 'queued' AND kind = 'deliver_webhook'
                   AND COALESCE(j.org_id, '') = ?1 AND run_at <= ?2 AND j.id <> ?3
                   AND {HEADS_ITS_SERIAL_KEY}
-                ORDER BY run_at, id LIMIT {BATCH_WINDOW})
-              WHERE {WEBHOOK_OF_SERIAL_KEY} = ?4
+                ORDER BY run_at, id LIMIT {BATCH_WINDOW}) w
+              WHERE {webhook_of_serial_key} = ?4
               LIMIT ?5"
             ),
             params![org, now, jobs[0].id, webhook, batch as i64 - 1],
@@ -191,8 +192,13 @@ pub fn claim_deliveries(
 const BATCH_WINDOW: usize = 64;
 
 /// A delivery's serial key is `webhook id|resource` (`events::record`): its webhook.
-const WEBHOOK_OF_SERIAL_KEY: &str =
-    "COALESCE(substr(serial_key, 1, instr(serial_key, '|') - 1), '')";
+fn webhook_of_serial_key(conn: &Conn) -> &'static str {
+    conn.pick(
+        "COALESCE(substr(serial_key, 1, instr(serial_key, '|') - 1), '')",
+        "COALESCE(CASE WHEN strpos(serial_key, '|') > 0
+                       THEN substr(serial_key, 1, strpos(serial_key, '|') - 1) ELSE '' END, '')",
+    )
+}
 
 /// Which workers run a kind of job.
 fn work_of(kind: Kind) -> Work {

@@ -41,7 +41,12 @@ pub fn all(conn: &Conn) -> anyhow::Result<Vec<Sealed>> {
 
 fn has_column(conn: &Conn, table: &str, column: &str) -> anyhow::Result<bool> {
     conn.one(
-        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        conn.pick(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                             WHERE table_schema = current_schema()
+                               AND table_name = ?1 AND column_name = ?2)",
+        ),
         params![table, column],
         |r| r.get(0),
     )

@@ -27,10 +27,13 @@ pub fn extractions(conn: &Conn) -> anyhow::Result<Counts> {
     )
 }
 
-/// The database's size in bytes as SQLite sees it (pages in use and free).
+/// The database's size in bytes as the engine sees it (SQLite: pages in use and free).
 pub fn database_bytes(conn: &Conn) -> anyhow::Result<i64> {
     conn.one(
-        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        conn.pick(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            "SELECT pg_database_size(current_database())",
+        ),
         params![],
         |r| r.get(0),
     )

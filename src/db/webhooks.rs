@@ -175,14 +175,21 @@ pub fn seal_plain_tokens(
     if plain.is_empty() {
         return Ok(0);
     }
-    conn.batch("PRAGMA secure_delete = 1")?;
+    // SQLite overwrites the freed bytes; PostgreSQL has no such setting (its old row
+    // versions go at the next vacuum).
+    let sqlite = conn.engine() == crate::db::Engine::Sqlite;
+    if sqlite {
+        conn.batch("PRAGMA secure_delete = 1")?;
+    }
     for (id, token) in &plain {
         conn.exec(
             "UPDATE webhooks SET token = '', token_sealed = ?2 WHERE id = ?1",
             params![id, seal(token)?],
         )?;
     }
-    conn.batch("PRAGMA secure_delete = 0")?;
+    if sqlite {
+        conn.batch("PRAGMA secure_delete = 0")?;
+    }
     Ok(plain.len())
 }
 

@@ -50,24 +50,26 @@ const OTHER: &str = "json(CASE WHEN o.id IS NOT NULL THEN json_object('id', o.id
     'series', o.series, 'folio', o.folio, 'issued_at', o.issued_at, 'currency', o.currency,
     'total', json(o.total), 'status', o.status, 'cancelled_at', o.cancelled_at) END)";
 
-/// `{"relates_to": [...], "related_by": [...]}` as JSON text: the documents the
+/// `{"relates_to": [...], "related_by": [...]}` as JSON text (an empty aggregate is
+/// NULL on PostgreSQL, `[]` on SQLite: hence the coalesces): the documents the
 /// invoice's CfdiRelacionados name (the document when it is held, else null beside its
 /// UUID), and the held documents whose CfdiRelacionados name it.
 pub fn view(conn: &Conn, invoice_id: &str) -> anyhow::Result<String> {
     let name = kind_name("r.relation_type");
     let sql = format!(
         "SELECT json_object(
-            'relates_to', (SELECT json_group_array(json_object('relation_type', r.relation_type,
+            'relates_to', coalesce((SELECT json_group_array(json_object('relation_type', r.relation_type,
                     'relation', {name}, 'uuid', r.related_uuid, 'invoice', {OTHER}) ORDER BY r.position)
                 FROM invoice_relations r
                 LEFT JOIN invoices o ON o.entity_id = r.entity_id AND o.uuid = r.related_uuid
                     AND o.xml_processed = 1
-                WHERE r.invoice_id = i.id),
-            'related_by', (SELECT json_group_array(json_object('relation_type', r.relation_type,
+                WHERE r.invoice_id = i.id), json('[]')),
+            'related_by', coalesce((SELECT json_group_array(json_object('relation_type', r.relation_type,
                     'relation', {name}, 'uuid', o.uuid, 'invoice', {OTHER})
                     ORDER BY o.issued_at, o.id, r.position)
                 FROM invoice_relations r JOIN invoices o ON o.id = r.invoice_id
-                WHERE r.entity_id = i.entity_id AND r.related_uuid = i.uuid AND o.id <> i.id))
+                WHERE r.entity_id = i.entity_id AND r.related_uuid = i.uuid AND o.id <> i.id),
+                json('[]')))
          FROM invoices i WHERE i.id = ?1"
     );
     conn.one(&sql, params![invoice_id], |r| r.get(0))
