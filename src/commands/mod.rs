@@ -18,9 +18,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User(cmd) => user::run(&store, &cli.data_dir, cmd),
         Command::Invoices(cmd) => invoices::run(&store, cmd),
         Command::List69b(cmd) => list_69b::run(&store, cmd),
-        Command::Backup { to, with_key, key } => ops::backup(&cli.data_dir, &to, with_key, &key),
-        Command::Restore { from, force } => ops::restore(&cli.data_dir, &from, force),
-        Command::Check { key } => ops::check(&cli.data_dir, &key),
+        Command::Backup { to, with_key, key } => {
+            ops::backup(&store, &cli.data_dir, &to, with_key, &key)
+        }
+        Command::Restore { from, force } => ops::restore(&store, &cli.data_dir, &from, force),
+        Command::Check { key } => ops::check(&store, &cli.data_dir, &key),
         Command::Healthcheck {
             address,
             port,

@@ -2,12 +2,32 @@
 
 use crate::cli::KeyArg;
 use crate::cli::Secret;
+use crate::db::Store;
 use crate::ops;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::time::Duration;
 
-pub fn backup(data_dir: &Path, to: &Path, with_key: bool, key: &KeyArg) -> anyhow::Result<()> {
+/// `backup` and `restore` copy SQLite's file; PostgreSQL has its own tools.
+fn sqlite_only(store: &Store, what: &str) -> anyhow::Result<()> {
+    match store {
+        Store::Sqlite(_) => Ok(()),
+        Store::Postgres(_) => anyhow::bail!(
+            "{what} copies the SQLite database of the data directory; this one is PostgreSQL \
+             (--database-url): use pg_dump (e.g. `pg_dump --format=custom --file=cfdi.dump`) \
+             and pg_restore, and keep the encryption key (secret.key or --encryption-key) with the dump"
+        ),
+    }
+}
+
+pub fn backup(
+    store: &Store,
+    data_dir: &Path,
+    to: &Path,
+    with_key: bool,
+    key: &KeyArg,
+) -> anyhow::Result<()> {
+    sqlite_only(store, "backup")?;
     let configured = key.encryption_key.as_ref().map(Secret::expose);
     let key_text = if with_key {
         Some(ops::backup::current_key(data_dir, configured)?)
@@ -24,19 +44,24 @@ pub fn backup(data_dir: &Path, to: &Path, with_key: bool, key: &KeyArg) -> anyho
     Ok(())
 }
 
-pub fn restore(data_dir: &Path, from: &Path, force: bool) -> anyhow::Result<()> {
+pub fn restore(store: &Store, data_dir: &Path, from: &Path, force: bool) -> anyhow::Result<()> {
+    sqlite_only(store, "restore")?;
     ops::restore::from_file(data_dir, from, force)?;
     println!("restored {} into {}", from.display(), data_dir.display());
     // The key may come later (--encryption-key at serve), so its problems only warn here.
-    let report = ops::check::run(data_dir, None);
+    let report = ops::check::run(store, data_dir, None);
     for problem in &report.problems {
         println!("warning: {problem}");
     }
     Ok(())
 }
 
-pub fn check(data_dir: &Path, key: &KeyArg) -> anyhow::Result<()> {
-    let report = ops::check::run(data_dir, key.encryption_key.as_ref().map(Secret::expose));
+pub fn check(store: &Store, data_dir: &Path, key: &KeyArg) -> anyhow::Result<()> {
+    let report = ops::check::run(
+        store,
+        data_dir,
+        key.encryption_key.as_ref().map(Secret::expose),
+    );
     for note in &report.notes {
         println!("ok: {note}");
     }

@@ -30,6 +30,11 @@ const DEMO_PASSWORD: &str = "demo-password";
 
 pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
+    if matches!(store, Store::Postgres(_)) && config.backup_every.is_some() {
+        anyhow::bail!(
+            "--backup-every copies the SQLite database; with --database-url, back up with pg_dump"
+        );
+    }
     // Held until we return: `restore` refuses to run under a live server.
     crate::data_dir::create_dir(&config.data_dir)?;
     let _lock = crate::data_dir::lock(&config.data_dir)?;

@@ -40,6 +40,7 @@ pub mod users;
 mod waker;
 pub mod webhooks;
 
+pub use postgres::Single as PostgresConnection;
 pub use sql::{Conn, Engine};
 pub use sqlite::files::{Access, File};
 pub use sqlite::{checkpoint, migrate, Checkpoints};

@@ -1,10 +1,11 @@
-//! `cfdi-extract check`: is this data directory fit to serve? The database's integrity,
-//! its schema version against this binary's, and the key: present, the one the
-//! database was sealed with, and opening every sealed credential. Reads only.
+//! `cfdi-extract check`: is this data directory (and its database) fit to serve? The
+//! database's integrity (SQLite's; PostgreSQL keeps its own), its schema version
+//! against this binary's, and the key: present, the one the database was sealed with,
+//! and opening every sealed credential. Reads only.
 
 use crate::config;
 use crate::crypto::Cipher;
-use crate::db::{self, Access, File};
+use crate::db::{self, Access, Conn, File, PostgresConnection, Store};
 use std::path::Path;
 
 #[derive(Debug, Default)]
@@ -15,9 +16,13 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
-pub fn run(dir: &Path, configured_key: Option<&str>) -> Report {
+pub fn run(store: &Store, dir: &Path, configured_key: Option<&str>) -> Report {
     let mut report = Report::default();
-    if let Err(e) = check(dir, configured_key, &mut report) {
+    let checked = match store {
+        Store::Sqlite(_) => check(dir, configured_key, &mut report),
+        Store::Postgres(url) => check_postgres(url.expose(), dir, configured_key, &mut report),
+    };
+    if let Err(e) = checked {
         report.problems.push(format!("{e:#}"));
     }
     report
@@ -37,8 +42,33 @@ fn check(dir: &Path, configured_key: Option<&str>, report: &mut Report) -> anyho
         return Ok(());
     }
     report.notes.push("integrity check: ok".into());
-
     let version = conn.schema_version()?;
+    check_schema_and_key(&conn, version, dir, configured_key, report)
+}
+
+fn check_postgres(
+    url: &str,
+    dir: &Path,
+    configured_key: Option<&str>,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let conn = PostgresConnection::connect(url)?;
+    report
+        .notes
+        .push("PostgreSQL: connected (its integrity is the server's: pg_amcheck)".into());
+    let Some(version) = conn.schema_version()? else {
+        anyhow::bail!("no cfdi-extract schema in the database of --database-url: the first `serve` creates it");
+    };
+    check_schema_and_key(&conn, version, dir, configured_key, report)
+}
+
+fn check_schema_and_key(
+    conn: &Conn,
+    version: i64,
+    dir: &Path,
+    configured_key: Option<&str>,
+    report: &mut Report,
+) -> anyhow::Result<()> {
     let ours = db::migrate::VERSION;
     if version > ours {
         anyhow::bail!(
@@ -56,13 +86,13 @@ fn check(dir: &Path, configured_key: Option<&str>, report: &mut Report) -> anyho
         .notes
         .push(format!("schema version {version}: current"));
 
-    let Some(cipher) = Cipher::verify(&conn, configured_key, &config::key_path(dir))? else {
+    let Some(cipher) = Cipher::verify(conn, configured_key, &config::key_path(dir))? else {
         report
             .notes
             .push("no encryption key yet: the first `serve` creates secret.key".into());
         return Ok(());
     };
-    let sealed = db::sealed::all(&conn)?;
+    let sealed = db::sealed::all(conn)?;
     let unreadable: Vec<_> = sealed
         .iter()
         .filter(|s| cipher.open_bytes(&s.bytes).is_err())

@@ -229,6 +229,13 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
     if config.get_application_name().is_none() {
         config.application_name("cfdi-extract");
     }
+    let manager = Manager { config };
+    // The first connection made here, so an unreachable server is one clear error at
+    // once (with its cause), not the pool's retries until its timeout.
+    let first = r2d2::ManageConnection::connect(&manager)
+        .context("cannot connect to the PostgreSQL database of --database-url")?;
+    migrate::apply(&first).context("cannot apply the schema")?;
+    drop(first);
     let pool = r2d2::Pool::builder()
         .max_size(max_connections)
         .min_idle(Some(1))
@@ -236,11 +243,23 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
         // A server restart breaks every connection; `has_broken` drops each after its
         // failed statement, rather than a round trip on every checkout.
         .test_on_check_out(false)
-        .build(Manager { config })
+        .error_handler(Box::new(LogCause))
+        .build(manager)
         .context("cannot connect to the PostgreSQL database of --database-url")?;
-    let conn = pool.get().context("no database connection available")?;
-    migrate::apply(&conn).context("cannot apply the schema")?;
     Ok(pool)
+}
+
+/// Logs why a pooled connection could not be made (r2d2's own line drops the cause).
+#[derive(Debug)]
+struct LogCause;
+
+impl r2d2::HandleError<postgres::Error> for LogCause {
+    fn handle_error(&self, error: postgres::Error) {
+        log::warn!(
+            "cannot connect to PostgreSQL: {:#}",
+            anyhow::Error::from(error)
+        );
+    }
 }
 
 fn sql_state<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a SqlState> {
@@ -262,4 +281,42 @@ pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool 
             || *s == SqlState::T_R_DEADLOCK_DETECTED
             || *s == SqlState::T_R_SERIALIZATION_FAILURE
     )
+}
+
+/// One connection outside any pool, that never migrates: what `check` reads.
+pub struct Single(Connection);
+
+impl std::ops::Deref for Single {
+    type Target = super::Conn;
+    fn deref(&self) -> &super::Conn {
+        <super::Conn as ref_cast::RefCast>::ref_cast(&self.0 as &dyn Driver)
+    }
+}
+
+impl Single {
+    pub fn connect(url: &str) -> anyhow::Result<Single> {
+        let config: Config = url
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
+        let conn = r2d2::ManageConnection::connect(&Manager { config })
+            .context("cannot connect to the PostgreSQL database of --database-url")?;
+        Ok(Single(conn))
+    }
+
+    /// The schema version the database records; `None` before the first `serve`.
+    pub fn schema_version(&self) -> anyhow::Result<Option<i64>> {
+        let exists: bool = self.one(
+            "SELECT to_regclass('cfdi_extract_schema') IS NOT NULL",
+            super::sql::params![],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            return Ok(None);
+        }
+        self.opt(
+            "SELECT version FROM cfdi_extract_schema",
+            super::sql::params![],
+            |r| r.get(0),
+        )
+    }
 }
