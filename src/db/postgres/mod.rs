@@ -13,6 +13,7 @@ pub(in crate::db) use value::Value;
 use super::sql::{Driver, Engine, Param, Row};
 use anyhow::Context;
 use postgres::error::SqlState;
+use postgres::types::{Kind, Type};
 use postgres::{Client, Config, NoTls, Statement};
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
@@ -48,13 +49,17 @@ impl Connection {
         })
     }
 
-    fn prepared(&self, client: &mut Client, sql: &str) -> anyhow::Result<Statement> {
+    fn prepared(
+        &self,
+        client: &mut Client,
+        sql: &str,
+        params: &[&dyn Param],
+    ) -> anyhow::Result<Statement> {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
-        let statement = client
-            .prepare(&value::translate(sql))
-            .with_context(|| format!("cannot prepare: {sql}"))?;
+        let statement =
+            prepare(client, sql, params).with_context(|| format!("cannot prepare: {sql}"))?;
         self.statements
             .borrow_mut()
             .insert(sql.to_string(), statement.clone());
@@ -78,7 +83,7 @@ impl Driver for Connection {
     fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
         let run = || -> anyhow::Result<usize> {
             let mut client = self.client()?;
-            let statement = self.prepared(&mut client, sql)?;
+            let statement = self.prepared(&mut client, sql, params)?;
             let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
             let args: Vec<&(dyn postgres::types::ToSql + Sync)> =
                 args.iter().map(|a| a as _).collect();
@@ -100,7 +105,7 @@ impl Driver for Connection {
         f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
         let mut client = self.client()?;
-        let statement = self.noting(self.prepared(&mut client, sql))?;
+        let statement = self.noting(self.prepared(&mut client, sql, params))?;
         let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
         if stream {
             let mut rows = self.noting(
@@ -139,6 +144,51 @@ impl Driver for Connection {
         }
         Ok(())
     }
+}
+
+/// Prepares `sql` translated. Where PostgreSQL cannot type a parameter (one first met in
+/// a null test), the types come from the statement without its null tests, and failing
+/// that from the values given.
+fn prepare(
+    client: &mut Client,
+    sql: &str,
+    params: &[&dyn Param],
+) -> Result<Statement, postgres::Error> {
+    let text = value::translate(sql);
+    match client.prepare(&text) {
+        Err(e) if untyped(&e) => {
+            let probe = value::without_null_tests(&text);
+            let unspecified = Type::new(String::new(), 0, Kind::Pseudo, String::new());
+            let mut types = vec![unspecified; params.len()];
+            for _ in 0..=params.len() {
+                match client.prepare_typed(&probe, &types) {
+                    Ok(statement) => {
+                        types = statement.params().to_vec();
+                        break;
+                    }
+                    Err(e) if untyped(&e) => {
+                        // "... of parameter $N": that one from its value.
+                        let n = e
+                            .as_db_error()
+                            .and_then(|d| d.message().rsplit('$').next()?.parse::<usize>().ok())
+                            .filter(|n| (1..=params.len()).contains(n));
+                        let Some(n) = n else { return Err(e) };
+                        types[n - 1] = value::type_of(params[n - 1]);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            client.prepare_typed(&text, &types)
+        }
+        other => other,
+    }
+}
+
+/// "could not determine data type of parameter $N" (psql says 42P18; a Parse message
+/// gets 42P08).
+fn untyped(e: &postgres::Error) -> bool {
+    e.code() == Some(&SqlState::INDETERMINATE_DATATYPE)
+        || e.code() == Some(&SqlState::AMBIGUOUS_PARAMETER)
 }
 
 /// A write transaction on one connection: BEGIN and the writers' lock, then COMMIT, or
