@@ -3,6 +3,7 @@
 
 use crate::api::webhooks::assert_signed;
 use crate::common::app::{files_under, tax_id, TestApp, DEADLINE};
+use crate::common::engine::database_holds;
 use crate::common::receiver::Receiver;
 use crate::common::sqlite_only;
 use serde_json::json;
@@ -10,13 +11,14 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Whether any file of the data directory (database, WAL, ...) holds `needle`.
+/// In a file of the data directory, or in the database wherever it is.
 fn on_disk(dir: &Path, needle: &str) -> bool {
     files_under(dir).iter().any(|f| {
         std::fs::read(f)
             .unwrap_or_default()
             .windows(needle.len())
             .any(|w| w == needle.as_bytes())
-    })
+    }) || database_holds(dir, needle)
 }
 
 #[test]

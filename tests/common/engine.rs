@@ -378,6 +378,32 @@ impl TestDb {
     }
 }
 
+/// On PostgreSQL, whether a row of any table of `data_dir`'s database holds `needle`
+/// (in its text, or as bytes of a BYTEA): what reading the data directory's files finds
+/// on SQLite, whose database is one of them. Always false on SQLite.
+pub fn database_holds(data_dir: &Path, needle: &str) -> bool {
+    if !is_postgres() {
+        return false;
+    }
+    let mut db = TestDb::open(data_dir);
+    let tables = db.rows(
+        "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables
+         WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+        &[],
+    );
+    // A row as text shows a BYTEA as \x and its bytes in lower-case hex.
+    let hex: String = needle.bytes().map(|b| format!("{b:02x}")).collect();
+    tables.iter().filter_map(|t| t[0].text()).any(|table| {
+        db.value(
+            &format!(
+                "SELECT count(*) FROM {table} t
+                 WHERE strpos(t::text, ?1) > 0 OR strpos(t::text, ?2) > 0"
+            ),
+            &[needle, &hex],
+        ) != Value::Int(0)
+    })
+}
+
 fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> Value {
     use rusqlite::types::ValueRef;
     match v {
@@ -545,6 +571,9 @@ mod tests {
                 &[name],
             ) == Value::Int(1)
         };
+        assert!(database_holds(dir.path(), "a"));
+        assert!(database_holds(dir.path(), "\u{1}\u{2}"), "bytes in a BYTEA");
+        assert!(!database_holds(dir.path(), "not there"));
         assert!(exists(&name));
         drop(dir);
         // The next database made sweeps the one whose directory went.
