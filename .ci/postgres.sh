@@ -10,7 +10,7 @@
 #   bash .ci/postgres.sh cargo test --locked --test it
 #       Runs the command with CFDI_EXTRACT_TEST_POSTGRES set to the server's URL, then
 #       stops the server and removes its files (also when the command fails or is
-#       interrupted). Exits with the command's status. This is what .ci/run calls.
+#       interrupted). Exits with the command's status. The form for .ci/run.
 #
 #   eval "$(bash .ci/postgres.sh start)"
 #   trap 'bash .ci/postgres.sh stop' EXIT

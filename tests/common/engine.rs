@@ -23,6 +23,11 @@
 //! the first time the process routes a command to its directory, and dropped once the
 //! temporary directory it lives in is gone (swept when the next database is created);
 //! the last few of a run stay on the server, which CI throws away.
+//!
+//! `app::run_command` (so `run_cli`, `cli_on`) and `TestApp` route their commands; a
+//! test that spawns the binary itself calls `.on_test_database()` on the command once
+//! its arguments are set. `TestDb` reads and writes a test's database on either engine;
+//! `sqlite_only!` skips a test of what only the SQLite engine has.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -539,7 +544,7 @@ mod tests {
         let dir = tempfile::TempDir::new().expect("tmp");
         let name = database_name(dir.path());
         let url = database_url(dir.path()).expect("a URL");
-        assert!(url.ends_with(&format!("/{name}")), "{url}");
+        assert_eq!(url, url_with_database(server().expect("a server"), &name));
         let mut db = TestDb::open(dir.path());
         db.batch("CREATE TABLE t (id TEXT PRIMARY KEY, n BIGINT, b BYTEA)");
         assert_eq!(
