@@ -1,6 +1,7 @@
 //! What the data directory holds stays private: file modes, the encryption key, logs.
 
 use crate::common::app::{command, tax_id, TestApp, DEADLINE};
+use crate::common::engine::{engine, Engine, OnTestDatabase};
 use crate::common::receiver::Receiver;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -31,13 +32,16 @@ fn data_directory_is_0700_and_every_file_in_it_0600() {
     app.client()
         .wait_for_credential(e["id"].as_str().expect("id"), "valid");
     assert_eq!(mode(app.data_dir()), 0o700);
-    for name in [
-        "cfdi-extract.db",
-        "cfdi-extract.db-wal",
-        "cfdi-extract.db-shm",
-        "secret.key",
-        "sandbox.db",
-    ] {
+    // On PostgreSQL the service's database is not a file here; the rest is.
+    let database: &[&str] = match engine() {
+        Engine::Sqlite => &[
+            "cfdi-extract.db",
+            "cfdi-extract.db-wal",
+            "cfdi-extract.db-shm",
+        ],
+        Engine::Postgres => &[],
+    };
+    for name in database.iter().chain(&["secret.key", "sandbox.db"]) {
         assert_eq!(mode(&app.data_dir().join(name)), 0o600, "{name}");
     }
 }
@@ -53,6 +57,7 @@ fn serve_refuses_to_start_when_the_key_beside_sealed_credentials_is_missing() {
     let dir = app.data_dir().to_string_lossy().to_string();
     let mut child = command()
         .args(["serve", "--data-dir", &dir, "--port", "0"])
+        .on_test_database()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

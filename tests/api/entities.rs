@@ -2,6 +2,7 @@
 //! the CIEC password's secrecy.
 
 use crate::common::app::{files_under, tax_id, TestApp};
+use crate::common::engine::database_holds;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -482,6 +483,12 @@ fn ciec_password_is_never_stored_in_plaintext_when_entity_is_created() {
                 file.display()
             );
         }
+    }
+    for pw in [secret, patched] {
+        assert!(
+            !database_holds(app.data_dir(), pw),
+            "{pw:?} appears in plaintext in the database"
+        );
     }
     let output = app.output();
     for pw in [secret, patched] {

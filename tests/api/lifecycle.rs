@@ -1,6 +1,7 @@
 //! Starting and stopping `serve`.
 
 use crate::common::app::{cli_on, Creds, TestApp};
+use crate::common::engine::OnTestDatabase;
 use std::time::Duration;
 use tempfile::TempDir;
 
@@ -69,6 +70,7 @@ fn serve_fails_with_non_zero_exit_when_port_is_taken() {
         .args(["serve", "--data-dir"])
         .arg(dir.path())
         .args(["--address", "127.0.0.1", "--port", &app.port.to_string()])
+        .on_test_database()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

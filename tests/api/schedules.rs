@@ -2,6 +2,7 @@
 //! overlap, one run after downtime, and the pause on invalid credentials.
 
 use crate::common::app::{eventually, tax_id, Client, TestApp, DEADLINE, MISSING};
+use crate::common::engine::TestDb;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -244,13 +245,10 @@ fn after_downtime_a_schedule_runs_once_not_once_per_missed_slot() {
     });
     app.kill();
     // Downtime of a few days: the slot due a while ago stands for ~70 missed ones.
-    let db = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("open db");
-    db.execute(
+    TestDb::open(app.data_dir()).execute(
         "UPDATE schedules SET next_run_at = '2020-01-01T00:00:00.000000Z'",
-        [],
-    )
-    .expect("rewind");
-    drop(db);
+        &[],
+    );
     app.start();
     let client = app.client();
     eventually(DEADLINE, "one run after the restart", || {

@@ -1,6 +1,7 @@
 //! The test harness: the real binary on a fresh data directory, an HTTP client, and
 //! polling helpers. Nothing is shared between tests.
 
+use super::engine;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -108,6 +109,8 @@ impl CliOutput {
 }
 
 /// A command of the binary with a clean environment (no `CFDI_EXTRACT_*`, no `RUST_LOG`).
+/// On PostgreSQL, a command run by `run_command` (or given `on_test_database()` before it
+/// is spawned) gets its data directory's database (`common::engine`).
 pub fn command() -> Command {
     let mut cmd = Command::new(BIN);
     for (key, _) in std::env::vars_os() {
@@ -125,7 +128,7 @@ pub fn run_cli(args: &[&str], stdin: Option<&str>) -> CliOutput {
 }
 
 pub fn run_command(cmd: &mut Command, stdin: Option<&str>) -> CliOutput {
-    let mut child = cmd
+    let mut child = engine::route(cmd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -608,6 +611,7 @@ impl TestApp {
         let dir = self.data_dir().to_string_lossy().to_string();
         let mut cmd = command();
         cmd.arg("serve").args(["--data-dir", &dir]).args(&self.args);
+        engine::route(&mut cmd);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd
             .stdin(Stdio::null())

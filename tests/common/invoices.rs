@@ -2,6 +2,7 @@
 //! extractions, the sandbox's expected documents, and exact-amount comparisons.
 
 use crate::common::app::{as_u64, eventually, Client, TestApp};
+use crate::common::engine::TestDb;
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction, SandboxInvoice};
 use chrono::{Months, NaiveDate};
 use rust_decimal::Decimal;
@@ -327,25 +328,22 @@ pub fn assert_timestamp(v: &Value, what: &str) {
 /// Which `certificates` row a stored document's issuer certificate was kept in (`None`
 /// when the document keeps its own, or there is no such document).
 pub fn stored_certificate(data_dir: &Path, invoice_id: &str) -> Option<i64> {
-    let conn = rusqlite::Connection::open(data_dir.join("cfdi-extract.db")).expect("db");
-    conn.query_row(
-        "SELECT certificate_id FROM documents WHERE invoice_id = ?1 AND kind = 'xml'",
-        [invoice_id],
-        |r| r.get(0),
-    )
-    .ok()
-    .flatten()
+    TestDb::open(data_dir)
+        .value(
+            "SELECT certificate_id FROM documents WHERE invoice_id = ?1 AND kind = 'xml'",
+            &[invoice_id],
+        )
+        .int()
 }
 
 pub fn stored_document(data_dir: &Path, invoice_id: &str, kind: &str) -> Option<(String, usize)> {
-    let conn = rusqlite::Connection::open(data_dir.join("cfdi-extract.db")).expect("db");
-    conn.query_row(
+    let row = TestDb::open(data_dir).row(
         "SELECT codec, length(content) FROM documents WHERE invoice_id = ?1 AND kind = ?2",
-        [invoice_id, kind],
-        |r| Ok((r.get(0)?, r.get::<_, i64>(1)?)),
-    )
-    .ok()
-    .map(|(codec, len)| (codec, usize::try_from(len).expect("a length")))
+        &[invoice_id, kind],
+    )?;
+    let codec = row[0].text().expect("a codec");
+    let len = row[1].int().expect("a length");
+    Some((codec, usize::try_from(len).expect("a length")))
 }
 
 /// Excel's serial of a date or timestamp as the API writes it (days since 1899-12-30,

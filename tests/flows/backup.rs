@@ -7,6 +7,7 @@ use crate::common::invoices::{
     create_extraction, extract, id_of, invoices_by_uuid, month, valid_entity, wait_extraction_done,
 };
 use crate::common::receiver::Receiver;
+use crate::common::sqlite_only;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -45,6 +46,7 @@ fn entity_writer(client: Client, stop: Arc<AtomicBool>) -> std::thread::JoinHand
 
 #[test]
 fn a_backup_taken_under_load_restores_into_a_new_directory_and_serves_the_same_data() {
+    sqlite_only!("backup and restore of the SQLite file");
     let app = TestApp::spawn();
     let client = app.client();
     let rx = Receiver::start();
@@ -140,6 +142,7 @@ fn a_backup_taken_under_load_restores_into_a_new_directory_and_serves_the_same_d
 
 #[test]
 fn restore_and_check_refuse_what_would_not_serve() {
+    sqlite_only!("backup and restore of the SQLite file");
     let mut app = TestApp::spawn();
     let client = app.client();
     client.create_entity(&tax_id("CHK"), "12345678");
@@ -212,6 +215,7 @@ fn restore_and_check_refuse_what_would_not_serve() {
 
 #[test]
 fn scheduled_backups_run_beside_the_server_and_keep_the_newest() {
+    sqlite_only!("backup and restore of the SQLite file");
     let backups = TempDir::new().expect("tmp");
     let dir = backups.path().join("nested");
     let mut app = TestApp::spawn_with(&[
@@ -283,6 +287,7 @@ fn named(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn restore_refuses_a_backup_whose_key_does_not_open_it_and_keeps_a_replaced_key() {
+    sqlite_only!("backup and restore of the SQLite file");
     // Directory A: its own key and a sealed credential; the copy B is what we restore.
     let mut a = TestApp::spawn();
     a.client().create_entity(&tax_id("KEY"), "12345678");

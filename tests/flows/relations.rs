@@ -2,6 +2,7 @@
 //! names and those that name it, whichever arrived first.
 
 use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::engine::TestDb;
 use crate::common::invoices::*;
 use crate::flows::import::{edited_sample, REAL_40, REAL_40_ISSUER, REAL_40_UUID};
 use serde_json::{json, Value};
@@ -135,14 +136,10 @@ fn credit_notes_and_substitutions_link_both_ways_whichever_arrives_first() {
 
     // Invoices stored before relations were kept get them from their XML at start.
     app.kill();
-    {
-        let conn = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
-        conn.execute_batch(
-            "DELETE FROM invoice_relations;
-             DELETE FROM settings WHERE name = 'invoice_relations_backfill';",
-        )
-        .expect("forget the relations");
-    }
+    TestDb::open(app.data_dir()).batch(
+        "DELETE FROM invoice_relations;
+         DELETE FROM settings WHERE name = 'invoice_relations_backfill';",
+    );
     app.start();
     let again = eventually(DEADLINE, "the backfill", || {
         let r = relations(&app, &invoice_id);

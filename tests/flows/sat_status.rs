@@ -2,6 +2,7 @@
 //! ConsultaCFDIService answering with the recorded and documented SOAP answers.
 
 use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::engine::TestDb;
 use crate::common::fake_sat_status::*;
 use crate::common::invoices::*;
 use crate::flows::import::{edited_sample, REAL_40, REAL_40_ISSUER, REAL_40_UUID};
@@ -416,16 +417,17 @@ fn a_restart_mid_check_and_mid_outage_loses_nothing() {
     app.kill();
     app.start();
     // The third fault's pause committed (its log line is written before the commit).
-    let db = app.data_dir().join("cfdi-extract.db");
     eventually(Duration::from_secs(20), "three faults recorded", || {
-        let conn = rusqlite::Connection::open(&db).ok()?;
-        let outage: String = conn
-            .query_row(
+        let mut conn = TestDb::try_open(app.data_dir()).ok()?;
+        let outage = conn
+            .try_rows(
                 "SELECT value FROM settings WHERE name = 'sat_status_outage'",
-                [],
-                |r| r.get(0),
+                &[],
             )
-            .ok()?;
+            .ok()?
+            .into_iter()
+            .next()?[0]
+            .text()?;
         outage.starts_with("3 ").then_some(())
     });
     // Killed mid-outage: the pause (4 s after the third fault) is kept.

@@ -9,6 +9,7 @@ use calamine::{Data, Reader, Xlsx};
 use serde_json::Value;
 
 use crate::common::app::{Client, TestApp};
+use crate::common::engine::TestDb;
 use crate::common::invoices::*;
 
 const PPD: &str = "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml";
@@ -247,13 +248,12 @@ fn months() -> Months {
         .into_iter()
         .collect();
     // Cancellations come from the tax authority's listing; set them as it would.
-    let db = rusqlite::Connection::open(app.data_dir().join("cfdi-extract.db")).expect("db");
+    let mut db = TestDb::open(app.data_dir());
     for name in ["cancelled-pue.xml", "payment-cancelled.xml"] {
         db.execute(
             "UPDATE invoices SET status = 'cancelled', cancelled_at = '2020-01-30T00:00:00' WHERE id = ?1",
-            [&ids[name]],
-        )
-        .expect("cancel");
+            &[&ids[name]],
+        );
     }
     Months { app, entity }
 }

@@ -4,10 +4,12 @@
 //! the binary is refused, by `serve` and by `check`.
 
 use crate::common::app::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
+use crate::common::engine::OnTestDatabase;
 use crate::common::invoices::{
     extract, import_samples, month, sample_bytes, stored_certificate, stored_document,
 };
 use crate::common::receiver::Receiver;
+use crate::common::sqlite_only;
 use base64::Engine;
 use cfdi_extract::crypto::Cipher;
 use std::process::Stdio;
@@ -68,6 +70,7 @@ fn user_version(dir: &std::path::Path) -> i64 {
 
 #[test]
 fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
+    sqlite_only!("release 1's SQLite file upgraded in place");
     let rx = Receiver::start();
     let (dir, creds, [entity, extraction, webhook]) = release_1_dir(&rx.url());
     let mut app = TestApp::start_in(dir, creds.clone(), &[]);
@@ -110,6 +113,7 @@ fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
         .arg("--data-dir")
         .arg(app.data_dir())
         .args(["--port", "0"])
+        .on_test_database()
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -138,6 +142,7 @@ fn a_release_1_database_migrates_at_start_and_serves_with_its_credentials() {
 /// for byte after the migration and left as they were; new documents are compressed.
 #[test]
 fn documents_stored_before_compression_are_served_byte_for_byte_after_the_upgrade() {
+    sqlite_only!("release 1's SQLite file upgraded in place");
     let rx = Receiver::start();
     let (dir, creds, [entity, _, _]) = release_1_dir(&rx.url());
     let xml = sample_bytes("cfdi40-ingreso-pue-real-tfd.xml");
@@ -210,6 +215,7 @@ fn tables(dir: &std::path::Path, name: &str) -> Vec<String> {
 /// simulated SAT starts afresh in `sandbox.db` and extracts as before.
 #[test]
 fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
+    sqlite_only!("release 1's SQLite file upgraded in place");
     let rx = Receiver::start();
     let (dir, creds, [entity, extraction, _]) = release_1_dir(&rx.url());
     let conn = rusqlite::Connection::open(dir.path().join("cfdi-extract.db")).expect("db");

@@ -1,6 +1,7 @@
 //! A whole extraction through the service binary against the fake portal:
 //! `serve --sat portal --sat-login-url ... --sat-portal-url ... --captcha-command ...`.
 
+use crate::common::engine::OnTestDatabase;
 use crate::common::fake_sat_portal::{FakePortal, Setup};
 use crate::portal::support::*;
 use base64::Engine as _;
@@ -30,6 +31,7 @@ fn cli(data: &Path, args: &[&str], stdin: Option<&str>) -> String {
         .arg("--data-dir")
         .arg(data)
         .env_remove("RUST_LOG")
+        .on_test_database()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -57,6 +59,7 @@ fn serve(data: &Path, extra: &[&str]) -> (Served, String) {
         .args(["--sat-status-rate", "0"])
         .args(extra)
         .env_remove("RUST_LOG")
+        .on_test_database()
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
