@@ -248,12 +248,12 @@ pub fn upsert(
             complements_json = excluded.complements_json, related_json = excluded.related_json,
             place_of_issue = excluded.place_of_issue, status = excluded.status,
             cancelled_at = excluded.cancelled_at,
-            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR has_pdf <> 0 THEN 1 ELSE 0 END,
-            updated_at = CASE WHEN status IS NOT DISTINCT FROM excluded.status
-                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
-                    AND (has_pdf <> 0 OR excluded.has_pdf = 0)
+            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR retentions.has_pdf <> 0 THEN 1 ELSE 0 END,
+            updated_at = CASE WHEN retentions.status IS NOT DISTINCT FROM excluded.status
+                    AND retentions.cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
+                    AND (retentions.has_pdf <> 0 OR excluded.has_pdf = 0)
                     AND direction IS NOT DISTINCT FROM excluded.direction
-                THEN updated_at ELSE excluded.updated_at END",
+                THEN retentions.updated_at ELSE excluded.updated_at END",
         params![
             id,
             owner.org_id,

@@ -146,26 +146,26 @@ pub fn upsert_processed(
             taxes_withheld = excluded.taxes_withheld, total = excluded.total,
             payment_method = excluded.payment_method, payment_form = excluded.payment_form,
             status = excluded.status, cancelled_at = excluded.cancelled_at,
-            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR has_pdf <> 0 THEN 1 ELSE 0 END,
+            has_pdf = CASE WHEN excluded.has_pdf <> 0 OR invoices.has_pdf <> 0 THEN 1 ELSE 0 END,
             items_json = excluded.items_json,
             items_count = excluded.items_count,
             payments_json = excluded.payments_json, stated_taxes_json = excluded.stated_taxes_json,
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
-            updated_at = CASE WHEN xml_processed = 1 AND status IS NOT DISTINCT FROM excluded.status
-                    AND cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
-                    AND (has_pdf <> 0 OR excluded.has_pdf = 0)
-                    AND total IS NOT DISTINCT FROM excluded.total
-                    AND items_json IS NOT DISTINCT FROM excluded.items_json
-                    AND payments_json IS NOT DISTINCT FROM excluded.payments_json
-                    AND stated_taxes_json IS NOT DISTINCT FROM excluded.stated_taxes_json
-                    AND paid_amount IS NOT DISTINCT FROM excluded.paid_amount
-                    AND due_amount IS NOT DISTINCT FROM excluded.due_amount
-                    AND last_payment_date IS NOT DISTINCT FROM excluded.last_payment_date
-                    AND fully_paid_at IS NOT DISTINCT FROM excluded.fully_paid_at
-                    AND payment_conflicts IS NOT DISTINCT FROM excluded.payment_conflicts
-                THEN updated_at ELSE excluded.updated_at END",
+            updated_at = CASE WHEN invoices.xml_processed = 1 AND invoices.status IS NOT DISTINCT FROM excluded.status
+                    AND invoices.cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
+                    AND (invoices.has_pdf <> 0 OR excluded.has_pdf = 0)
+                    AND invoices.total IS NOT DISTINCT FROM excluded.total
+                    AND invoices.items_json IS NOT DISTINCT FROM excluded.items_json
+                    AND invoices.payments_json IS NOT DISTINCT FROM excluded.payments_json
+                    AND invoices.stated_taxes_json IS NOT DISTINCT FROM excluded.stated_taxes_json
+                    AND invoices.paid_amount IS NOT DISTINCT FROM excluded.paid_amount
+                    AND invoices.due_amount IS NOT DISTINCT FROM excluded.due_amount
+                    AND invoices.last_payment_date IS NOT DISTINCT FROM excluded.last_payment_date
+                    AND invoices.fully_paid_at IS NOT DISTINCT FROM excluded.fully_paid_at
+                    AND invoices.payment_conflicts IS NOT DISTINCT FROM excluded.payment_conflicts
+                THEN invoices.updated_at ELSE excluded.updated_at END",
         params![
             // ?1-?9
             id, owner.org_id, owner.entity_id, uuid, direction.as_str(),

@@ -374,7 +374,7 @@ CREATE TABLE IF NOT EXISTS events (
     org_id      TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     event       TEXT COLLATE "C" NOT NULL,
     source      TEXT COLLATE "C" NOT NULL,                   -- "<collection>/<resource id>"
-    payload     TEXT COLLATE "C" NOT NULL,                   -- the exact JSON body delivered
+    payload     BYTEA NOT NULL,                   -- the JSON body delivered, compressed (db/codec.rs)
     created_at  TEXT COLLATE "C" NOT NULL
 );
 -- The feed's paths: all of an organization's events, one type, one resource.
