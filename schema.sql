@@ -405,6 +405,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     attempts    INTEGER NOT NULL DEFAULT 0,
     run_at      TEXT NOT NULL,
     locked_at   TEXT,
+    lease_owner TEXT,                            -- running: the instance that holds it
+    lease_until TEXT,                            -- running: until when (db/lease.rs)
     last_error  TEXT,
     created_at  TEXT NOT NULL
 );

@@ -308,6 +308,11 @@ pub struct ServeArgs {
     #[arg(long, env = "CFDI_EXTRACT_EVENT_RETENTION_DAYS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(0..=3650))]
     pub event_retention_days: u32,
+    /// How long a claimed job stays an instance's without renewal: with several
+    /// instances on one PostgreSQL database, a job of one that died is taken over
+    /// after it. A live instance renews its leases every third of it.
+    #[arg(long, env = "CFDI_EXTRACT_JOB_LEASE", default_value = "30s", value_parser = parse_duration)]
+    pub job_lease: Duration,
     /// How often events past their retention are purged (tests shorten it).
     #[arg(long, env = "CFDI_EXTRACT_EVENT_PURGE_EVERY", default_value = "1h", value_parser = parse_duration)]
     pub event_purge_every: Duration,

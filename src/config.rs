@@ -40,6 +40,7 @@ pub struct Config {
     /// How long events are kept (`--event-retention-days`).
     pub event_retention: Duration,
     pub event_purge_every: Duration,
+    pub job_lease: Duration,
     pub captcha_command: Option<String>,
     pub anticaptcha_url: String,
     pub anticaptcha_key: Option<Secret>,
@@ -85,6 +86,7 @@ impl Config {
             schedule_min_interval: args.schedule_min_interval,
             event_retention: Duration::from_secs(u64::from(args.event_retention_days) * 86_400),
             event_purge_every: args.event_purge_every,
+            job_lease: args.job_lease,
             captcha_command: args.captcha_command,
             anticaptcha_url: args.anticaptcha_url,
             anticaptcha_key: args.anticaptcha_key,

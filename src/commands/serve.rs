@@ -30,6 +30,7 @@ const DEMO_PASSWORD: &str = "demo-password";
 
 pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
+    db::lease::set_length(config.job_lease);
     if matches!(store, Store::Postgres(_)) && config.backup_every.is_some() {
         anyhow::bail!(
             "--backup-every copies the SQLite database; with --database-url, back up with pg_dump"
@@ -45,6 +46,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     let db = Db::connect(store, db_connections, Checkpoints::Background)?
         .with_first_delivery(first_delivery.unwrap_or_default());
     let checkpointer = Checkpointer::start(&db)?;
+    db.listen_for_work()?;
     let cipher = Cipher::load(
         &db.conn()?,
         config.encryption_key.as_ref().map(Secret::expose),

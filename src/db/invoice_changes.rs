@@ -8,10 +8,10 @@ use super::Conn;
 /// while the invoice is not visible (metadata only), which counts as not existing.
 const SNAPSHOT: &str = "CASE WHEN xml_processed = 1 THEN json_object(
     'status', status, 'cancelled_at', cancelled_at,
-    'has_pdf', json(CASE WHEN has_pdf THEN 'true' ELSE 'false' END),
+    'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
     'paid_amount', paid_amount, 'due_amount', due_amount,
     'last_payment_date', last_payment_date, 'fully_paid_at', fully_paid_at,
-    'payment_conflicts', json(CASE WHEN payment_conflicts THEN 'true' ELSE 'false' END),
+    'payment_conflicts', json(CASE WHEN payment_conflicts <> 0 THEN 'true' ELSE 'false' END),
     'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
         'state', sat_state, 'cancellable', sat_cancellable,
         'cancellation_status', sat_cancellation_status, 'efos', sat_efos) END)) END";

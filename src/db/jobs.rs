@@ -224,10 +224,32 @@ fn job_from_row(r: &Row) -> anyhow::Result<Job> {
 
 fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
     conn.exec(
-        "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2 WHERE id = ?1",
-        params![job.id, now],
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2,
+                lease_owner = ?3, lease_until = ?4
+          WHERE id = ?1",
+        params![job.id, now, super::lease::owner(), super::lease::until()],
     )?;
     Ok(())
+}
+
+/// Renews this instance's leases, and requeues the jobs whose lease ran out (their
+/// instance died), waking the workers of each kind requeued. How many were requeued.
+pub fn renew_leases(tx: &Tx, now: &str) -> anyhow::Result<usize> {
+    tx.exec(
+        "UPDATE jobs SET lease_until = ?2 WHERE status = 'running' AND lease_owner = ?1",
+        params![super::lease::owner(), super::lease::until()],
+    )?;
+    let kinds = tx.all(
+        "UPDATE jobs SET status = 'queued', locked_at = NULL, lease_owner = NULL, lease_until = NULL
+          WHERE status = 'running' AND lease_until < ?1
+          RETURNING kind",
+        params![now],
+        |r| Kind::parse(r.text(0)?.unwrap_or_default()),
+    )?;
+    for kind in &kinds {
+        tx.queued_work(work_of(*kind));
+    }
+    Ok(kinds.len())
 }
 
 /// Batches of deliveries running now (each worker's one), all organizations together.
@@ -297,11 +319,29 @@ pub fn wait(conn: &Conn, id: i64, run_at: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A job left `running` by a crash or a stop goes back to the queue.
-pub fn recover(conn: &Conn) -> anyhow::Result<usize> {
+/// This instance's running jobs go back to the queue (it is stopping), waking workers.
+pub fn release_mine(tx: &Tx) -> anyhow::Result<usize> {
+    let kinds = tx.all(
+        "UPDATE jobs SET status = 'queued', locked_at = NULL, lease_owner = NULL, lease_until = NULL
+          WHERE status = 'running' AND lease_owner = ?1
+          RETURNING kind",
+        params![super::lease::owner()],
+        |r| Kind::parse(r.text(0)?.unwrap_or_default()),
+    )?;
+    for kind in &kinds {
+        tx.queued_work(work_of(*kind));
+    }
+    Ok(kinds.len())
+}
+
+/// A job left `running` by a crash or a stop goes back to the queue: every one when
+/// this process holds the database alone (SQLite), else those whose lease ran out or
+/// that never had one.
+pub fn recover(conn: &Conn, alone: bool) -> anyhow::Result<usize> {
     conn.exec(
-        "UPDATE jobs SET status = 'queued', locked_at = NULL WHERE status = 'running'",
-        params![],
+        "UPDATE jobs SET status = 'queued', locked_at = NULL, lease_owner = NULL, lease_until = NULL
+          WHERE status = 'running' AND (?1 = 1 OR lease_until IS NULL OR lease_until < ?2)",
+        params![alone, crate::time::now()],
     )
 }
 

@@ -19,6 +19,7 @@ pub mod invoice_changes;
 pub mod invoices;
 
 pub mod jobs;
+pub mod lease;
 pub mod orgs;
 pub mod payment_entries;
 mod postgres;

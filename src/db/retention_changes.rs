@@ -7,7 +7,7 @@ use super::Conn;
 
 /// What `retention.updated` compares, as JSON text.
 const SNAPSHOT: &str = "json_object('status', status, 'cancelled_at', cancelled_at,
-    'has_pdf', json(CASE WHEN has_pdf THEN 'true' ELSE 'false' END))";
+    'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END))";
 
 /// Records that `batch` is about to change the stored retention `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.

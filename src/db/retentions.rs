@@ -22,7 +22,7 @@ const VIEW_JSON: &str = "json_object(
         'start_month', period_start_month, 'end_month', period_end_month) END,
     'totals', json(totals_json), 'withheld_taxes', json(withheld_json),
     'complements', json(complements_json), 'related', json(related_json),
-    'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf THEN 'true' ELSE 'false' END),
+    'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
     'created_at', created_at, 'updated_at', updated_at)";
 
 /// One retention of a list page: its sort keys and its view as JSON text.

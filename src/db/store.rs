@@ -101,12 +101,18 @@ impl<'c> Tx<'c> {
         }
     }
 
-    /// Commits; returns the kinds of work the transaction queued.
+    /// Commits; returns the kinds of work the transaction queued. On PostgreSQL the
+    /// other instances hear of it too: a notification, sent with the commit.
     pub(in crate::db) fn commit(self) -> anyhow::Result<Queued> {
         let queued = self.queued.get();
         match self.tx {
             TxOf::Sqlite(tx) => tx.commit()?,
-            TxOf::Postgres(tx) => tx.commit()?,
+            TxOf::Postgres(tx) => {
+                if let Some(works) = queued.payload() {
+                    postgres::listen::notify(tx.conn(), &works)?;
+                }
+                tx.commit()?
+            }
         }
         Ok(queued)
     }
@@ -131,6 +137,16 @@ impl<'c> Tx<'c> {
 pub(in crate::db) struct Queued([bool; 3]);
 
 impl Queued {
+    /// The indexes of the kinds queued, `0,2`; `None` when none was.
+    fn payload(self) -> Option<String> {
+        let works: Vec<String> = Work::ALL
+            .iter()
+            .filter(|w| self.0[w.index()])
+            .map(|w| w.index().to_string())
+            .collect();
+        (!works.is_empty()).then(|| works.join(","))
+    }
+
     fn wake(self, waker: &Waker) {
         for work in Work::ALL {
             if self.0[work.index()] {
@@ -182,6 +198,15 @@ impl Db {
             waker: Arc::default(),
             first_delivery: Duration::ZERO,
         })
+    }
+
+    /// Wakes this process's workers when another instance commits work for them
+    /// (PostgreSQL's notifications; on SQLite one process holds the database).
+    pub fn listen_for_work(&self) -> anyhow::Result<()> {
+        if let Pool::Postgres(pool) = &self.pool {
+            postgres::listen::start(pool, self.waker.clone())?;
+        }
+        Ok(())
     }
 
     pub fn engine(&self) -> Engine {

@@ -54,7 +54,8 @@ impl Waker {
         s.cond.notify_one();
     }
 
-    /// Wakes every worker of every kind: for stopping.
+    /// Wakes every worker of every kind: for stopping, and after wakes may have been
+    /// missed (`db::postgres::listen`).
     pub fn wake_all(&self) {
         for work in Work::ALL {
             let s = self.signal(work);

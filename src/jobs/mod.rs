@@ -21,6 +21,7 @@ pub mod scheduler;
 
 use crate::app::Context;
 use crate::db::{self, jobs::Job, jobs::Kind};
+use crate::periodic::Periodic;
 use lanes::{DeliveryShare, Lane, Lanes};
 pub use outcome::{backoff, settle, Outcome};
 use outcome::{log_end, log_failure, record, record_failure};
@@ -35,6 +36,7 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 pub struct Workers {
     ctx: Arc<Context>,
     threads: Vec<JoinHandle<()>>,
+    leases: Option<Periodic>,
 }
 
 impl Workers {
@@ -46,7 +48,8 @@ impl Workers {
         workers: usize,
         delivery_workers: usize,
     ) -> anyhow::Result<Workers> {
-        let recovered = db::jobs::recover(&ctx.db.conn()?)?;
+        let alone = ctx.db.engine() == db::Engine::Sqlite;
+        let recovered = db::jobs::recover(&ctx.db.conn()?, alone)?;
         if recovered > 0 {
             log::info!("requeued {recovered} interrupted job(s)");
         }
@@ -72,7 +75,27 @@ impl Workers {
                     .spawn(move || sat_status::run_loop(&ctx, &checker))?,
             );
         }
-        Ok(Workers { ctx, threads })
+        // Several instances may share PostgreSQL: keep this one's leases, and take
+        // over the jobs of one that died.
+        let leases = (!alone)
+            .then(|| {
+                let db = ctx.db.clone();
+                let every = db::lease::length() / 3;
+                Periodic::spawn("leases", every, move || {
+                    match db.tx(|tx| db::jobs::renew_leases(tx, &crate::time::now())) {
+                        Ok(0) => {}
+                        Ok(n) => log::warn!("requeued {n} job(s) whose instance's lease ran out"),
+                        Err(e) => log::error!("renewing job leases failed: {e:#}"),
+                    }
+                    every
+                })
+            })
+            .transpose()?;
+        Ok(Workers {
+            ctx,
+            threads,
+            leases,
+        })
     }
 
     /// Asks the workers to stop and waits for them. A job cut short stays resumable.
@@ -81,6 +104,15 @@ impl Workers {
         self.ctx.db.waker().wake_all();
         for t in self.threads {
             let _ = t.join();
+        }
+        if let Some(leases) = self.leases {
+            leases.stop();
+            // Another instance takes them at once, not after the lease.
+            match self.ctx.db.tx(db::jobs::release_mine) {
+                Ok(0) => {}
+                Ok(n) => log::info!("handed back {n} interrupted job(s) to the queue"),
+                Err(e) => log::warn!("handing back interrupted jobs failed: {e:#}"),
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! advisory lock, so every statement written for SQLite's single writer (read, then
 //! write what was read) keeps its meaning on READ COMMITTED.
 
+pub(in crate::db) mod listen;
 mod migrate;
 mod value;
 
@@ -20,7 +21,18 @@ use std::collections::HashMap;
 use std::time::Duration;
 use value::Arg;
 
-pub(in crate::db) type Pool = r2d2::Pool<Manager>;
+/// The pool, and how to connect outside it (the wake listener's connection).
+#[derive(Clone)]
+pub struct Pool {
+    pool: r2d2::Pool<Manager>,
+    config: Config,
+}
+
+impl Pool {
+    pub fn get(&self) -> Result<r2d2::PooledConnection<Manager>, r2d2::Error> {
+        self.pool.get()
+    }
+}
 
 /// The advisory lock every write transaction takes (`pg_advisory_xact_lock`).
 const WRITERS: i64 = 0x6366_6469_0001;
@@ -279,7 +291,9 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
     if config.get_application_name().is_none() {
         config.application_name("cfdi-extract");
     }
-    let manager = Manager { config };
+    let manager = Manager {
+        config: config.clone(),
+    };
     // The first connection made here, so an unreachable server is one clear error at
     // once (with its cause), not the pool's retries until its timeout.
     let first = r2d2::ManageConnection::connect(&manager)
@@ -296,7 +310,7 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
         .error_handler(Box::new(LogCause))
         .build(manager)
         .context("cannot connect to the PostgreSQL database of --database-url")?;
-    Ok(pool)
+    Ok(Pool { pool, config })
 }
 
 /// Logs why a pooled connection could not be made (r2d2's own line drops the cause).

@@ -1,5 +1,5 @@
 -- cfdi-extract schema for PostgreSQL: the counterpart of the top-level schema.sql (the
--- SQLite schema) at version 16 (src/db/sqlite/migrate.rs VERSION), with everything
+-- SQLite schema) at version 17 (src/db/sqlite/migrate.rs VERSION), with everything
 -- migrate.rs's steps create outside schema.sql (the invoices_counterparty index). A
 -- change to one is made to the other, in the same commit.
 --
@@ -425,6 +425,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     attempts    BIGINT NOT NULL DEFAULT 0,
     run_at      TEXT COLLATE "C" NOT NULL,
     locked_at   TEXT COLLATE "C",
+    lease_owner TEXT COLLATE "C",                -- running: the instance that holds it
+    lease_until TEXT COLLATE "C",                -- running: until when (db/lease.rs)
     last_error  TEXT COLLATE "C",
     created_at  TEXT COLLATE "C" NOT NULL
 );

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 16;
+pub const VERSION: i64 = 17;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -28,6 +28,7 @@ const STEPS: &[(i64, &str)] = &[
     (14, STEP_14),
     (15, STEP_15),
     (16, STEP_16),
+    (17, STEP_17),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -194,6 +195,15 @@ CREATE TABLE IF NOT EXISTS invoice_relations (
 CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
 CREATE INDEX IF NOT EXISTS invoices_counterparty
     ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
+";
+
+/// Version 17: a running job's lease (`db::lease`): which instance holds it and until
+/// when. Several instances share a PostgreSQL database; a dead one's jobs are requeued
+/// once their lease runs out. On SQLite one instance holds the database and recovers
+/// every running job at start, as before.
+const STEP_17: &str = "
+ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
+ALTER TABLE jobs ADD COLUMN lease_until TEXT;
 ";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
