@@ -425,6 +425,14 @@ CREATE INDEX IF NOT EXISTS jobs_sat_due ON jobs (run_at, id)
 
 -- Service-wide values, e.g. `key_check`: a fingerprint of the encryption key the stored
 -- credentials are sealed with, so a missing or different key is refused at start.
+-- Failed logins per throttle key, when several instances share the database
+-- (db/login_failures.rs; one SQLite process counts in memory).
+CREATE TABLE IF NOT EXISTS login_failures (
+    key       TEXT PRIMARY KEY,                  -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
+    failures  INTEGER NOT NULL,
+    since     TEXT NOT NULL                      -- when this count began
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS settings (
     name   TEXT PRIMARY KEY,
     value  TEXT NOT NULL

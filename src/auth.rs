@@ -68,6 +68,9 @@ pub struct Authenticator {
     stamp_path: Option<PathBuf>,
     /// The stamp last seen and its generation.
     seen: Mutex<(Option<Stamp>, Generation)>,
+    /// Several instances share the database (PostgreSQL): the users' stamp and the
+    /// failure counts are the database's (`db::users::stamp`, `db::login_failures`).
+    shared: Option<Shared>,
     argon2_slots: Semaphore,
     failures: Mutex<HashMap<FailureKey, (u32, Instant)>>,
     trusted_proxies: Vec<IpAddr>,
@@ -89,9 +92,20 @@ impl Authenticator {
             inflight: Mutex::new(HashMap::new()),
             stamp_path,
             seen: Mutex::new((stamp, 0)),
+            shared: None,
             argon2_slots: Semaphore::new(slots),
             failures: Mutex::new(HashMap::new()),
             trusted_proxies,
+        }
+    }
+
+    /// Several instances share the database: a password changed through any of them
+    /// retires every instance's cached logins from its next request, and failures
+    /// count across them.
+    pub fn shared(self) -> Self {
+        Self {
+            shared: Some(Shared::default()),
+            ..self
         }
     }
 
@@ -129,12 +143,20 @@ impl Authenticator {
         client: Option<IpAddr>,
     ) -> Result<AuthUser, AuthFailure> {
         let (email, password) = parse_basic(header)?;
-        let generation = self.generation();
+        let generation = match &self.shared {
+            Some(shared) => shared.generation(db).await?,
+            None => self.generation(),
+        };
         let key = self.cache_key(&email, &password);
         if let Some(hit) = self.cached(&key, generation) {
             return Ok(hit);
         }
-        if client.is_some_and(|ip| self.throttled(ip, &email)) {
+        let throttled = match (client, &self.shared) {
+            (Some(ip), Some(shared)) => shared.throttled(db, failure_keys(ip, &email)).await,
+            (Some(ip), None) => self.throttled(ip, &email),
+            (None, _) => false,
+        };
+        if throttled {
             return Err(AuthFailure::Invalid);
         }
         let lookup_email = email.clone();
@@ -179,8 +201,12 @@ impl Authenticator {
                 Ok(user)
             }
             None => {
-                if let Some(ip) = client {
-                    self.record_failure(ip, &email);
+                match (client, &self.shared) {
+                    (Some(ip), Some(shared)) => {
+                        shared.record_failure(db, failure_keys(ip, &email)).await
+                    }
+                    (Some(ip), None) => self.record_failure(ip, &email),
+                    (None, _) => {}
                 }
                 Err(AuthFailure::Invalid)
             }
@@ -266,6 +292,83 @@ impl Authenticator {
         }
         cache.insert(key, (user, Instant::now() + CACHE_TTL, generation));
     }
+}
+
+/// The failure counts an attempt adds to, with what each allows per window, as the
+/// database keys them: the address, and the address with a digest of the email.
+fn failure_keys(ip: IpAddr, email: &str) -> [(String, u32); 2] {
+    use sha2::Digest;
+    let digest = Sha256::digest(email.as_bytes());
+    let email: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    [
+        (format!("a:{ip}"), FAILURES_PER_ADDRESS),
+        (format!("e:{ip}:{email}"), FAILURES_PER_EMAIL),
+    ]
+}
+
+/// The users' stamp last read from the database, and its generation.
+#[derive(Default)]
+struct Shared {
+    seen: Mutex<(Option<String>, Generation)>,
+}
+
+impl Shared {
+    async fn generation(&self, db: &Db) -> Result<Generation, AuthFailure> {
+        let stamp = db.read(|conn| db::users::stamp(conn)).await.map_err(|e| {
+            log::warn!("reading the users' stamp: {e:#}");
+            AuthFailure::Busy
+        })?;
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.0 != stamp {
+            *seen = (stamp, seen.1 + 1);
+        }
+        Ok(seen.1)
+    }
+
+    /// Whether any count is at its limit within the window. A database that does not
+    /// answer throttles no one (the lookup that follows reports it).
+    async fn throttled(&self, db: &Db, keys: [(String, u32); 2]) -> bool {
+        let since = window_start();
+        let over = db
+            .read(move |conn| {
+                for (key, allowed) in &keys {
+                    if db::login_failures::count(conn, key, &since)? >= i64::from(*allowed) {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            })
+            .await;
+        over.unwrap_or_else(|e| {
+            log::warn!("reading failed logins: {e:#}");
+            false
+        })
+    }
+
+    async fn record_failure(&self, db: &Db, keys: [(String, u32); 2]) {
+        let (now, since) = (crate::time::now(), window_start());
+        let recorded = db
+            .read(move |conn| {
+                for (key, _) in &keys {
+                    db::login_failures::record(conn, key, &now, &since)?;
+                }
+                // Now and then, the counts of past windows go.
+                if rand::random_ratio(1, 100) {
+                    db::login_failures::purge(conn, &since)?;
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(e) = recorded {
+            log::warn!("recording a failed login: {e:#}");
+        }
+    }
+}
+
+/// Where the current failure window began, in the service's timestamp format.
+fn window_start() -> String {
+    let start = chrono::Utc::now() - chrono::Duration::from_std(FAILURE_WINDOW).unwrap_or_default();
+    crate::time::format(start)
 }
 
 /// Splits `Basic base64(email:password)`. Absent or another scheme: `Missing`;

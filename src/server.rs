@@ -34,10 +34,7 @@ pub fn build(ctx: Arc<Context>) -> anyhow::Result<Rocket<Build>> {
     Ok(rocket::custom(figment)
         .manage(ctx.db.clone())
         .manage(heavy)
-        .manage(Authenticator::new(
-            config.trusted_proxies.clone(),
-            Some(&config.data_dir),
-        ))
+        .manage(authenticator(config, &ctx.db))
         .manage(ctx.clone())
         .mount("/", crate::routes::service::routes())
         .mount("/", crate::routes::v1())
@@ -54,4 +51,14 @@ pub fn build(ctx: Arc<Context>) -> anyhow::Result<Rocket<Build>> {
                 let _ = std::io::stdout().flush();
             })
         })))
+}
+
+/// Logins: against the data directory's users' stamp, or, with several instances on
+/// PostgreSQL, the database's.
+fn authenticator(config: &crate::config::Config, db: &crate::db::Db) -> Authenticator {
+    let auth = Authenticator::new(config.trusted_proxies.clone(), Some(&config.data_dir));
+    match db.engine() {
+        crate::db::Engine::Sqlite => auth,
+        crate::db::Engine::Postgres => auth.shared(),
+    }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 fn sqlite_only(store: &Store, what: &str) -> anyhow::Result<()> {
     match store {
         Store::Sqlite(_) => Ok(()),
-        Store::Postgres(_) => anyhow::bail!(
+        Store::Postgres { .. } => anyhow::bail!(
             "{what} copies the SQLite database of the data directory; this one is PostgreSQL \
              (--database-url): use pg_dump (e.g. `pg_dump --format=custom --file=cfdi.dump`) \
              and pg_restore, and keep the encryption key (secret.key or --encryption-key) with the dump"

@@ -31,7 +31,7 @@ const DEMO_PASSWORD: &str = "demo-password";
 pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()> {
     let config = Config::new(data_dir, args);
     db::lease::set_length(config.job_lease);
-    if matches!(store, Store::Postgres(_)) && config.backup_every.is_some() {
+    if matches!(store, Store::Postgres { .. }) && config.backup_every.is_some() {
         anyhow::bail!(
             "--backup-every copies the SQLite database; with --database-url, back up with pg_dump"
         );

@@ -20,6 +20,7 @@ pub mod invoices;
 
 pub mod jobs;
 pub mod lease;
+pub mod login_failures;
 pub mod orgs;
 pub mod payment_entries;
 mod postgres;

@@ -17,18 +17,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where the database lives: SQLite in the data directory (the default), or a
-/// PostgreSQL server (`--database-url`).
+/// PostgreSQL server (`--database-url`); the data directory holds the key either way.
 #[derive(Debug, Clone)]
 pub enum Store {
     Sqlite(PathBuf),
-    Postgres(Secret),
+    Postgres { url: Secret, data_dir: PathBuf },
 }
 
 impl Store {
     /// `url` when given, else the data directory's SQLite file.
     pub fn new(data_dir: &Path, url: Option<&Secret>) -> Store {
         match url {
-            Some(url) => Store::Postgres(url.clone()),
+            Some(url) => Store::Postgres {
+                url: url.clone(),
+                data_dir: data_dir.to_path_buf(),
+            },
             None => Store::Sqlite(data_dir.to_path_buf()),
         }
     }
@@ -190,7 +193,10 @@ impl Db {
     ) -> anyhow::Result<Db> {
         let pool = match store {
             Store::Sqlite(dir) => Pool::Sqlite(sqlite::open(dir, max_connections, checkpoints)?),
-            Store::Postgres(url) => Pool::Postgres(postgres::open(url.expose(), max_connections)?),
+            Store::Postgres { url, data_dir } => {
+                crate::data_dir::prepare(data_dir)?;
+                Pool::Postgres(postgres::open(url.expose(), max_connections)?)
+            }
         };
         Ok(Db {
             pool,

@@ -54,13 +54,26 @@ pub fn count(conn: &Conn) -> anyhow::Result<i64> {
     conn.one("SELECT COUNT(*) FROM users", params![], |r| r.get(0))
 }
 
-/// Returns false when no user has that email.
+/// Returns false when no user has that email. Moves the users' stamp with it.
 pub fn set_password(conn: &Conn, email: &str, password_hash: &str) -> anyhow::Result<bool> {
     let n = conn.exec(
         "UPDATE users SET password_hash = ?2, updated_at = ?3 WHERE email = ?1",
         params![normalize_email(email), password_hash, crate::time::now()],
     )?;
+    if n == 1 {
+        super::settings::set(conn, STAMP, &uuid::Uuid::now_v7().to_string())?;
+    }
     Ok(n == 1)
+}
+
+/// The setting that moves with every change to a user's credentials: instances sharing
+/// a PostgreSQL database compare it on each request to retire their cached logins (one
+/// SQLite server watches the data directory's `users.stamp`, with no database read).
+const STAMP: &str = "users_stamp";
+
+/// The users' stamp now (`None` until a password was first changed).
+pub fn stamp(conn: &Conn) -> anyhow::Result<Option<String>> {
+    super::settings::get(conn, STAMP)
 }
 
 fn from_row(r: &Row) -> anyhow::Result<User> {

@@ -20,7 +20,9 @@ pub fn run(store: &Store, dir: &Path, configured_key: Option<&str>) -> Report {
     let mut report = Report::default();
     let checked = match store {
         Store::Sqlite(_) => check(dir, configured_key, &mut report),
-        Store::Postgres(url) => check_postgres(url.expose(), dir, configured_key, &mut report),
+        Store::Postgres { url, .. } => {
+            check_postgres(url.expose(), dir, configured_key, &mut report)
+        }
     };
     if let Err(e) = checked {
         report.problems.push(format!("{e:#}"));

@@ -9,6 +9,7 @@ mod entities;
 mod errors;
 mod events;
 mod healthcheck;
+mod instances;
 mod isolation;
 mod lifecycle;
 mod logs;

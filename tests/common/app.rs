@@ -601,6 +601,30 @@ impl TestApp {
         self.dir.path()
     }
 
+    /// Another instance on this one's PostgreSQL database, as an operator runs a second
+    /// machine: a data directory of its own holding a copy of this one's encryption key
+    /// (every instance needs the same), the same users. Not started.
+    pub fn beside(&self, args: &[&str]) -> TestApp {
+        use std::os::unix::fs::PermissionsExt;
+        let url = crate::common::engine::database_url(self.data_dir())
+            .expect("a second instance shares a PostgreSQL database");
+        let dir = TempDir::new().expect("temp dir");
+        let key = dir.path().join("secret.key");
+        std::fs::copy(self.data_dir().join("secret.key"), &key).expect("copy the key");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("0600");
+        TestApp {
+            dir,
+            creds: self.creds.clone(),
+            port: 0,
+            base_url: String::new(),
+            args: merge_args(DEFAULT_SERVE_ARGS, args),
+            env: vec![(crate::common::engine::DATABASE_URL.to_string(), url)],
+            child: None,
+            stdout: Arc::default(),
+            stderr: Arc::default(),
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("server running").id()
     }

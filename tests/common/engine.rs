@@ -84,6 +84,17 @@ macro_rules! sqlite_only {
 }
 pub(crate) use sqlite_only;
 
+/// Skips a test of what only several instances on one PostgreSQL database do.
+macro_rules! postgres_only {
+    ($why:expr) => {
+        if !$crate::common::engine::is_postgres() {
+            eprintln!("skipped on SQLite (PostgreSQL only): {}", $why);
+            return;
+        }
+    };
+}
+pub(crate) use postgres_only;
+
 /// The database name of `data_dir` on the PostgreSQL server.
 pub fn database_name(data_dir: &Path) -> String {
     use sha2::Digest;

@@ -93,7 +93,7 @@ pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<(Option<String>,
              AND r.relation_type IN ({crediting})
          JOIN invoices o ON o.id = r.invoice_id
          WHERE i.id = ?1 AND o.id <> i.id AND o.xml_processed = 1 AND o.type = 'E'
-             AND o.status <> 'cancelled' AND upper(o.currency) IS upper(i.currency) AND o.total IS NOT NULL
+             AND o.status <> 'cancelled' AND upper(o.currency) IS NOT DISTINCT FROM upper(i.currency) AND o.total IS NOT NULL
              AND (SELECT COUNT(DISTINCT x.related_uuid) FROM invoice_relations x
                   WHERE x.invoice_id = o.id AND x.relation_type IN ({crediting})) = 1
          GROUP BY o.id ORDER BY o.id"

@@ -446,6 +446,14 @@ CREATE INDEX IF NOT EXISTS jobs_sat_due ON jobs (run_at, id)
 
 -- Service-wide values, e.g. `key_check`: a fingerprint of the encryption key the stored
 -- credentials are sealed with, so a missing or different key is refused at start.
+-- Failed logins per throttle key, when several instances share the database
+-- (db/login_failures.rs).
+CREATE TABLE IF NOT EXISTS login_failures (
+    key       TEXT COLLATE "C" PRIMARY KEY,      -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
+    failures  BIGINT NOT NULL,
+    since     TEXT COLLATE "C" NOT NULL          -- when this count began
+);
+
 CREATE TABLE IF NOT EXISTS settings (
     name   TEXT COLLATE "C" PRIMARY KEY,
     value  TEXT COLLATE "C" NOT NULL

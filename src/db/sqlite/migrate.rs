@@ -197,10 +197,11 @@ CREATE INDEX IF NOT EXISTS invoices_counterparty
     ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 ";
 
-/// Version 17: a running job's lease (`db::lease`): which instance holds it and until
-/// when. Several instances share a PostgreSQL database; a dead one's jobs are requeued
-/// once their lease runs out. On SQLite one instance holds the database and recovers
-/// every running job at start, as before.
+/// Version 17: what several instances on one PostgreSQL database share. A running
+/// job's lease (`db::lease`): which instance holds it and until when, so a dead one's
+/// jobs are requeued once it runs out; and failed logins (`login_failures`, created by
+/// `schema.sql`), so the throttle counts across instances. On SQLite one process holds
+/// the database: it recovers every running job at start and counts failures in memory.
 const STEP_17: &str = "
 ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
 ALTER TABLE jobs ADD COLUMN lease_until TEXT;
