@@ -314,7 +314,7 @@ struct Shared {
 
 impl Shared {
     async fn generation(&self, db: &Db) -> Result<Generation, AuthFailure> {
-        let stamp = db.read(|conn| db::users::stamp(conn)).await.map_err(|e| {
+        let stamp = db.read(db::users::stamp).await.map_err(|e| {
             log::warn!("reading the users' stamp: {e:#}");
             AuthFailure::Busy
         })?;

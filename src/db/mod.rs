@@ -50,4 +50,4 @@ pub use store::{is_busy, is_unique_violation, Db, Pooled, Store, Tx};
 pub use waker::{Waker, Work};
 
 #[cfg(test)]
-pub use sqlite::Memory;
+pub use store::Memory;

@@ -252,7 +252,7 @@ pub fn upsert(
             updated_at = CASE WHEN retentions.status IS NOT DISTINCT FROM excluded.status
                     AND retentions.cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
                     AND (retentions.has_pdf <> 0 OR excluded.has_pdf = 0)
-                    AND direction IS NOT DISTINCT FROM excluded.direction
+                    AND retentions.direction IS NOT DISTINCT FROM excluded.direction
                 THEN retentions.updated_at ELSE excluded.updated_at END",
         params![
             id,

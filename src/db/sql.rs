@@ -107,31 +107,23 @@ pub enum Stored<'r> {
 }
 
 /// One row of a result.
-pub struct Row<'r>(RowOf<'r>);
+pub struct Row<'r>(&'r (dyn Values + 'r));
 
-enum RowOf<'r> {
-    Sqlite(&'r rusqlite::Row<'r>),
-    Postgres(&'r postgres::Row),
+/// An engine's row, read column by column as values of SQLite's kinds (PostgreSQL's
+/// are mapped by `db::postgres::value`).
+pub trait Values {
+    fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>>;
 }
 
 impl<'r> Row<'r> {
-    pub(in crate::db) fn sqlite(row: &'r rusqlite::Row<'r>) -> Row<'r> {
-        Row(RowOf::Sqlite(row))
-    }
-
-    pub(in crate::db) fn postgres(row: &'r postgres::Row) -> Row<'r> {
-        Row(RowOf::Postgres(row))
+    pub fn new(row: &'r (dyn Values + 'r)) -> Row<'r> {
+        Row(row)
     }
 }
 
 impl Row<'_> {
-    /// Column `i` as a value of SQLite's kinds, whichever engine read it (PostgreSQL's
-    /// are mapped by `db::postgres::value`).
     fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>> {
-        match self.0 {
-            RowOf::Sqlite(row) => Ok(row.get_ref(i)?),
-            RowOf::Postgres(row) => Ok(row.try_get::<_, super::postgres::Value>(i)?.0),
-        }
+        self.0.value(i)
     }
 
     /// Column `i` (from 0) as `T`; NULL only into an `Option`.
@@ -254,7 +246,7 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::params;
-    use crate::db::Memory;
+    use crate::db::store::Memory;
 
     #[test]
     fn statements_bind_numbered_parameters_and_read_typed_columns() {

@@ -210,7 +210,7 @@ impl Db {
     /// (PostgreSQL's notifications; on SQLite one process holds the database).
     pub fn listen_for_work(&self) -> anyhow::Result<()> {
         if let Pool::Postgres(pool) = &self.pool {
-            postgres::listen::start(pool, self.waker.clone())?;
+            postgres::listen::start(pool.config().clone(), self.waker.clone())?;
         }
         Ok(())
     }
@@ -329,6 +329,43 @@ pub fn is_busy(err: &anyhow::Error) -> bool {
             || sqlite::is_busy(cause)
             || postgres::is_busy(cause)
     })
+}
+
+/// An in-memory database with the current schema, for unit tests. Its transactions
+/// carry no delivery delay and wake no one.
+#[cfg(test)]
+pub struct Memory(rusqlite::Connection);
+
+#[cfg(test)]
+impl Memory {
+    pub fn new() -> Memory {
+        let mut conn = rusqlite::Connection::open_in_memory().expect("memory db");
+        sqlite::migrate::apply(&mut conn).expect("schema");
+        Memory(conn)
+    }
+
+    /// Runs `f` in a transaction, committed when it returns Ok.
+    pub fn tx<T>(&self, f: impl FnOnce(&Tx) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let tx = Tx::sqlite(self.0.unchecked_transaction()?, std::time::Duration::ZERO);
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+impl Default for Memory {
+    fn default() -> Memory {
+        Memory::new()
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for Memory {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        Conn::ref_cast(&self.0 as &rusqlite::Connection)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! as a local commit does. A lost connection is made again; since notifications sent
 //! meanwhile are gone, the reconnection wakes every worker once (they poll anyway).
 
-use super::{Connection, Pool};
+use super::connection::Connection;
 use crate::db::sql::{params, Driver as _};
 use crate::db::waker::{Waker, Work};
 use postgres::fallible_iterator::FallibleIterator;
@@ -21,8 +21,7 @@ pub fn notify(conn: &Connection, works: &str) -> anyhow::Result<()> {
 }
 
 /// Starts the listening thread; it runs as long as the process.
-pub fn start(pool: &Pool, waker: Arc<Waker>) -> anyhow::Result<()> {
-    let config = pool.config.clone();
+pub fn start(config: postgres::Config, waker: Arc<Waker>) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("pg-listen".into())
         .spawn(move || loop {

@@ -5,7 +5,7 @@
 //! and the whole migration is one transaction (PostgreSQL's DDL is transactional): the
 //! others wait, none half-applies.
 
-use super::{Connection, Transaction};
+use super::connection::{Connection, Single, Transaction, WRITERS};
 use crate::db::sql::params;
 use crate::db::sql::Driver;
 use crate::db::sqlite::migrate::VERSION;
@@ -24,11 +24,19 @@ const STEPS: &[(i64, &str)] = &[(
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {
     let tx = Transaction::with_lock(conn, MIGRATIONS)?;
-    let conn = <crate::db::Conn as ref_cast::RefCast>::ref_cast(tx.conn() as &dyn Driver);
-    conn.batch("CREATE TABLE IF NOT EXISTS cfdi_extract_schema (version BIGINT NOT NULL)")?;
-    let current = conn.opt("SELECT version FROM cfdi_extract_schema", params![], |r| {
-        r.get::<i64>(0)
-    })?;
+    let conn = <crate::db::sql::Conn as ref_cast::RefCast>::ref_cast(tx.conn() as &dyn Driver);
+    let current = Single::version(conn)?;
+    if current == Some(VERSION) {
+        // Current: nothing to take a table lock for (every CLI command opens the
+        // database while servers write).
+        return tx.commit();
+    }
+    // Changing it: no write of a running instance in between (theirs hold the
+    // writers' lock, then the tables'; taking it first is the same order).
+    conn.batch(&format!(
+        "SELECT pg_advisory_xact_lock({}); CREATE TABLE IF NOT EXISTS cfdi_extract_schema (version BIGINT NOT NULL)",
+        WRITERS
+    ))?;
     if let Some(current) = current {
         if current > VERSION {
             anyhow::bail!(

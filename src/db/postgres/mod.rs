@@ -5,280 +5,34 @@
 //! advisory lock, so every statement written for SQLite's single writer (read, then
 //! write what was read) keeps its meaning on READ COMMITTED.
 
+mod connection;
 pub(in crate::db) mod listen;
 mod migrate;
 mod value;
 
-pub(in crate::db) use value::Value;
+pub(in crate::db) use connection::{is_busy, is_unique_violation, Manager};
+pub use connection::{Connection, Single, Transaction};
 
-use super::sql::{Driver, Engine, Param, Row};
 use anyhow::Context;
-use postgres::error::SqlState;
-use postgres::types::{Kind, Type};
-use postgres::{Client, Config, NoTls, Statement};
-use std::cell::{Cell, RefCell, RefMut};
-use std::collections::HashMap;
+use postgres::Config;
 use std::time::Duration;
-use value::Arg;
 
 /// The pool, and how to connect outside it (the wake listener's connection).
 #[derive(Clone)]
 pub struct Pool {
     pool: r2d2::Pool<Manager>,
-    config: Config,
+    /// Shared: a `Db` is cloned for every request.
+    config: std::sync::Arc<Config>,
 }
 
 impl Pool {
+    /// How to connect outside the pool (the wake listener).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     pub fn get(&self) -> Result<r2d2::PooledConnection<Manager>, r2d2::Error> {
         self.pool.get()
-    }
-}
-
-/// The advisory lock every write transaction takes (`pg_advisory_xact_lock`).
-const WRITERS: i64 = 0x6366_6469_0001;
-/// How long a statement waits for a lock (the writers' turn included) before it fails
-/// as busy: SQLite's busy timeout.
-const LOCK_TIMEOUT: &str = "10s";
-
-/// One connection to the server.
-pub struct Connection {
-    client: RefCell<Client>,
-    /// Prepared statements by their SQL text as the seam wrote it.
-    statements: RefCell<HashMap<String, Statement>>,
-    /// Inside `BEGIN`, whether a statement failed: PostgreSQL then ignores the rest and
-    /// answers COMMIT with a rollback, which must not pass for a commit.
-    in_tx: Cell<bool>,
-    failed: Cell<bool>,
-}
-
-impl Connection {
-    fn client(&self) -> anyhow::Result<RefMut<'_, Client>> {
-        self.client.try_borrow_mut().map_err(|_| {
-            anyhow::anyhow!(
-                "a statement ran on a PostgreSQL connection still sending another's rows \
-                 (read those with `all`, not `each`)"
-            )
-        })
-    }
-
-    fn prepared(
-        &self,
-        client: &mut Client,
-        sql: &str,
-        params: &[&dyn Param],
-    ) -> anyhow::Result<Statement> {
-        if let Some(statement) = self.statements.borrow().get(sql) {
-            return Ok(statement.clone());
-        }
-        let statement =
-            prepare(client, sql, params).with_context(|| format!("cannot prepare: {sql}"))?;
-        self.statements
-            .borrow_mut()
-            .insert(sql.to_string(), statement.clone());
-        Ok(statement)
-    }
-
-    /// Remembers a failure inside a transaction (see `failed`).
-    fn noting<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
-        if result.is_err() && self.in_tx.get() {
-            self.failed.set(true);
-        }
-        result
-    }
-}
-
-impl Driver for Connection {
-    fn engine(&self) -> Engine {
-        Engine::Postgres
-    }
-
-    fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
-        let run = || -> anyhow::Result<usize> {
-            let mut client = self.client()?;
-            let statement = self.prepared(&mut client, sql, params)?;
-            let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
-            let args: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                args.iter().map(|a| a as _).collect();
-            Ok(usize::try_from(client.execute(&statement, &args)?)?)
-        };
-        self.noting(run())
-    }
-
-    fn batch(&self, sql: &str) -> anyhow::Result<()> {
-        let run = || Ok(self.client()?.batch_execute(sql)?);
-        self.noting(run())
-    }
-
-    fn query(
-        &self,
-        sql: &str,
-        params: &[&dyn Param],
-        stream: bool,
-        f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
-    ) -> anyhow::Result<()> {
-        let mut client = self.client()?;
-        let statement = self.noting(self.prepared(&mut client, sql, params))?;
-        let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
-        if stream {
-            let mut rows = self.noting(
-                client
-                    .query_raw(&statement, args.iter())
-                    .map_err(Into::into),
-            )?;
-            while let Some(row) = self.noting(
-                postgres::fallible_iterator::FallibleIterator::next(&mut rows).map_err(Into::into),
-            )? {
-                if !f(&Row::postgres(&row))? {
-                    break;
-                }
-            }
-            return Ok(());
-        }
-        let rows: Vec<postgres::Row> = {
-            let mut read = self.noting(
-                client
-                    .query_raw(&statement, args.iter())
-                    .map_err(Into::into),
-            )?;
-            let mut rows = Vec::new();
-            while let Some(row) = self.noting(
-                postgres::fallible_iterator::FallibleIterator::next(&mut read).map_err(Into::into),
-            )? {
-                rows.push(row);
-            }
-            rows
-        };
-        drop(client);
-        for row in &rows {
-            if !f(&Row::postgres(row))? {
-                break;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Prepares `sql` translated. Where PostgreSQL cannot type a parameter (one first met in
-/// a null test), the types come from the statement without its null tests, and failing
-/// that from the values given.
-fn prepare(
-    client: &mut Client,
-    sql: &str,
-    params: &[&dyn Param],
-) -> Result<Statement, postgres::Error> {
-    let text = value::translate(sql);
-    match client.prepare(&text) {
-        Err(e) if untyped(&e) => {
-            let probe = value::without_null_tests(&text);
-            let unspecified = Type::new(String::new(), 0, Kind::Pseudo, String::new());
-            let mut types = vec![unspecified; params.len()];
-            for _ in 0..=params.len() {
-                match client.prepare_typed(&probe, &types) {
-                    Ok(statement) => {
-                        types = statement.params().to_vec();
-                        break;
-                    }
-                    Err(e) if untyped(&e) => {
-                        // "... of parameter $N": that one from its value.
-                        let n = e
-                            .as_db_error()
-                            .and_then(|d| d.message().rsplit('$').next()?.parse::<usize>().ok())
-                            .filter(|n| (1..=params.len()).contains(n));
-                        let Some(n) = n else { return Err(e) };
-                        types[n - 1] = value::type_of(params[n - 1]);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            client.prepare_typed(&text, &types)
-        }
-        other => other,
-    }
-}
-
-/// "could not determine data type of parameter $N" (psql says 42P18; a Parse message
-/// gets 42P08).
-fn untyped(e: &postgres::Error) -> bool {
-    e.code() == Some(&SqlState::INDETERMINATE_DATATYPE)
-        || e.code() == Some(&SqlState::AMBIGUOUS_PARAMETER)
-}
-
-/// A write transaction on one connection: BEGIN and the writers' lock, then COMMIT, or
-/// ROLLBACK when dropped uncommitted.
-pub struct Transaction<'c> {
-    conn: &'c Connection,
-    open: bool,
-}
-
-impl<'c> Transaction<'c> {
-    pub fn begin(conn: &'c Connection) -> anyhow::Result<Transaction<'c>> {
-        Transaction::with_lock(conn, WRITERS)
-    }
-
-    fn with_lock(conn: &'c Connection, lock: i64) -> anyhow::Result<Transaction<'c>> {
-        conn.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({lock})"))?;
-        conn.in_tx.set(true);
-        conn.failed.set(false);
-        Ok(Transaction { conn, open: true })
-    }
-
-    pub fn conn(&self) -> &'c Connection {
-        self.conn
-    }
-
-    pub fn commit(mut self) -> anyhow::Result<()> {
-        self.open = false;
-        let failed = self.conn.failed.get();
-        self.conn.in_tx.set(false);
-        if failed {
-            let _ = self.conn.batch("ROLLBACK");
-            anyhow::bail!("the transaction was rolled back: one of its statements failed");
-        }
-        self.conn.batch("COMMIT")
-    }
-}
-
-impl Drop for Transaction<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            self.conn.in_tx.set(false);
-            if let Err(e) = self.conn.batch("ROLLBACK") {
-                log::warn!("PostgreSQL rollback failed: {e}");
-            }
-        }
-    }
-}
-
-/// The pool's manager: r2d2_postgres's hands out a bare `Client`; ours wraps each in a
-/// `Connection` (the statement cache, and interior mutability for `&Conn`).
-pub struct Manager {
-    config: Config,
-}
-
-impl r2d2::ManageConnection for Manager {
-    type Connection = Connection;
-    type Error = postgres::Error;
-
-    fn connect(&self) -> Result<Connection, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
-        // Notices ("already exists, skipping") are not the log's business.
-        client.batch_execute(&format!(
-            "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
-        ))?;
-        Ok(Connection {
-            client: RefCell::new(client),
-            statements: RefCell::default(),
-            in_tx: Cell::new(false),
-            failed: Cell::new(false),
-        })
-    }
-
-    fn is_valid(&self, conn: &mut Connection) -> Result<(), postgres::Error> {
-        conn.client.get_mut().simple_query("").map(drop)
-    }
-
-    fn has_broken(&self, conn: &mut Connection) -> bool {
-        conn.client.get_mut().is_closed()
     }
 }
 
@@ -310,7 +64,10 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
         .error_handler(Box::new(LogCause))
         .build(manager)
         .context("cannot connect to the PostgreSQL database of --database-url")?;
-    Ok(Pool { pool, config })
+    Ok(Pool {
+        pool,
+        config: config.into(),
+    })
 }
 
 /// Logs why a pooled connection could not be made (r2d2's own line drops the cause).
@@ -323,64 +80,5 @@ impl r2d2::HandleError<postgres::Error> for LogCause {
             "cannot connect to PostgreSQL: {:#}",
             anyhow::Error::from(error)
         );
-    }
-}
-
-fn sql_state<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a SqlState> {
-    cause.downcast_ref::<postgres::Error>()?.code()
-}
-
-/// True when `err` is a UNIQUE or PRIMARY KEY constraint violation.
-pub(in crate::db) fn is_unique_violation(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|cause| sql_state(cause) == Some(&SqlState::UNIQUE_VIOLATION))
-}
-
-/// True when `cause` is a lock that stayed taken past `LOCK_TIMEOUT`, or a conflict the
-/// server resolved by failing one side: retryable.
-pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(
-        sql_state(cause),
-        Some(s) if *s == SqlState::LOCK_NOT_AVAILABLE
-            || *s == SqlState::T_R_DEADLOCK_DETECTED
-            || *s == SqlState::T_R_SERIALIZATION_FAILURE
-    )
-}
-
-/// One connection outside any pool, that never migrates: what `check` reads.
-pub struct Single(Connection);
-
-impl std::ops::Deref for Single {
-    type Target = super::Conn;
-    fn deref(&self) -> &super::Conn {
-        <super::Conn as ref_cast::RefCast>::ref_cast(&self.0 as &dyn Driver)
-    }
-}
-
-impl Single {
-    pub fn connect(url: &str) -> anyhow::Result<Single> {
-        let config: Config = url
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
-        let conn = r2d2::ManageConnection::connect(&Manager { config })
-            .context("cannot connect to the PostgreSQL database of --database-url")?;
-        Ok(Single(conn))
-    }
-
-    /// The schema version the database records; `None` before the first `serve`.
-    pub fn schema_version(&self) -> anyhow::Result<Option<i64>> {
-        let exists: bool = self.one(
-            "SELECT to_regclass('cfdi_extract_schema') IS NOT NULL",
-            super::sql::params![],
-            |r| r.get(0),
-        )?;
-        if !exists {
-            return Ok(None);
-        }
-        self.opt(
-            "SELECT version FROM cfdi_extract_schema",
-            super::sql::params![],
-            |r| r.get(0),
-        )
     }
 }

@@ -5,7 +5,7 @@
 //! `text` its decimal digits), and a column is read back as the kind SQLite would have
 //! given (`bigint` and `boolean` as integers, `numeric` sums as integers).
 
-use super::super::sql::Param;
+use crate::db::sql::{Param, Values};
 use bytes::BytesMut;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -15,6 +15,12 @@ type BoxError = Box<dyn Error + Sync + Send>;
 
 /// A column as the seam reads it.
 pub struct Value<'a>(pub ValueRef<'a>);
+
+impl Values for postgres::Row {
+    fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>> {
+        Ok(self.try_get::<_, Value>(i)?.0)
+    }
+}
 
 fn is_text(ty: &Type) -> bool {
     matches!(
@@ -224,7 +230,10 @@ pub fn type_of(param: &dyn Param) -> Type {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::db::postgres::value::{encode, translate, without_null_tests, Value};
+    use bytes::BytesMut;
+    use postgres::types::{FromSql, ToSql, Type};
+    use rusqlite::types::ValueRef;
 
     #[test]
     fn sqlite_text_is_translated_outside_quotes_and_comments() {

@@ -19,7 +19,7 @@
 //! slow CI disk).
 
 use super::writer::Writers;
-use crate::db::Db;
+use crate::db::store::Db;
 use crate::periodic::Periodic;
 use std::time::Duration;
 
@@ -116,7 +116,7 @@ fn passive(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
 mod tests {
     use super::*;
     use crate::db::sql::params;
-    use crate::db::Checkpoints;
+    use crate::db::sqlite::Checkpoints;
 
     fn main_file_len(dir: &std::path::Path) -> u64 {
         std::fs::metadata(crate::config::db_path(dir)).map_or(0, |m| m.len())

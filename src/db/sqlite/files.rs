@@ -1,7 +1,7 @@
 //! A database file opened on its own, outside the pool: what `backup`, `restore` and
 //! `check` work on (a live server's database, a backup file), and the online copy.
 
-use crate::db::Conn;
+use crate::db::sql::Conn;
 use anyhow::Context;
 use ref_cast::RefCast;
 use rusqlite::backup::{Backup, StepResult};

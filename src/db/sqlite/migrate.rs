@@ -446,7 +446,7 @@ mod tests {
             .query_row("SELECT codec FROM documents", [], |r| r.get(0))
             .expect("codec");
         assert_eq!(codec, "identity");
-        let conn = <crate::db::Conn as ref_cast::RefCast>::ref_cast(&conn);
+        let conn = <crate::db::sql::Conn as ref_cast::RefCast>::ref_cast(&conn);
         let xml = crate::db::documents::get(conn, "i", "xml").expect("read");
         assert_eq!(xml.as_deref(), Some(&b"<Comprobante/>"[..]));
     }

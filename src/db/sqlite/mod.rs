@@ -7,7 +7,7 @@ pub mod files;
 pub mod migrate;
 pub(in crate::db) mod writer;
 
-use super::sql::{Driver, Engine, Param, Row};
+use super::sql::{Driver, Engine, Param, Row, Values};
 use anyhow::Context;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
@@ -113,7 +113,7 @@ impl Driver for Connection {
         let mut stmt = self.prepare_cached(sql)?;
         let mut rows = stmt.query(bind(params))?;
         while let Some(row) = rows.next()? {
-            if !f(&Row::sqlite(row))? {
+            if !f(&Row::new(row))? {
                 break;
             }
         }
@@ -122,6 +122,12 @@ impl Driver for Connection {
 
     fn sqlite(&self) -> Option<&Connection> {
         Some(self)
+    }
+}
+
+impl Values for rusqlite::Row<'_> {
+    fn value(&self, i: usize) -> anyhow::Result<rusqlite::types::ValueRef<'_>> {
+        Ok(self.get_ref(i)?)
     }
 }
 
@@ -142,41 +148,4 @@ pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool 
         Some(rusqlite::Error::SqliteFailure(e, _))
             if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
-}
-
-/// An in-memory database with the current schema, for unit tests. Its transactions
-/// carry no delivery delay and wake no one.
-#[cfg(test)]
-pub struct Memory(Connection);
-
-#[cfg(test)]
-impl Memory {
-    pub fn new() -> Memory {
-        let mut conn = Connection::open_in_memory().expect("memory db");
-        migrate::apply(&mut conn).expect("schema");
-        Memory(conn)
-    }
-
-    /// Runs `f` in a transaction, committed when it returns Ok.
-    pub fn tx<T>(&self, f: impl FnOnce(&super::Tx) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let tx = super::Tx::sqlite(self.0.unchecked_transaction()?, std::time::Duration::ZERO);
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
-    }
-}
-
-#[cfg(test)]
-impl Default for Memory {
-    fn default() -> Memory {
-        Memory::new()
-    }
-}
-
-#[cfg(test)]
-impl std::ops::Deref for Memory {
-    type Target = super::Conn;
-    fn deref(&self) -> &super::Conn {
-        <super::Conn as ref_cast::RefCast>::ref_cast(&self.0)
-    }
 }
