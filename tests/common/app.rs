@@ -799,6 +799,12 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.kill();
+        // A failing test shows what its server said last (CI keeps only the output).
+        if std::thread::panicking() {
+            let lines = self.stderr_lines();
+            let last = &lines[lines.len().saturating_sub(40)..];
+            eprintln!("--- the server's last log lines:\n{}", last.join("\n"));
+        }
     }
 }
 

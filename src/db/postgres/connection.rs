@@ -27,7 +27,12 @@ pub struct Connection {
     /// answers COMMIT with a rollback, which must not pass for a commit.
     in_tx: Cell<bool>,
     failed: Cell<bool>,
+    /// Cursors open for `stream` (nested reads).
+    cursors: Cell<usize>,
 }
+
+/// Rows fetched at a time by a streaming read.
+const CURSOR_BATCH: usize = 256;
 
 impl Connection {
     fn client(&self) -> anyhow::Result<RefMut<'_, Client>> {
@@ -48,12 +53,108 @@ impl Connection {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
-        let statement =
-            prepare(client, sql, params).with_context(|| format!("cannot prepare: {sql}"))?;
+        let statement = prepare(client, sql, params, self.in_block())
+            .with_context(|| format!("cannot prepare: {sql}"))?;
         self.statements
             .borrow_mut()
             .insert(sql.to_string(), statement.clone());
         Ok(statement)
+    }
+
+    /// Reads a result through a cursor, `CURSOR_BATCH` rows at a time, handing each to
+    /// `f` with the connection free: the caller may run statements on it meanwhile (as
+    /// SQLite allows), and the rows are never all in memory. A cursor lives in a
+    /// transaction: outside one, a read-only one is begun for it.
+    fn stream(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<()> {
+        // Nested reads each get a cursor of their own, and each statement its own name:
+        // a FETCH is prepared once per name, with the columns of that name's query.
+        let depth = self.cursors.get();
+        let cursor = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            sql.hash(&mut h);
+            format!("seam_each_{depth}_{:x}", h.finish())
+        };
+        let own = !self.in_tx.get() && depth == 0;
+        if own {
+            self.batch("BEGIN READ ONLY")?;
+        }
+        self.cursors.set(depth + 1);
+        let read = (|| -> anyhow::Result<()> {
+            {
+                let mut client = self.client()?;
+                let declare = self.noting(self.declared(&mut client, &cursor, sql, params))?;
+                let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
+                let args: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                    args.iter().map(|a| a as _).collect();
+                self.noting(client.execute(&declare, &args).map_err(Into::into))?;
+            }
+            let fetch = format!("FETCH {CURSOR_BATCH} FROM {cursor}");
+            loop {
+                let rows = {
+                    let mut client = self.client()?;
+                    let statement = self.noting(self.prepared(&mut client, &fetch, &[]))?;
+                    self.noting(client.query(&statement, &[]).map_err(Into::into))?
+                };
+                for row in &rows {
+                    if !f(&Row::new(row))? {
+                        return Ok(());
+                    }
+                }
+                if rows.len() < CURSOR_BATCH {
+                    return Ok(());
+                }
+            }
+        })();
+        self.cursors.set(depth);
+        let closed = self.batch(&format!("CLOSE {cursor}"));
+        if own {
+            let end = if read.is_ok() && closed.is_ok() {
+                "COMMIT"
+            } else {
+                "ROLLBACK"
+            };
+            self.batch(end)?;
+        }
+        read.and(closed)
+    }
+
+    /// `DECLARE cursor ... FOR sql`, prepared with the parameter types of `sql` itself:
+    /// PostgreSQL leaves a cursor's parameters it cannot type as unknown instead of
+    /// failing, and a bound value then does not match them.
+    fn declared(
+        &self,
+        client: &mut Client,
+        cursor: &str,
+        sql: &str,
+        params: &[&dyn Param],
+    ) -> anyhow::Result<Statement> {
+        let declare = format!("DECLARE {cursor} NO SCROLL CURSOR FOR {sql}");
+        if let Some(statement) = self.statements.borrow().get(&declare) {
+            return Ok(statement.clone());
+        }
+        let query = self.prepared(client, sql, params)?;
+        let statement = prepare_typed(
+            client,
+            &value::translate(&declare),
+            query.params(),
+            self.in_block(),
+        )
+        .with_context(|| format!("cannot prepare: {declare}"))?;
+        self.statements
+            .borrow_mut()
+            .insert(declare, statement.clone());
+        Ok(statement)
+    }
+
+    /// Inside a transaction block: a write transaction, or a streaming read's.
+    fn in_block(&self) -> bool {
+        self.in_tx.get() || self.cursors.get() > 0
     }
 
     /// Remembers a failure inside a transaction (see `failed`).
@@ -94,24 +195,12 @@ impl Driver for Connection {
         stream: bool,
         f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
+        if stream {
+            return self.stream(sql, params, f);
+        }
         let mut client = self.client()?;
         let statement = self.noting(self.prepared(&mut client, sql, params))?;
         let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
-        if stream {
-            let mut rows = self.noting(
-                client
-                    .query_raw(&statement, args.iter())
-                    .map_err(Into::into),
-            )?;
-            while let Some(row) = self.noting(
-                postgres::fallible_iterator::FallibleIterator::next(&mut rows).map_err(Into::into),
-            )? {
-                if !f(&Row::new(&row))? {
-                    break;
-                }
-            }
-            return Ok(());
-        }
         let rows: Vec<postgres::Row> = {
             let mut read = self.noting(
                 client
@@ -143,15 +232,16 @@ fn prepare(
     client: &mut Client,
     sql: &str,
     params: &[&dyn Param],
+    in_block: bool,
 ) -> Result<Statement, postgres::Error> {
     let text = value::translate(sql);
-    match client.prepare(&text) {
+    match prepare_typed(client, &text, &[], in_block) {
         Err(e) if untyped(&e) => {
             let probe = value::without_null_tests(&text);
             let unspecified = Type::new(String::new(), 0, Kind::Pseudo, String::new());
             let mut types = vec![unspecified; params.len()];
             for _ in 0..=params.len() {
-                match client.prepare_typed(&probe, &types) {
+                match prepare_typed(client, &probe, &types, in_block) {
                     Ok(statement) => {
                         types = statement.params().to_vec();
                         break;
@@ -168,10 +258,30 @@ fn prepare(
                     Err(e) => return Err(e),
                 }
             }
-            client.prepare_typed(&text, &types)
+            prepare_typed(client, &text, &types, in_block)
         }
         other => other,
     }
+}
+
+/// A statement that fails to prepare inside a transaction aborts it: there each attempt
+/// is made under a savepoint (once per statement and connection: it is cached).
+fn prepare_typed(
+    client: &mut Client,
+    text: &str,
+    types: &[Type],
+    in_block: bool,
+) -> Result<Statement, postgres::Error> {
+    if !in_block {
+        return client.prepare_typed(text, types);
+    }
+    client.batch_execute("SAVEPOINT seam_prepare")?;
+    let prepared = client.prepare_typed(text, types);
+    client.batch_execute(match prepared {
+        Ok(_) => "RELEASE SAVEPOINT seam_prepare",
+        Err(_) => "ROLLBACK TO SAVEPOINT seam_prepare",
+    })?;
+    prepared
 }
 
 /// "could not determine data type of parameter $N" (psql says 42P18; a Parse message
@@ -248,6 +358,7 @@ impl r2d2::ManageConnection for Manager {
             statements: RefCell::default(),
             in_tx: Cell::new(false),
             failed: Cell::new(false),
+            cursors: Cell::new(0),
         })
     }
 
