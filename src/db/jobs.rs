@@ -232,13 +232,18 @@ fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renews this instance's leases, and requeues the jobs whose lease ran out (their
-/// instance died), waking the workers of each kind requeued. How many were requeued.
+/// Renews the leases of the jobs this instance's workers are running, and requeues the
+/// jobs whose lease ran out (their instance died, or their worker gave up), waking the
+/// workers of each kind requeued. How many were requeued.
 pub fn renew_leases(tx: &Tx, now: &str) -> anyhow::Result<usize> {
-    tx.exec(
-        "UPDATE jobs SET lease_until = ?2 WHERE status = 'running' AND lease_owner = ?1",
-        params![super::lease::owner(), super::lease::until()],
-    )?;
+    let until = super::lease::until();
+    for id in super::lease::held() {
+        tx.exec(
+            "UPDATE jobs SET lease_until = ?3
+              WHERE id = ?1 AND status = 'running' AND lease_owner = ?2",
+            params![id, super::lease::owner(), until],
+        )?;
+    }
     let kinds = tx.all(
         "UPDATE jobs SET status = 'queued', locked_at = NULL, lease_owner = NULL, lease_until = NULL
           WHERE status = 'running' AND lease_until < ?1
@@ -393,6 +398,39 @@ mod tests {
         let job = claim(&conn, past, all).expect("claim").expect("due again");
         reschedule(&conn, job.id, past, "a fault").expect("retry");
         assert_eq!(attempts(&conn), 1);
+    }
+
+    #[test]
+    fn a_held_job_keeps_its_lease_and_one_whose_lease_ran_out_is_requeued() {
+        let conn = crate::db::Memory::new();
+        let past = "2000-01-01T00:00:00.000000Z";
+        let all = Allowed {
+            validations: true,
+            extractions: true,
+        };
+        for target in ["held", "abandoned"] {
+            conn.tx(|tx| enqueue(tx, Kind::ValidateCredential, target, None, past))
+                .expect("enqueue");
+        }
+        let held = claim(&conn, past, all).expect("claim").expect("due");
+        let abandoned = claim(&conn, past, all).expect("claim").expect("due");
+        // Both leases ran out; a worker still runs the first (the second's gave up).
+        conn.exec("UPDATE jobs SET lease_until = ?1", params![past])
+            .expect("expire");
+        crate::db::lease::hold(&[held.id]);
+        let requeued = conn
+            .tx(|tx| renew_leases(tx, &crate::time::now()))
+            .expect("renew");
+        crate::db::lease::let_go(&[held.id]);
+        assert_eq!(requeued, 1);
+        let status = |id: i64| -> String {
+            conn.one("SELECT status FROM jobs WHERE id = ?1", params![id], |r| {
+                r.get(0)
+            })
+            .expect("status")
+        };
+        assert_eq!(status(held.id), "running");
+        assert_eq!(status(abandoned.id), "queued");
     }
 
     #[test]

@@ -86,6 +86,8 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          DROP INDEX jobs_deliveries_org;
          ALTER TABLE jobs DROP COLUMN org_id;
          ALTER TABLE jobs DROP COLUMN request_id;
+         ALTER TABLE jobs DROP COLUMN lease_owner;
+         ALTER TABLE jobs DROP COLUMN lease_until;
          ALTER TABLE webhooks DROP COLUMN token_sealed;
          ALTER TABLE invoices DROP COLUMN items_count;
          ALTER TABLE invoices DROP COLUMN stated_taxes_json;
