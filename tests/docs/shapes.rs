@@ -1040,6 +1040,7 @@ fn real_responses_match_the_documented_schemas() {
     .into_iter()
     .collect();
     let all_ops = c.ops.clone();
+    let mut wrong_passwords = 0;
     for op in &all_ops {
         let real_id = if op.path.starts_with("/v1/entities/") {
             entity_id.clone()
@@ -1066,12 +1067,16 @@ fn real_responses_match_the_documented_schemas() {
             ));
         }
         if op.requires_auth(&c.doc) {
-            // 401: no credentials, wrong password, unknown user, undecodable value.
-            for auth in [
-                None,
-                Some((server.creds.email.as_str(), "wrong-password")),
-                Some(("nobody@example.com", "x")),
-            ] {
+            // 401: no credentials, wrong password, unknown user, undecodable value. The
+            // wrong password only on the first operations: past 20 failures a minute the
+            // throttle refuses the user's own login from this address once its cached
+            // one expires, and a slow run outlasts the cache.
+            wrong_passwords += 1;
+            let mut attempts = vec![None, Some(("nobody@example.com", "x"))];
+            if wrong_passwords <= 10 {
+                attempts.push(Some((server.creds.email.as_str(), "wrong-password")));
+            }
+            for auth in attempts {
                 let res = server.request(&method, &url, auth, body.as_deref(), &[]);
                 let res = c.check(&op.method, &op.path, &url, res);
                 assert_eq!(res.status, 401, "{method} {url} with {auth:?}");
