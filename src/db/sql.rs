@@ -1,10 +1,11 @@
 //! Statements, the engine-neutral half of the storage seam: the table modules run their
-//! SQL through these `Conn` methods and read columns through `Row`, never through the
-//! driver, so a second engine (PostgreSQL, issue 27) plugs in under them. SQL is
-//! written once, with numbered parameters (`?1`), in the subset both engines share.
+//! SQL through these `Conn` methods and read columns through `Row`, never through a
+//! driver; each engine (`db/sqlite`, `db/postgres`) implements `Driver` and `Values`
+//! under them. SQL is written once, with numbered parameters (`?1`), in the subset
+//! both engines share, or per engine with `Conn::pick` where they differ.
 //!
-//! Statements are cached per connection (`prepare_cached`): the same few hundred texts
-//! run again and again, and parsing was a visible cost of every request.
+//! Both engines cache statements per connection: the same few hundred texts run again
+//! and again, and parsing was a visible cost of every request.
 
 use rusqlite::types::{FromSql, ValueRef};
 
@@ -230,8 +231,8 @@ impl Conn {
         Ok(out)
     }
 
-    /// Every row, in turn, without collecting them: `f` must not run statements on this
-    /// connection (PostgreSQL is still sending the rows).
+    /// Every row, in turn, without collecting them; `f` may run statements on this
+    /// connection meanwhile (PostgreSQL reads through a cursor for it).
     pub fn each(
         &self,
         sql: &str,

@@ -38,8 +38,7 @@ impl Connection {
     fn client(&self) -> anyhow::Result<RefMut<'_, Client>> {
         self.client.try_borrow_mut().map_err(|_| {
             anyhow::anyhow!(
-                "a statement ran on a PostgreSQL connection still sending another's rows \
-                 (read those with `all`, not `each`)"
+                "a statement ran on a PostgreSQL connection while another used it"
             )
         })
     }
