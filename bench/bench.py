@@ -38,6 +38,8 @@ DURATION = int(os.environ.get("BENCH_SECONDS", "8"))
 MILLION = int(os.environ.get("BENCH_INVOICES", "1000000"))
 BIG_DAYS_PER_ENTITY = 500  # ~500 invoices a day -> ~250k per entity
 STATUS_INVOICES = int(os.environ.get("BENCH_STATUS_INVOICES", "2000"))
+# `bench/run engines`: invoices seeded before its listing rows.
+ENGINE_INVOICES = int(os.environ.get("BENCH_ENGINE_INVOICES", "100000"))
 
 
 def log(msg):
@@ -786,6 +788,108 @@ def status_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+class Postgres:
+    """A fresh database per data directory on BENCH_POSTGRES (a server URL), or on a
+    throwaway server `.ci/postgres.sh start` runs when it is not set."""
+
+    def __init__(self):
+        self.started = None
+        url = os.environ.get("BENCH_POSTGRES")
+        if not url:
+            out = subprocess.run(["bash", os.path.join(ROOT, ".ci", "postgres.sh"), "start"],
+                                 capture_output=True, text=True, check=True).stdout
+            found = dict(re.findall(r"export (\w+)=(\S+)", out))
+            url, self.started = found["CFDI_EXTRACT_TEST_POSTGRES"], found["CFDI_EXTRACT_TEST_POSTGRES_DIR"]
+        self.server = url
+
+    def database(self, name):
+        """A new, empty database; its URL."""
+        for sql in (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"):
+            subprocess.run(["psql", self.server, "-qc", sql], check=True, capture_output=True)
+        return self.server.rsplit("/", 1)[0] + "/" + name
+
+    def stop(self):
+        if self.started:
+            subprocess.run(["bash", os.path.join(ROOT, ".ci", "postgres.sh"), "stop", self.started], check=False)
+
+
+def engine_rows(label, data_dir, url):
+    """Ingest, listing and fan-out on one engine (`url`: PostgreSQL's database, or None
+    for SQLite in `data_dir`), and, on PostgreSQL, the same with a second instance."""
+    if url:
+        os.environ["CFDI_EXTRACT_DATABASE_URL"] = url
+    else:
+        os.environ.pop("CFDI_EXTRACT_DATABASE_URL", None)
+    rows = []
+    server = Server(data_dir)
+    creds = new_user(data_dir, "Engine")
+    ingest = []
+    for i in range(RUNS):
+        eid = create_entity(server, creds, f"BIGA0101{i:02d}AAA")
+        e = wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
+        ingest.append({"rate": e["invoices_processed"] / (parse_ts(e["finished_at"]) - parse_ts(e["started_at"])),
+                       "n": e["invoices_processed"]})
+    rows.append((label, "ingest, one BIG entity's month end to end", f"{median_of(ingest, 'rate'):,.0f} invoices/s"))
+    n, _ = seed(server, creds, "E", ENGINE_INVOICES)
+    n += sum(r["n"] for r in ingest)
+    page = "/v1/invoices?limit=50"
+    runs = repeat(lambda: wrk(server.base + page, header=f"Authorization: {basic(creds)}"))
+    rows.append((label, f"GET {page}, {n:,} invoices, 64 connections",
+                 f"{median_of(runs, 'rps'):,.0f} req/s, p99 {median_of(runs, 'p99'):.1f} ms"))
+    receiver = deliveries.Receiver(ROOT)
+    call(server, "POST", "/v1/webhooks", creds, {"url": receiver.url, "events": ["invoice.created"]})
+    fanout = repeat(lambda: webhook_fanout(server, creds, receiver))
+    rows.append((label, "fan-out of one extraction's invoice.created events to one receiver",
+                 f"{median_of(fanout, 'rate'):,.0f} deliveries/s"))
+    if url:
+        # A second instance: its own data directory with the first's key.
+        second_dir = data_dir + "-second"
+        os.makedirs(second_dir, mode=0o700)
+        shutil.copy(os.path.join(data_dir, "secret.key"), second_dir)
+        os.chmod(os.path.join(second_dir, "secret.key"), 0o600)
+        second = Server(second_dir)
+        header = f"Authorization: {basic(creds)}"
+
+        def both():
+            results = []
+            threads = [threading.Thread(target=lambda s=s: results.append(wrk(s.base + page, conns=32, header=header)))
+                       for s in (server, second)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return {"rps": sum(r["rps"] for r in results), "p99": max(r["p99"] for r in results)}
+        runs = repeat(both)
+        rows.append((label + ", two instances", f"GET {page}, 32 connections to each",
+                     f"{median_of(runs, 'rps'):,.0f} req/s together, p99 {median_of(runs, 'p99'):.1f} ms"))
+        fanout = repeat(lambda: webhook_fanout(server, creds, receiver))
+        rows.append((label + ", two instances", "fan-out of one extraction's invoice.created events",
+                     f"{median_of(fanout, 'rate'):,.0f} deliveries/s"))
+        second.stop()
+    server.stop()
+    os.environ.pop("CFDI_EXTRACT_DATABASE_URL", None)
+    return rows
+
+
+def engines_only():
+    """`bench/run engines`: ingest, listing and fan-out on SQLite and on PostgreSQL (on
+    the same machine: BENCH_POSTGRES, or a throwaway server), and on PostgreSQL one
+    instance against two. Prints the rows, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    postgres = Postgres()
+    try:
+        rows = engine_rows("SQLite", os.path.join(tmp, "sqlite"), None)
+        rows += engine_rows("PostgreSQL", os.path.join(tmp, "postgres"), postgres.database("cfdi_bench"))
+    finally:
+        postgres.stop()
+        subprocess.run(["rm", "-rf", tmp])
+    print("| Engine | What | Measured |")
+    print("|---|---|---|")
+    for engine, what, value in rows:
+        print(f"| {engine} | {what} | {value} |")
+
+
 if __name__ == "__main__":
-    modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only}
+    modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only,
+             "engines": engines_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -39,6 +39,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     // Held until we return: `restore` refuses to run under a live server.
     crate::data_dir::create_dir(&config.data_dir)?;
     let _lock = crate::data_dir::lock(&config.data_dir)?;
+    db::lease::adopt(&config.data_dir)?;
     // Workers and the checkpointer hold one connection each; the rest serve requests.
     let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
     // A new event's first delivery is due after the retry schedule's first step.

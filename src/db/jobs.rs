@@ -340,13 +340,14 @@ pub fn release_mine(tx: &Tx) -> anyhow::Result<usize> {
 }
 
 /// A job left `running` by a crash or a stop goes back to the queue: every one when
-/// this process holds the database alone (SQLite), else those whose lease ran out or
-/// that never had one.
+/// this process holds the database alone (SQLite), else this instance's (its previous
+/// process died), and those whose lease ran out or that never had one.
 pub fn recover(conn: &Conn, alone: bool) -> anyhow::Result<usize> {
     conn.exec(
         "UPDATE jobs SET status = 'queued', locked_at = NULL, lease_owner = NULL, lease_until = NULL
-          WHERE status = 'running' AND (?1 = 1 OR lease_until IS NULL OR lease_until < ?2)",
-        params![alone, crate::time::now()],
+          WHERE status = 'running'
+            AND (?1 = 1 OR lease_owner = ?3 OR lease_until IS NULL OR lease_until < ?2)",
+        params![alone, crate::time::now(), super::lease::owner()],
     )
 }
 

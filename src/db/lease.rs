@@ -8,6 +8,7 @@
 //! running job when it starts.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use std::time::Duration;
 pub const DEFAULT: Duration = Duration::from_secs(30);
 
 static LENGTH: OnceLock<Duration> = OnceLock::new();
-static OWNER: LazyLock<String> = LazyLock::new(|| uuid::Uuid::now_v7().to_string());
+static OWNER: OnceLock<String> = OnceLock::new();
 static HELD: LazyLock<Mutex<HashSet<i64>>> = LazyLock::new(Mutex::default);
 
 /// Sets the lease's length for this process (once, at start; later calls are ignored).
@@ -27,9 +28,32 @@ pub fn length() -> Duration {
     LENGTH.get().copied().unwrap_or(DEFAULT)
 }
 
-/// This process, as the owner of the jobs it runs.
+/// This process, as the owner of the jobs it runs: its data directory's instance
+/// (`adopt`), else an id of its own.
 pub fn owner() -> &'static str {
-    &OWNER
+    OWNER.get_or_init(|| uuid::Uuid::now_v7().to_string())
+}
+
+/// A server owns its jobs as its data directory's instance: the id in `instance.id`,
+/// made at the first `serve`. One server runs on a data directory at a time (its lock),
+/// so a server started again after a kill -9 takes its predecessor's jobs back at once
+/// instead of waiting out their leases.
+pub fn adopt(data_dir: &Path) -> anyhow::Result<()> {
+    let path = data_dir.join("instance.id");
+    let id = match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => id.trim().to_string(),
+        Ok(_) => anyhow::bail!("{} is empty: delete it", path.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = uuid::Uuid::now_v7().to_string();
+            crate::data_dir::create_private(&path, id.as_bytes())?;
+            id
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if OWNER.set(id).is_err() {
+        anyhow::bail!("the jobs' owner was taken before the data directory's instance");
+    }
+    Ok(())
 }
 
 /// When a lease taken or renewed now runs out.

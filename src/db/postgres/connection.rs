@@ -37,9 +37,7 @@ const CURSOR_BATCH: usize = 256;
 impl Connection {
     fn client(&self) -> anyhow::Result<RefMut<'_, Client>> {
         self.client.try_borrow_mut().map_err(|_| {
-            anyhow::anyhow!(
-                "a statement ran on a PostgreSQL connection while another used it"
-            )
+            anyhow::anyhow!("a statement ran on a PostgreSQL connection while another used it")
         })
     }
 
