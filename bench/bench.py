@@ -214,16 +214,19 @@ def percentile(values, p):
 # --- scenarios ---------------------------------------------------------------------
 
 
+def month_ingest(server, creds, i):
+    """A new BIG entity's month through a sandbox extraction: invoices/s end to end."""
+    eid = create_entity(server, creds, f"BIGA0101{i:02d}AAA")
+    e = wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
+    elapsed = parse_ts(e["finished_at"]) - parse_ts(e["started_at"])
+    return {"rate": e["invoices_processed"] / elapsed, "n": e["invoices_processed"]}
+
+
 def scenario_ingest(data_dir):
     """(5) End-to-end ingest rate of a BIG entity's month vs the raw parse rate."""
     server = Server(data_dir)
     creds = new_user(data_dir, "Ingest")
-    results = []
-    for i in range(RUNS):
-        eid = create_entity(server, creds, f"BIGA0101{i:02d}AAA")
-        e = wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
-        elapsed = parse_ts(e["finished_at"]) - parse_ts(e["started_at"])
-        results.append({"rate": e["invoices_processed"] / elapsed, "n": e["invoices_processed"]})
+    results = [month_ingest(server, creds, i) for i in range(RUNS)]
     server.stop()
     parse = subprocess.run(["cargo", "bench", "--quiet", "--bench", "parse", "--", "BIGA010100AAA"],
                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -823,12 +826,7 @@ def engine_rows(label, data_dir, url):
     rows = []
     server = Server(data_dir)
     creds = new_user(data_dir, "Engine")
-    ingest = []
-    for i in range(RUNS):
-        eid = create_entity(server, creds, f"BIGA0101{i:02d}AAA")
-        e = wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
-        ingest.append({"rate": e["invoices_processed"] / (parse_ts(e["finished_at"]) - parse_ts(e["started_at"])),
-                       "n": e["invoices_processed"]})
+    ingest = [month_ingest(server, creds, i) for i in range(RUNS)]
     rows.append((label, "ingest, one BIG entity's month end to end", f"{median_of(ingest, 'rate'):,.0f} invoices/s"))
     n, _ = seed(server, creds, "E", ENGINE_INVOICES)
     n += sum(r["n"] for r in ingest)
