@@ -829,6 +829,8 @@ fn extracting_a_period_twice_adds_no_duplicates_completes_withheld_xml_and_shows
 enum Stop {
     Kill,
     Term,
+    /// kill -9, and another instance on the same PostgreSQL database finishes it.
+    Takeover,
 }
 
 /// What an interrupted run extracts, and when it is stopped.
@@ -868,7 +870,8 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
     let held = withheld(&expected);
     let total = expected.len() as u64;
 
-    let mut app = TestApp::spawn_with(&["--sim-latency", run.latency]);
+    let args = ["--sim-latency", run.latency, "--job-lease", "2s"];
+    let mut app = TestApp::spawn_with(&args);
     let client = app.client();
     let rx = Receiver::start();
     client.create_webhook(&rx.url(), Some(&["extraction.update"]));
@@ -891,8 +894,15 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
         },
     );
     assert!(found(&midway) <= total, "{midway}");
+    let mut other = None;
     match stop {
         Stop::Kill => app.restart(),
+        Stop::Takeover => {
+            app.kill();
+            let mut second = app.beside(&args);
+            second.start();
+            other = Some(second);
+        }
         Stop::Term => {
             app.sigterm();
             let status = app
@@ -902,7 +912,7 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
             app.start();
         }
     }
-    let client = app.client();
+    let client = other.as_ref().unwrap_or(&app).client();
     let done = wait_extraction_done(&client, &id);
     assert_eq!(done["status"], "finished", "{stop:?}: {done}");
     assert_eq!(found(&done), total);
@@ -928,6 +938,12 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
 #[test]
 fn extraction_killed_while_running_resumes_after_restart_without_duplicates() {
     interrupted_extraction_resumes(Stop::Kill, &BIG_DAY);
+}
+
+#[test]
+fn extraction_killed_on_one_instance_is_finished_by_another_without_duplicates() {
+    crate::common::engine::postgres_only!("a second instance on the shared database");
+    interrupted_extraction_resumes(Stop::Takeover, &BIG_DAY);
 }
 
 #[test]
