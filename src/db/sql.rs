@@ -97,6 +97,17 @@ impl<'a> Query<'a> {
         self.params.push(value);
         write!(self.sql, "?{}", self.params.len()).expect("writing to a String");
     }
+
+    /// A keyset cursor's condition: `clause` (` AND (issued_at, id) < `) then the
+    /// position `(at, id)`.
+    pub fn after(&mut self, clause: &str, at: &'a dyn Param, id: &'a dyn Param) {
+        self.sql.push_str(clause);
+        self.sql.push('(');
+        self.bind(at);
+        self.sql.push_str(", ");
+        self.bind(id);
+        self.sql.push(')');
+    }
 }
 
 /// A column that holds bytes or text, told apart by the stored value (event payloads:
@@ -313,6 +324,9 @@ mod tests {
         q.sql.push_str(" * 10 + ");
         q.bind(&high);
         assert_eq!(q.sql, "SELECT ?1 * 10 + ?2");
+        let mut cursor = Query::new("SELECT 1 WHERE 1 = 1");
+        cursor.after(" AND (2, 3) > ", &low, &low);
+        assert_eq!(cursor.sql, "SELECT 1 WHERE 1 = 1 AND (2, 3) > (?1, ?2)");
         let db = Memory::new();
         let n = db.tx(|tx| tx.one(&q.sql, &q.params, |r| r.get::<i64>(0)));
         assert_eq!(n.expect("query"), 23);

@@ -185,12 +185,7 @@ fn list_sql<'a>(
     }
     let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = after {
-        q.sql.push_str(after_clause);
-        q.sql.push('(');
-        q.bind(at);
-        q.sql.push_str(", ");
-        q.bind(id);
-        q.sql.push(')');
+        q.after(after_clause, at, id);
     }
     q.sql.push_str(order_by);
     q.bind(limit);
