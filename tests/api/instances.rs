@@ -2,7 +2,7 @@
 //! nothing done twice, a killed instance's work is taken over after its lease, and an
 //! unreachable database is a clear error at start.
 
-use crate::common::app::{as_u64, run_cli, tax_id, TestApp, DEADLINE};
+use crate::common::app::{as_u64, cli_on, run_cli, tax_id, TestApp, DEADLINE};
 use crate::common::engine::postgres_only;
 use crate::common::receiver::Receiver;
 use std::collections::{HashMap, HashSet};
@@ -160,4 +160,28 @@ fn an_unreachable_database_at_start_is_a_clear_error() {
         );
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
+}
+
+#[test]
+fn check_reads_a_postgresql_database_and_backup_names_its_tools() {
+    postgres_only!("check and backup against the PostgreSQL engine");
+    let app = TestApp::spawn();
+    app.client().create_entity(&tax_id("CHK"), "12345678");
+    let dir = app.data_dir();
+    let ok = cli_on(dir, &["check"], None);
+    let out = ok.expect_success("check");
+    assert!(out.contains("schema version 17: current"), "{out}");
+    assert!(out.contains("decrypts all 1 sealed credentials"), "{out}");
+    let other_key = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=";
+    let wrong = cli_on(dir, &["check", "--encryption-key", other_key], None);
+    assert!(!wrong.status.success(), "{}", wrong.stdout);
+    let to = dir.join("never.db");
+    let backup = cli_on(dir, &["backup", "--to", &to.to_string_lossy()], None);
+    assert!(!backup.status.success());
+    assert!(
+        backup.stderr.contains("pg_dump") && backup.stderr.contains("pg_restore"),
+        "{}",
+        backup.stderr
+    );
+    assert!(!to.exists(), "nothing written");
 }
