@@ -21,9 +21,9 @@ pub trait Driver {
     fn engine(&self) -> Engine;
     fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize>;
     fn batch(&self, sql: &str) -> anyhow::Result<()>;
-    /// Hands each row to `f` until it returns false. `stream`: the caller does not hold
-    /// the rows, so an engine may read them as they come (and refuse a statement run
-    /// from inside `f`); otherwise it may read them all first.
+    /// Hands each row to `f` until it returns false; `f` may run statements on this
+    /// connection. `stream`: the caller does not hold the rows, so an engine reads them
+    /// as they come (PostgreSQL through a cursor); otherwise it may read them all first.
     fn query(
         &self,
         sql: &str,
