@@ -142,7 +142,12 @@ fn worker_loop(ctx: &Context, lane: Lane) {
             }
             Ok(_) => waker.wait(work, seen, sleep_budget(ctx, lane)),
             Err(e) => {
-                log::error!("job claim failed: {e:#}");
+                // A database out of reach for a moment (a restart) is no fault of ours.
+                if db::is_busy(&e) {
+                    log::warn!("job claim failed: {e:#}");
+                } else {
+                    log::error!("job claim failed: {e:#}");
+                }
                 waker.wait(work, seen, IDLE_POLL);
             }
         }

@@ -11,6 +11,7 @@ use postgres::types::{Kind, Type};
 use postgres::{Client, Config, NoTls, Statement};
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The advisory lock every write transaction takes (`pg_advisory_xact_lock`).
 pub const WRITERS: i64 = 0x6366_6469_0001;
@@ -21,6 +22,8 @@ const LOCK_TIMEOUT: &str = "10s";
 /// One connection to the server.
 pub struct Connection {
     client: RefCell<Client>,
+    /// How to connect again when the server dropped the connection (`revived`).
+    config: Arc<Config>,
     /// Prepared statements by their SQL text as the seam wrote it.
     statements: RefCell<HashMap<String, Statement>>,
     /// Inside `BEGIN`, whether a statement failed: PostgreSQL then ignores the rest and
@@ -39,6 +42,25 @@ impl Connection {
         self.client.try_borrow_mut().map_err(|_| {
             anyhow::anyhow!("a statement ran on a PostgreSQL connection while another used it")
         })
+    }
+
+    /// Runs `run` once more on a new connection when it failed because the server had
+    /// closed this one (a restart, a failover, an idle timeout), and only outside a
+    /// transaction block: there the statement is a read or a `BEGIN`, so running it
+    /// again is safe, and nothing the caller did before is lost with the old session.
+    /// A write inside a transaction fails as before and its caller decides.
+    fn revived<T>(&self, mut run: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        match run() {
+            Err(e) if !self.in_block() && closed(&e) => {
+                log::warn!("the PostgreSQL connection was closed; connecting again");
+                let client = connect(&self.config).context("cannot connect to PostgreSQL again")?;
+                *self.client()? = client;
+                // Prepared statements and cursors belonged to the old session.
+                self.statements.borrow_mut().clear();
+                run()
+            }
+            other => other,
+        }
     }
 
     fn prepared(
@@ -109,16 +131,16 @@ impl Connection {
             }
         })();
         self.cursors.set(depth);
-        let closed = self.batch(&format!("CLOSE {cursor}"));
+        let close = self.noting(self.end(&format!("CLOSE {cursor}")));
         if own {
-            let end = if read.is_ok() && closed.is_ok() {
+            let end = if read.is_ok() && close.is_ok() {
                 "COMMIT"
             } else {
                 "ROLLBACK"
             };
-            self.batch(end)?;
+            self.end(end)?;
         }
-        read.and(closed)
+        read.and(close)
     }
 
     /// `DECLARE cursor ... FOR sql`, prepared with the parameter types of `sql` itself:
@@ -147,6 +169,12 @@ impl Connection {
             .borrow_mut()
             .insert(declare, statement.clone());
         Ok(statement)
+    }
+
+    /// Ends a transaction block: on this session only, never `revived` (a COMMIT on a
+    /// new session would succeed with nothing to commit).
+    fn end(&self, sql: &str) -> anyhow::Result<()> {
+        Ok(self.client()?.batch_execute(sql)?)
     }
 
     /// Inside a transaction block: a write transaction, or a streaming read's.
@@ -182,7 +210,7 @@ impl Driver for Connection {
 
     fn batch(&self, sql: &str) -> anyhow::Result<()> {
         let run = || Ok(self.client()?.batch_execute(sql)?);
-        self.noting(run())
+        self.noting(self.revived(run))
     }
 
     fn query(
@@ -195,24 +223,23 @@ impl Driver for Connection {
         if stream {
             return self.stream(sql, params, f);
         }
-        let mut client = self.client()?;
-        let statement = self.noting(self.prepared(&mut client, sql, params))?;
-        let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
-        let rows: Vec<postgres::Row> = {
+        let rows = self.revived(|| {
+            let mut client = self.client()?;
+            let statement = self.noting(self.prepared(&mut client, sql, params))?;
+            let args: Vec<Arg> = params.iter().map(|p| Arg(*p)).collect();
             let mut read = self.noting(
                 client
                     .query_raw(&statement, args.iter())
                     .map_err(Into::into),
             )?;
-            let mut rows = Vec::new();
+            let mut rows: Vec<postgres::Row> = Vec::new();
             while let Some(row) = self.noting(
                 postgres::fallible_iterator::FallibleIterator::next(&mut read).map_err(Into::into),
             )? {
                 rows.push(row);
             }
-            rows
-        };
-        drop(client);
+            Ok(rows)
+        })?;
         for row in &rows {
             if !f(&Row::new(row))? {
                 break;
@@ -316,10 +343,10 @@ impl<'c> Transaction<'c> {
         let failed = self.conn.failed.get();
         self.conn.in_tx.set(false);
         if failed {
-            let _ = self.conn.batch("ROLLBACK");
+            let _ = self.conn.end("ROLLBACK");
             anyhow::bail!("the transaction was rolled back: one of its statements failed");
         }
-        self.conn.batch("COMMIT")
+        self.conn.end("COMMIT")
     }
 }
 
@@ -327,8 +354,10 @@ impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         if self.open {
             self.conn.in_tx.set(false);
-            if let Err(e) = self.conn.batch("ROLLBACK") {
-                log::warn!("PostgreSQL rollback failed: {e}");
+            // On a closed connection the server has rolled back already.
+            match self.conn.end("ROLLBACK") {
+                Err(e) if !closed(&e) => log::warn!("PostgreSQL rollback failed: {e}"),
+                _ => {}
             }
         }
     }
@@ -337,7 +366,39 @@ impl Drop for Transaction<'_> {
 /// The pool's manager: r2d2_postgres's hands out a bare `Client`; ours wraps each in a
 /// `Connection` (the statement cache, and interior mutability for `&Conn`).
 pub struct Manager {
-    pub config: Config,
+    pub config: Arc<Config>,
+}
+
+/// A new session with the settings every connection has.
+fn connect(config: &Config) -> Result<Client, postgres::Error> {
+    let mut client = config.connect(NoTls)?;
+    // Notices ("already exists, skipping") are not the log's business.
+    client.batch_execute(&format!(
+        "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
+    ))?;
+    Ok(client)
+}
+
+/// True when `err` came from a connection the server (or the network) had closed.
+fn closed(err: &anyhow::Error) -> bool {
+    err.chain().any(lost)
+}
+
+/// True when `cause` says the server is out of reach: the client saw the connection
+/// closed, the socket failed (refused, reset), or the server said it was shutting down.
+fn lost(cause: &(dyn std::error::Error + 'static)) -> bool {
+    let Some(e) = cause.downcast_ref::<postgres::Error>() else {
+        return false;
+    };
+    e.is_closed()
+        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+        || [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+        ]
+        .iter()
+        .any(|code| e.code() == Some(code))
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -345,13 +406,9 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<Connection, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
-        // Notices ("already exists, skipping") are not the log's business.
-        client.batch_execute(&format!(
-            "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
-        ))?;
         Ok(Connection {
-            client: RefCell::new(client),
+            client: RefCell::new(connect(&self.config)?),
+            config: self.config.clone(),
             statements: RefCell::default(),
             in_tx: Cell::new(false),
             failed: Cell::new(false),
@@ -378,15 +435,16 @@ pub(in crate::db) fn is_unique_violation(err: &anyhow::Error) -> bool {
         .any(|cause| sql_state(cause) == Some(&SqlState::UNIQUE_VIOLATION))
 }
 
-/// True when `cause` is a lock that stayed taken past `LOCK_TIMEOUT`, or a conflict the
-/// server resolved by failing one side: retryable.
+/// True when `cause` is a lock that stayed taken past `LOCK_TIMEOUT`, a conflict the
+/// server resolved by failing one side, or a server out of reach: retryable (a 503).
 pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool {
-    matches!(
-        sql_state(cause),
-        Some(s) if *s == SqlState::LOCK_NOT_AVAILABLE
-            || *s == SqlState::T_R_DEADLOCK_DETECTED
-            || *s == SqlState::T_R_SERIALIZATION_FAILURE
-    )
+    lost(cause)
+        || matches!(
+            sql_state(cause),
+            Some(s) if *s == SqlState::LOCK_NOT_AVAILABLE
+                || *s == SqlState::T_R_DEADLOCK_DETECTED
+                || *s == SqlState::T_R_SERIALIZATION_FAILURE
+        )
 }
 
 /// One connection outside any pool, that never migrates: what `check` reads.
@@ -404,8 +462,10 @@ impl Single {
         let config: Config = url
             .parse()
             .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
-        let conn = r2d2::ManageConnection::connect(&Manager { config })
-            .context("cannot connect to the PostgreSQL database of --database-url")?;
+        let conn = r2d2::ManageConnection::connect(&Manager {
+            config: config.into(),
+        })
+        .context("cannot connect to the PostgreSQL database of --database-url")?;
         Ok(Single(conn))
     }
 

@@ -45,6 +45,7 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
     if config.get_application_name().is_none() {
         config.application_name("cfdi-extract");
     }
+    let config = std::sync::Arc::new(config);
     let manager = Manager {
         config: config.clone(),
     };
@@ -64,10 +65,7 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
         .error_handler(Box::new(LogCause))
         .build(manager)
         .context("cannot connect to the PostgreSQL database of --database-url")?;
-    Ok(Pool {
-        pool,
-        config: config.into(),
-    })
+    Ok(Pool { pool, config })
 }
 
 /// Logs why a pooled connection could not be made (r2d2's own line drops the cause).
