@@ -19,6 +19,12 @@
 #       stops the server of $CFDI_EXTRACT_TEST_POSTGRES_DIR (or of its argument) and
 #       removes the directory.
 #
+#   bash .ci/postgres.sh restart
+#       Restarts the server of $CFDI_EXTRACT_TEST_POSTGRES_DIR (or of its argument) on
+#       the same port (`pg_ctl restart -m fast`: sessions are ended, as in a failover or
+#       an upgrade), and waits until it accepts connections again. The test of a
+#       restart under load calls it (tests/api/instances.rs).
+#
 # The URL is postgres://postgres@127.0.0.1:PORT/postgres (trust authentication, local
 # only). The test harness (tests/common/engine.rs) creates one database per data
 # directory on it and drops them as their temporary directories go.
@@ -214,7 +220,19 @@ stop() {
   fi
 }
 
+restart() {
+  local dir="${1:-${CFDI_EXTRACT_TEST_POSTGRES_DIR:-}}"
+  if [ -z "$dir" ] || [ ! -f "$dir/data/PG_VERSION" ]; then
+    say "restart: no cluster in '${dir}' (CFDI_EXTRACT_TEST_POSTGRES_DIR)"
+    return 1
+  fi
+  as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
+}
+
 case "${1:-}" in
+  restart)
+    restart "${2:-}"
+    ;;
   start)
     start
     ;;

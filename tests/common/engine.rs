@@ -484,6 +484,26 @@ pub fn numbered(sql: &str) -> String {
     out
 }
 
+/// Restarts the suite's PostgreSQL server (`.ci/postgres.sh restart`: sessions ended,
+/// as in a failover), waiting until it accepts connections again. Only for a test that
+/// has the server to itself: `.ci/run` runs those alone, on a server of their own.
+pub fn restart_server() {
+    let dir = std::env::var("CFDI_EXTRACT_TEST_POSTGRES_DIR").unwrap_or_else(|_| {
+        panic!("restarting the server needs CFDI_EXTRACT_TEST_POSTGRES_DIR (run under .ci/postgres.sh)")
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/postgres.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(["restart", &dir])
+        .output()
+        .expect("run .ci/postgres.sh restart");
+    assert!(
+        out.status.success(),
+        "restart failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -831,6 +831,9 @@ enum Stop {
     Term,
     /// kill -9, and another instance on the same PostgreSQL database finishes it.
     Takeover,
+    /// A second instance starts on the same PostgreSQL database and the database
+    /// restarts under both; either may finish the run.
+    DatabaseRestart,
 }
 
 /// What an interrupted run extracts, and when it is stopped.
@@ -903,6 +906,12 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
             second.start();
             other = Some(second);
         }
+        Stop::DatabaseRestart => {
+            let mut second = app.beside(&args);
+            second.start();
+            crate::common::engine::restart_server();
+            other = Some(second);
+        }
         Stop::Term => {
             app.sigterm();
             let status = app
@@ -944,6 +953,13 @@ fn extraction_killed_while_running_resumes_after_restart_without_duplicates() {
 fn extraction_killed_on_one_instance_is_finished_by_another_without_duplicates() {
     crate::common::engine::postgres_only!("a second instance on the shared database");
     interrupted_extraction_resumes(Stop::Takeover, &BIG_DAY);
+}
+
+#[test]
+#[ignore = "restarts its PostgreSQL server: .ci/run runs it alone, on a server of its own"]
+fn extraction_survives_a_postgresql_restart_under_two_instances() {
+    crate::common::engine::postgres_only!("a restart of the shared PostgreSQL database");
+    interrupted_extraction_resumes(Stop::DatabaseRestart, &BIG_DAY);
 }
 
 #[test]
