@@ -17,6 +17,8 @@
 //! default, as in libpq 16. (\*) As libpq, given a `sslrootcert` file, `prefer` and
 //! `require` verify the chain too. Handshake signatures are always checked: a
 //! connection that does not verify the certificate is still one with its key's owner.
+//! `ssl_min_protocol_version` is read too (rustls speaks 1.2 and 1.3); libpq's other
+//! TLS settings are refused by name, or ignored where they change nothing here.
 //!
 //! The connection string may carry a password: no error here quotes it.
 
@@ -73,9 +75,9 @@ impl Target {
         }
         let tls = if mode == Mode::Disable {
             // Never used: tokio-postgres does not ask for TLS under `disable`.
-            connector(Verify::Nothing)?
+            connector(Verify::Nothing, false)?
         } else {
-            connector(verify.load()?)?
+            connector(verify.load()?, ssl.tls13_only)?
         };
         Ok(Target { config, tls })
     }
@@ -126,6 +128,61 @@ impl Mode {
 struct Ssl {
     mode: Option<Mode>,
     rootcert: Option<String>,
+    /// `ssl_min_protocol_version=TLSv1.3`; rustls never goes below 1.2 anyway.
+    tls13_only: bool,
+}
+
+/// libpq's TLS settings this client does not have: refused by name rather than as an
+/// unknown option.
+const REFUSED: [&str; 7] = [
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcrl",
+    "sslcrldir",
+    "ssl_max_protocol_version",
+    "requiressl",
+];
+
+impl Ssl {
+    /// Takes `key` if it is one of libpq's TLS settings (true), reading `value`.
+    fn take(
+        &mut self,
+        key: &str,
+        value: impl FnOnce() -> anyhow::Result<String>,
+    ) -> anyhow::Result<bool> {
+        match key {
+            "sslmode" => self.mode = Some(Mode::parse(&value()?)?),
+            "sslrootcert" => self.rootcert = Some(value()?),
+            "ssl_min_protocol_version" => {
+                self.tls13_only = match value()?.as_str() {
+                    "TLSv1" | "TLSv1.1" | "TLSv1.2" => false,
+                    "TLSv1.3" => true,
+                    other => anyhow::bail!(
+                        "--database-url: unknown ssl_min_protocol_version {other:?} (one of: \
+                         TLSv1, TLSv1.1, TLSv1.2, TLSv1.3)"
+                    ),
+                }
+            }
+            // The host name goes in SNI as in libpq's default; compression is gone from
+            // TLS (and libpq ignores it): neither changes anything here.
+            "sslsni" | "sslcompression" => {}
+            // libpq's default, `allow`, sends a certificate only if it has one: none here.
+            "sslcertmode" => match value()?.as_str() {
+                "disable" | "allow" => {}
+                _ => anyhow::bail!(
+                    "--database-url: sslcertmode=require is not supported (no client certificates)"
+                ),
+            },
+            key if REFUSED.contains(&key) => anyhow::bail!(
+                "--database-url: {key} is not supported (client certificates, certificate \
+                 revocation lists and a maximum TLS version are not; TLS is read from sslmode, \
+                 sslrootcert and ssl_min_protocol_version)"
+            ),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 /// How the server's certificate is checked, before its roots are read.
@@ -219,7 +276,7 @@ fn read_roots(file: &str) -> anyhow::Result<RootCertStore> {
 /// The client's TLS settings: the ring provider (ureq's), TLS 1.2 and 1.3, ALPN
 /// `postgresql` (what PostgreSQL 17's direct negotiation asks for; older servers ignore
 /// it), and the certificate checked as `verify` says.
-fn connector(verify: Verify) -> anyhow::Result<MakeRustlsConnect> {
+fn connector(verify: Verify, tls13_only: bool) -> anyhow::Result<MakeRustlsConnect> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let web_pki = |roots: RootCertStore| {
         WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
@@ -233,8 +290,13 @@ fn connector(verify: Verify) -> anyhow::Result<MakeRustlsConnect> {
         Verify::Chain(roots) => Arc::new(ChainOnly(web_pki(roots)?)),
         Verify::Full(roots) => web_pki(roots)?,
     };
+    let versions: &[&rustls::SupportedProtocolVersion] = if tls13_only {
+        &[&rustls::version::TLS13]
+    } else {
+        rustls::DEFAULT_VERSIONS
+    };
     let mut config = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .context("the TLS provider")?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -370,10 +432,12 @@ fn split_url(url: &str, after_scheme: usize) -> anyhow::Result<(String, Ssl)> {
                 .map(|s| s.into_owned())
                 .map_err(|_| anyhow::anyhow!(NOT_A_URL))
         };
-        match decode(key).as_deref() {
-            Ok("sslmode") => ssl.mode = Some(Mode::parse(&decode(value)?)?),
-            Ok("sslrootcert") => ssl.rootcert = Some(decode(value)?),
-            _ => kept.push(pair),
+        let taken = match decode(key) {
+            Ok(key) => ssl.take(&key, || decode(value))?,
+            Err(_) => false,
+        };
+        if !taken {
+            kept.push(pair);
         }
     }
     let mut out = url[..query_at].to_string();
@@ -397,10 +461,8 @@ fn split_keywords(s: &str) -> anyhow::Result<(String, Ssl)> {
     let mut out = String::new();
     let mut from = 0;
     for (span, key, value) in pairs {
-        match key {
-            "sslmode" => ssl.mode = Some(Mode::parse(&value)?),
-            "sslrootcert" => ssl.rootcert = Some(value),
-            _ => continue,
+        if !ssl.take(key, || Ok(value))? {
+            continue;
         }
         out.push_str(&s[from..span.start]);
         out.push(' ');
@@ -493,6 +555,7 @@ mod tests {
             Ssl {
                 mode: Some(Mode::VerifyFull),
                 rootcert: Some("/etc/ca.pem".into()),
+                tls13_only: false,
             }
         );
         let (rest, ssl) = split("postgresql://db/app?sslmode=require").expect("split");
@@ -564,6 +627,36 @@ mod tests {
     }
 
     #[test]
+    fn libpqs_other_tls_settings_are_read_or_refused_by_name() {
+        let (rest, ssl) = split(
+            "postgres://db/x?sslsni=1&sslcompression=0&sslcertmode=allow&ssl_min_protocol_version=TLSv1.3&connect_timeout=5",
+        )
+        .expect("split");
+        assert_eq!(rest, "postgres://db/x?connect_timeout=5");
+        assert!(ssl.tls13_only);
+        let (_, ssl) = split("host=db ssl_min_protocol_version=TLSv1.2").expect("split");
+        assert!(!ssl.tls13_only);
+        for (url, says) in [
+            (
+                "postgres://db/x?sslcert=/c.pem&sslkey=/k.pem",
+                "sslcert is not supported",
+            ),
+            ("host=db sslkey=/k.pem", "sslkey is not supported"),
+            (
+                "postgres://db/x?sslcertmode=require",
+                "sslcertmode=require is not supported",
+            ),
+            (
+                "postgres://db/x?ssl_min_protocol_version=SSLv3",
+                "unknown ssl_min_protocol_version",
+            ),
+        ] {
+            let err = format!("{:#}", Target::from_url(url).err().expect("refused"));
+            assert!(err.contains(says), "{url}: {err}");
+        }
+    }
+
+    #[test]
     fn errors_never_quote_the_password() {
         for url in [
             format!(
@@ -595,6 +688,7 @@ mod tests {
         let ssl = |mode: Option<Mode>, rootcert: Option<&str>| Ssl {
             mode,
             rootcert: rootcert.map(str::to_string),
+            tls13_only: false,
         };
         let file = || Roots::File("ca.pem".into());
         let cases = [
