@@ -7,7 +7,7 @@
 //! |---------------|-------------------------------|----------------------------------|
 //! | `disable`     | never                         |                                  |
 //! | `allow`       | as `prefer` (see `Mode`)      | as `prefer`                      |
-//! | `prefer`      | when the server offers it     | not verified (\*)                |
+//! | `prefer`      | when the server offers it (†) | not verified (\*)                |
 //! | `require`     | always                        | not verified (\*)                |
 //! | `verify-ca`   | always                        | its chain, to the roots          |
 //! | `verify-full` | always                        | its chain, and the host name     |
@@ -15,7 +15,8 @@
 //! The roots are `sslrootcert`'s certificates (a PEM file), else the public web roots
 //! (`webpki-roots`); `sslrootcert=system` names those and makes `verify-full` the
 //! default, as in libpq 16. (\*) As libpq, given a `sslrootcert` file, `prefer` and
-//! `require` verify the chain too. Handshake signatures are always checked: a
+//! `require` verify the chain too. (†) As libpq, a failed handshake under `prefer`
+//! connects again without TLS (logged once). Handshake signatures are always checked: a
 //! connection that does not verify the certificate is still one with its key's owner.
 //! `ssl_min_protocol_version` is read too (rustls speaks 1.2 and 1.3); libpq's other
 //! TLS settings are refused by name, or ignored where they change nothing here.
@@ -24,7 +25,7 @@
 
 use anyhow::Context;
 use postgres::config::SslMode;
-use postgres::{Client, Config};
+use postgres::{Client, Config, NoTls};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -32,6 +33,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use rustls::{Error as TlsError, SignatureScheme};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -45,6 +47,12 @@ const NOT_A_URL: &str = "--database-url is not a PostgreSQL connection URL";
 pub struct Target {
     config: Config,
     tls: MakeRustlsConnect,
+    /// Under `prefer` (and `allow`), the same without TLS: what libpq connects with when
+    /// the TLS handshake fails (a certificate whose key rustls cannot use, a server too
+    /// old for TLS 1.2), rather than not at all.
+    plain: Option<Config>,
+    /// Whether that fallback was logged (once per process, not per connection).
+    warned: AtomicBool,
 }
 
 impl Target {
@@ -79,7 +87,17 @@ impl Target {
         } else {
             connector(verify.load()?, ssl.tls13_only)?
         };
-        Ok(Target { config, tls })
+        let plain = matches!(mode, Mode::Allow | Mode::Prefer).then(|| {
+            let mut plain = config.clone();
+            plain.ssl_mode(SslMode::Disable);
+            plain
+        });
+        Ok(Target {
+            config,
+            tls,
+            plain,
+            warned: AtomicBool::new(false),
+        })
     }
 
     #[cfg(test)]
@@ -89,8 +107,28 @@ impl Target {
 
     /// A new session.
     pub fn connect(&self) -> Result<Client, postgres::Error> {
-        self.config.connect(self.tls.clone())
+        match (self.config.connect(self.tls.clone()), &self.plain) {
+            (Err(e), Some(plain)) if handshake_failed(&e) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    log::warn!(
+                        "the TLS handshake with PostgreSQL failed ({e}); connecting without \
+                         TLS, as libpq does under sslmode=prefer (sslmode=require or \
+                         verify-full refuse instead)"
+                    );
+                }
+                plain.connect(NoTls)
+            }
+            (result, _) => result,
+        }
     }
+}
+
+/// True when `e` is rustls refusing the handshake (not the network failing under it).
+fn handshake_failed(e: &postgres::Error) -> bool {
+    std::error::Error::source(e)
+        .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+        .and_then(|io| io.get_ref())
+        .is_some_and(|inner| inner.is::<TlsError>())
 }
 
 /// libpq's `sslmode` values.
@@ -746,6 +784,60 @@ mod tests {
             "{:?}",
             socket.config().get_hosts()
         );
+    }
+
+    /// A server that answers the first connection's SSLRequest with `S` and then
+    /// nonsense instead of a TLS handshake, and reports what the next connection (if any,
+    /// within a second) sends first.
+    fn broken_tls_server() -> (u16, std::thread::JoinHandle<Option<Vec<u8>>>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let server = std::thread::spawn(move || {
+            let (mut first, _) = listener.accept().ok()?;
+            let mut request = [0u8; 8];
+            first.read_exact(&mut request).ok()?;
+            first.write_all(b"SHTTP/1.1 400 Bad Request\r\n\r\n").ok()?;
+            listener.set_nonblocking(true).ok()?;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+            let mut second = loop {
+                match listener.accept() {
+                    Ok((second, _)) => break second,
+                    Err(_) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(std::time::Duration::from_millis(10))
+                    }
+                    Err(_) => return None,
+                }
+            };
+            second.set_nonblocking(false).ok()?;
+            let mut start = [0u8; 8];
+            second.read_exact(&mut start).ok()?;
+            Some(start.to_vec())
+        });
+        (port, server)
+    }
+
+    #[test]
+    fn prefer_falls_back_to_plain_when_the_handshake_fails_and_require_does_not() {
+        // A StartupMessage: length, then protocol 3.0 (an SSLRequest has 1234.5679).
+        let startup = |packet: &[u8]| packet[4..8] == [0, 3, 0, 0];
+        let (port, server) = broken_tls_server();
+        let target = Target::from_url(&format!(
+            "postgres://u@127.0.0.1:{port}/x?connect_timeout=5"
+        ))
+        .expect("parses");
+        assert!(target.connect().is_err(), "nobody speaks PostgreSQL there");
+        let second = server.join().expect("server thread");
+        assert!(second.as_deref().is_some_and(startup), "{second:?}");
+
+        let (port, server) = broken_tls_server();
+        let target = Target::from_url(&format!(
+            "postgres://u@127.0.0.1:{port}/x?connect_timeout=5&sslmode=require"
+        ))
+        .expect("parses");
+        let err = target.connect().err().expect("refused");
+        assert!(handshake_failed(&err), "{err}");
+        assert_eq!(server.join().expect("server thread"), None, "no second try");
     }
 
     #[test]
