@@ -14,8 +14,9 @@
 #
 #   eval "$(bash .ci/postgres.sh start)"
 #   trap 'bash .ci/postgres.sh stop' EXIT
-#       `start` prints `export CFDI_EXTRACT_TEST_POSTGRES=postgres://...` and
-#       `export CFDI_EXTRACT_TEST_POSTGRES_DIR=...` (nothing else on stdout); `stop`
+#       `start` prints `export CFDI_EXTRACT_TEST_POSTGRES=postgres://...`,
+#       `export CFDI_EXTRACT_TEST_POSTGRES_DIR=...` and, when the server offers TLS,
+#       `export CFDI_EXTRACT_TEST_POSTGRES_CA=...` (nothing else on stdout); `stop`
 #       stops the server of $CFDI_EXTRACT_TEST_POSTGRES_DIR (or of its argument) and
 #       removes the directory.
 #
@@ -28,6 +29,13 @@
 # The URL is postgres://postgres@127.0.0.1:PORT/postgres (trust authentication, local
 # only). The test harness (tests/common/engine.rs) creates one database per data
 # directory on it and drops them as their temporary directories go.
+#
+# The server offers TLS (with the `openssl` command, which Debian's postgresql package
+# brings through ssl-cert; without it the server is plain and says so): a CA of its own
+# and a certificate for 127.0.0.1 and localhost signed by it, in the cluster's
+# directory. The URL has no sslmode, libpq's `prefer`, so the suite connects encrypted;
+# CFDI_EXTRACT_TEST_POSTGRES_CA is the CA's PEM file, for the tests of sslmode=verify-*
+# (tests/api/instances.rs).
 #
 # Settings (environment):
 #   POSTGRES_TEST_PORT             port (default: a free one between 20000 and 39999)
@@ -140,6 +148,40 @@ start() {
   fi
 }
 
+# A CA and a server certificate for 127.0.0.1 and localhost, in $1 (ca.pem,
+# server.pem, server.key); false without openssl. EC P-256 keys: quick to make.
+make_certificates() {
+  local dir="$1"
+  if ! command -v openssl >/dev/null 2>&1; then
+    say "no openssl command: the server offers no TLS and the TLS tests are skipped"
+    return 1
+  fi
+  local key=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  {
+    openssl req -x509 "${key[@]}" -days 30 -subj "/CN=cfdi-extract test CA" \
+      -keyout "$dir/ca.key" -out "$dir/ca.pem" \
+      -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign" &&
+      openssl req "${key[@]}" -subj "/CN=127.0.0.1" \
+        -keyout "$dir/server.key" -out "$dir/server.csr" &&
+      printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        "basicConstraints=critical,CA:FALSE" \
+        "keyUsage=critical,digitalSignature" \
+        "extendedKeyUsage=serverAuth" >"$dir/server.ext" &&
+      openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+        -CAcreateserial -days 30 -extfile "$dir/server.ext" -out "$dir/server.pem"
+  } >"$dir/openssl.log" 2>&1 || {
+    cat "$dir/openssl.log" >&2
+    say "cannot make the TLS certificates: the server offers no TLS"
+    return 1
+  }
+  # The server refuses a key others can read; it reads it as the cluster's owner.
+  chmod 600 "$dir/server.key" "$dir/ca.key"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$dir/server.key" "$dir/server.pem"
+  fi
+}
+
 # Makes and starts the cluster in $2 with the binaries of $1; prints the exports.
 start_in() {
   local bin="$1" dir="$2"
@@ -154,6 +196,11 @@ start_in() {
     say "initdb failed"
     return 1
   }
+
+  local tls=0
+  if make_certificates "$dir"; then
+    tls=1
+  fi
 
   local attempt port
   for attempt in 1 2 3 4 5; do
@@ -176,6 +223,13 @@ log_min_messages = warning
 log_min_error_statement = panic
 log_line_prefix = '%m [%p] %d '
 CONF
+    if [ "$tls" -eq 1 ]; then
+      cat >>"$dir/data/postgresql.auto.conf" <<CONF
+ssl = on
+ssl_cert_file = '$dir/server.pem'
+ssl_key_file = '$dir/server.key'
+CONF
+    fi
     if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null; then
       break
     fi
@@ -200,9 +254,16 @@ CONF
     say "the server does not accept connections on 127.0.0.1:$port (log: $dir/server.log)"
     return 1
   fi
-  say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, cluster in $dir"
+  local with=""
+  if [ "$tls" -eq 1 ]; then
+    with=" with TLS"
+  fi
+  say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port$with, cluster in $dir"
   echo "export CFDI_EXTRACT_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres"
   echo "export CFDI_EXTRACT_TEST_POSTGRES_DIR=$dir"
+  if [ "$tls" -eq 1 ]; then
+    echo "export CFDI_EXTRACT_TEST_POSTGRES_CA=$dir/ca.pem"
+  fi
 }
 
 stop() {

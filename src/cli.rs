@@ -50,8 +50,10 @@ pub struct Cli {
     pub data_dir: PathBuf,
 
     /// PostgreSQL instead of SQLite in the data directory, for several instances sharing
-    /// one database: `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. The data directory
-    /// still holds the encryption key (give every instance the same one).
+    /// one database: `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. TLS as libpq's
+    /// `sslmode` says (default `prefer`; `?sslmode=verify-full&sslrootcert=CA.pem` to
+    /// verify the server). The data directory still holds the encryption key (give every
+    /// instance the same one).
     #[arg(
         long,
         global = true,

@@ -210,7 +210,7 @@ impl Db {
     /// (PostgreSQL's notifications; on SQLite one process holds the database).
     pub fn listen_for_work(&self) -> anyhow::Result<()> {
         if let Pool::Postgres(pool) = &self.pool {
-            postgres::listen::start(pool.config().clone(), self.waker.clone())?;
+            postgres::listen::start(pool.target(), self.waker.clone())?;
         }
         Ok(())
     }

@@ -39,6 +39,24 @@ use std::sync::{Mutex, OnceLock};
 pub const TEST_POSTGRES: &str = "CFDI_EXTRACT_TEST_POSTGRES";
 /// What the binary reads the database URL from.
 pub const DATABASE_URL: &str = "CFDI_EXTRACT_DATABASE_URL";
+/// The PEM file of the CA that signed the test server's TLS certificate (for
+/// 127.0.0.1 and localhost), set by `.ci/postgres.sh` when its server offers TLS.
+pub const TEST_POSTGRES_CA: &str = "CFDI_EXTRACT_TEST_POSTGRES_CA";
+
+/// The test server's CA file, when it offers TLS.
+pub fn server_ca() -> Option<String> {
+    std::env::var(TEST_POSTGRES_CA)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// `url` with `key=value` added to its query (the value percent-encoded).
+pub fn with_parameter(url: &str, key: &str, value: &str) -> String {
+    let value = percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC);
+    let joint = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{joint}{key}={value}")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {

@@ -3,12 +3,13 @@
 //! transactions under the writers' advisory lock, the pool's manager, and one
 //! connection outside the pool (`Single`, what `check` reads).
 
+use super::tls::{Target, CANNOT_CONNECT};
 use super::value::{self, Arg};
 use crate::db::sql::{Conn, Driver, Engine, Param, Row};
 use anyhow::Context;
 use postgres::error::SqlState;
 use postgres::types::{Kind, Type};
-use postgres::{Client, Config, NoTls, Statement};
+use postgres::{Client, Statement};
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ const LOCK_TIMEOUT: &str = "10s";
 pub struct Connection {
     client: RefCell<Client>,
     /// How to connect again when the server dropped the connection (`revived`).
-    config: Arc<Config>,
+    target: Arc<Target>,
     /// Prepared statements by their SQL text as the seam wrote it.
     statements: RefCell<HashMap<String, Statement>>,
     /// Inside `BEGIN`, whether a statement failed: PostgreSQL then ignores the rest and
@@ -53,7 +54,7 @@ impl Connection {
         match run() {
             Err(e) if !self.in_block() && closed(&e) => {
                 log::warn!("the PostgreSQL connection was closed; connecting again");
-                let client = connect(&self.config).context("cannot connect to PostgreSQL again")?;
+                let client = connect(&self.target).context("cannot connect to PostgreSQL again")?;
                 *self.client()? = client;
                 // Prepared statements and cursors belonged to the old session.
                 self.statements.borrow_mut().clear();
@@ -366,12 +367,12 @@ impl Drop for Transaction<'_> {
 /// The pool's manager: r2d2_postgres's hands out a bare `Client`; ours wraps each in a
 /// `Connection` (the statement cache, and interior mutability for `&Conn`).
 pub struct Manager {
-    pub config: Arc<Config>,
+    pub target: Arc<Target>,
 }
 
 /// A new session with the settings every connection has.
-fn connect(config: &Config) -> Result<Client, postgres::Error> {
-    let mut client = config.connect(NoTls)?;
+fn connect(target: &Target) -> Result<Client, postgres::Error> {
+    let mut client = target.connect()?;
     // Notices ("already exists, skipping") are not the log's business.
     client.batch_execute(&format!(
         "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
@@ -407,8 +408,8 @@ impl r2d2::ManageConnection for Manager {
 
     fn connect(&self) -> Result<Connection, postgres::Error> {
         Ok(Connection {
-            client: RefCell::new(connect(&self.config)?),
-            config: self.config.clone(),
+            client: RefCell::new(connect(&self.target)?),
+            target: self.target.clone(),
             statements: RefCell::default(),
             in_tx: Cell::new(false),
             failed: Cell::new(false),
@@ -459,13 +460,11 @@ impl std::ops::Deref for Single {
 
 impl Single {
     pub fn connect(url: &str) -> anyhow::Result<Single> {
-        let config: Config = url
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
+        let target = Target::from_url(url)?;
         let conn = r2d2::ManageConnection::connect(&Manager {
-            config: config.into(),
+            target: target.into(),
         })
-        .context("cannot connect to the PostgreSQL database of --database-url")?;
+        .context(CANNOT_CONNECT)?;
         Ok(Single(conn))
     }
 

@@ -5,10 +5,11 @@
 //! meanwhile are gone, the reconnection wakes every worker once (they poll anyway).
 
 use super::connection::Connection;
+use super::tls::Target;
 use crate::db::sql::{params, Driver as _};
 use crate::db::waker::{Waker, Work};
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, NoTls};
+use postgres::Client;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,11 +22,11 @@ pub fn notify(conn: &Connection, works: &str) -> anyhow::Result<()> {
 }
 
 /// Starts the listening thread; it runs as long as the process.
-pub fn start(config: postgres::Config, waker: Arc<Waker>) -> anyhow::Result<()> {
+pub fn start(target: Arc<Target>, waker: Arc<Waker>) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("pg-listen".into())
         .spawn(move || loop {
-            match config.connect(NoTls) {
+            match target.connect() {
                 Ok(client) => {
                     if let Err(e) = listen(client, &waker) {
                         log::warn!("the PostgreSQL wake connection failed, reconnecting: {e:#}");

@@ -8,27 +8,29 @@
 mod connection;
 pub(in crate::db) mod listen;
 mod migrate;
+mod tls;
 mod value;
 
 pub(in crate::db) use connection::{is_busy, is_unique_violation, Manager};
 pub use connection::{Connection, Single, Transaction};
 
 use anyhow::Context;
-use postgres::Config;
+use std::sync::Arc;
 use std::time::Duration;
+use tls::{Target, CANNOT_CONNECT};
 
 /// The pool, and how to connect outside it (the wake listener's connection).
 #[derive(Clone)]
 pub struct Pool {
     pool: r2d2::Pool<Manager>,
     /// Shared: a `Db` is cloned for every request.
-    config: std::sync::Arc<Config>,
+    target: Arc<Target>,
 }
 
 impl Pool {
-    /// How to connect outside the pool (the wake listener).
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// How to connect outside the pool (the wake listener), as the pool does.
+    pub fn target(&self) -> Arc<Target> {
+        self.target.clone()
     }
 
     pub fn get(&self) -> Result<r2d2::PooledConnection<Manager>, r2d2::Error> {
@@ -38,21 +40,15 @@ impl Pool {
 
 /// The pool over the database at `url`, migrated.
 pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Pool> {
-    // The URL may carry a password: errors name neither.
-    let mut config: Config = url
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--database-url is not a PostgreSQL connection URL"))?;
-    if config.get_application_name().is_none() {
-        config.application_name("cfdi-extract");
-    }
-    let config = std::sync::Arc::new(config);
+    // The URL may carry a password: no error quotes it. Its sslmode and sslrootcert
+    // make the TLS connector, once, for every connection (db/postgres/tls.rs).
+    let target = Arc::new(Target::from_url(url)?);
     let manager = Manager {
-        config: config.clone(),
+        target: target.clone(),
     };
     // The first connection made here, so an unreachable server is one clear error at
     // once (with its cause), not the pool's retries until its timeout.
-    let first = r2d2::ManageConnection::connect(&manager)
-        .context("cannot connect to the PostgreSQL database of --database-url")?;
+    let first = r2d2::ManageConnection::connect(&manager).context(CANNOT_CONNECT)?;
     migrate::apply(&first).context("cannot apply the schema")?;
     drop(first);
     let pool = r2d2::Pool::builder()
@@ -64,8 +60,8 @@ pub(in crate::db) fn open(url: &str, max_connections: u32) -> anyhow::Result<Poo
         .test_on_check_out(false)
         .error_handler(Box::new(LogCause))
         .build(manager)
-        .context("cannot connect to the PostgreSQL database of --database-url")?;
-    Ok(Pool { pool, config })
+        .context(CANNOT_CONNECT)?;
+    Ok(Pool { pool, target })
 }
 
 /// Logs why a pooled connection could not be made (r2d2's own line drops the cause).
