@@ -489,3 +489,23 @@ impl Single {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use postgres::{Config, NoTls};
+
+    #[test]
+    fn a_server_out_of_reach_is_lost_so_busy_and_a_503() {
+        // Nothing listens on port 1: the connection is refused.
+        let config: Config = "postgres://cfdi@127.0.0.1:1/none".parse().expect("url");
+        let Err(err) = config.connect(NoTls) else {
+            panic!("connected to port 1")
+        };
+        let err = anyhow::Error::from(err);
+        assert!(closed(&err));
+        assert!(err.chain().any(is_busy));
+        let other = anyhow::anyhow!("a constraint failed");
+        assert!(!closed(&other) && !other.chain().any(is_busy));
+    }
+}
