@@ -418,11 +418,12 @@ mod tests {
         // Both leases ran out; a worker still runs the first (the second's gave up).
         conn.exec("UPDATE jobs SET lease_until = ?1", params![past])
             .expect("expire");
-        crate::db::lease::hold(&[held.id]);
+        let guard = crate::db::lease::hold(vec![held.id]);
         let requeued = conn
             .tx(|tx| renew_leases(tx, &crate::time::now()))
             .expect("renew");
-        crate::db::lease::let_go(&[held.id]);
+        drop(guard);
+        assert!(!crate::db::lease::held().contains(&held.id), "let go");
         assert_eq!(requeued, 1);
         let status = |id: i64| -> String {
             conn.one("SELECT status FROM jobs WHERE id = ?1", params![id], |r| {

@@ -61,16 +61,23 @@ pub fn until() -> String {
     crate::time::after(length())
 }
 
-/// A worker runs these jobs now: their leases are renewed until `let_go`.
-pub fn hold(ids: &[i64]) {
-    HELD.lock().unwrap_or_else(|p| p.into_inner()).extend(ids);
+/// A worker runs these jobs now: their leases are renewed while the guard lives. Its
+/// drop lets them go, also when the worker unwinds from a panic, so a job nobody runs
+/// is never renewed forever.
+#[must_use = "the jobs are let go when the guard drops"]
+pub struct Held(Vec<i64>);
+
+pub fn hold(ids: Vec<i64>) -> Held {
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).extend(&ids);
+    Held(ids)
 }
 
-/// The worker is done with these jobs (recorded, or given up).
-pub fn let_go(ids: &[i64]) {
-    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
-    for id in ids {
-        held.remove(id);
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        for id in &self.0 {
+            held.remove(id);
+        }
     }
 }
 
@@ -81,4 +88,18 @@ pub fn held() -> Vec<i64> {
         .iter()
         .copied()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_worker_that_panics_lets_its_jobs_go() {
+        let ran = std::panic::catch_unwind(|| {
+            let _held = super::hold(vec![-7]);
+            assert!(super::held().contains(&-7));
+            panic!("the job's code failed");
+        });
+        assert!(ran.is_err());
+        assert!(!super::held().contains(&-7));
+    }
 }

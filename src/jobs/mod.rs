@@ -132,13 +132,11 @@ fn worker_loop(ctx: &Context, lane: Lane) {
             Ok(jobs) if !jobs.is_empty() => {
                 // There may be more: pass the wake on to one sleeping worker (`db::Waker`).
                 waker.wake_one(work);
-                let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
-                db::lease::hold(&ids);
+                let _held = db::lease::hold(jobs.iter().map(|j| j.id).collect());
                 match lane {
                     Lane::Deliveries(_) => next = delivery::run(ctx, jobs, lane),
                     Lane::Sat(_) => jobs.into_iter().for_each(|job| run(ctx, job)),
                 }
-                db::lease::let_go(&ids);
             }
             Ok(_) => waker.wait(work, seen, sleep_budget(ctx, lane)),
             Err(e) => {
