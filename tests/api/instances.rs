@@ -4,7 +4,7 @@
 
 use crate::common::app::{as_u64, cli_on, run_cli, tax_id, TestApp, DEADLINE};
 use crate::common::engine::{self, postgres_only};
-use crate::common::receiver::Receiver;
+use crate::common::receiver::{Receiver, Recorded};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,6 +18,19 @@ fn jobs_done(app: &TestApp, kind: &str) -> Vec<String> {
         .filter_map(|l| {
             let after = l.split("job ").nth(1)?;
             Some(after.split_whitespace().next()?.to_string())
+        })
+        .collect()
+}
+
+/// The ids of the resources the received events name.
+fn resource_ids(received: &[Recorded]) -> HashSet<String> {
+    received
+        .iter()
+        .map(|r| {
+            r.json()["resource"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
         })
         .collect()
 }
@@ -57,15 +70,7 @@ fn two_instances_share_one_database_and_no_job_or_delivery_runs_twice() {
         ids.len(),
         "an event delivered twice: {ids:?}"
     );
-    let resources: HashSet<String> = received
-        .iter()
-        .map(|r| {
-            r.json()["resource"]["id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect();
+    let resources = resource_ids(&received);
     assert_eq!(resources, entities.iter().cloned().collect());
     // Every validation ran once, on one instance or the other (its log line may follow
     // the commit that made the credential valid by a moment).
@@ -139,16 +144,7 @@ fn two_instances_run_extractions_and_fan_outs_at_once_with_nothing_twice() {
         announced_total,
         "no event delivered twice"
     );
-    let announced: HashSet<String> = receiver
-        .requests()
-        .iter()
-        .map(|r| {
-            r.json()["resource"]["id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect();
+    let announced = resource_ids(&receiver.requests());
     assert_eq!(announced, invoice_ids, "one invoice.created per invoice");
     let deliveries = b
         .client()
@@ -322,15 +318,7 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
         a.client().wait_for_credential(id, "valid");
     }
     let received = receiver.wait_for(created.len(), DEADLINE);
-    let resources: HashSet<String> = received
-        .iter()
-        .map(|r| {
-            r.json()["resource"]["id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect();
+    let resources = resource_ids(&received);
     assert_eq!(resources, created);
     let deliveries = b.client().deliveries(&hook_id);
     assert_eq!(deliveries.len(), created.len(), "one delivery per event");
