@@ -22,6 +22,21 @@ fn jobs_done(app: &TestApp, kind: &str) -> Vec<String> {
         .collect()
 }
 
+/// Two instances on one database with `args`, and a webhook of `event` (made through
+/// the first) to a local receiver; the webhook's id.
+fn two_instances_with_a_webhook(
+    args: &[&str],
+    event: &str,
+) -> (TestApp, TestApp, Receiver, String) {
+    let receiver = Receiver::start();
+    let a = TestApp::spawn_with(args);
+    let mut b = a.beside(args);
+    b.start();
+    let hook = a.client().create_webhook(&receiver.url(), Some(&[event]));
+    let hook_id = hook["id"].as_str().expect("id").to_string();
+    (a, b, receiver, hook_id)
+}
+
 /// The ids of the resources the received events name.
 fn resource_ids(received: &[Recorded]) -> HashSet<String> {
     received
@@ -38,15 +53,8 @@ fn resource_ids(received: &[Recorded]) -> HashSet<String> {
 #[test]
 fn two_instances_share_one_database_and_no_job_or_delivery_runs_twice() {
     postgres_only!("two instances share a PostgreSQL database");
-    let receiver = Receiver::start();
-    let args = ["--sim-latency", "200ms"];
-    let a = TestApp::spawn_with(&args);
-    let mut b = a.beside(&args);
-    b.start();
-    let hook = a
-        .client()
-        .create_webhook(&receiver.url(), Some(&["entity.update"]));
-    let hook_id = hook["id"].as_str().expect("id").to_string();
+    let (a, b, receiver, hook_id) =
+        two_instances_with_a_webhook(&["--sim-latency", "200ms"], "entity.update");
     // Half the entities through each instance: each queues a validation whose end
     // queues a delivery, and either instance may run either.
     let entities: Vec<String> = (0..12)
@@ -99,15 +107,8 @@ fn two_instances_run_extractions_and_fan_outs_at_once_with_nothing_twice() {
         create_extraction, date, id_of, invoices_by_uuid, sandbox, valid_entity,
         wait_extraction_done, withheld,
     };
-    let receiver = Receiver::start();
-    let args = ["--sim-latency", "20ms"];
-    let a = TestApp::spawn_with(&args);
-    let mut b = a.beside(&args);
-    b.start();
-    let hook = a
-        .client()
-        .create_webhook(&receiver.url(), Some(&["invoice.created"]));
-    let hook_id = id_of(&hook);
+    let (a, b, receiver, hook_id) =
+        two_instances_with_a_webhook(&["--sim-latency", "20ms"], "invoice.created");
     // An extraction queued through each instance, both running while the other's
     // invoice.created events fan out; either instance may run any of the jobs.
     let runs = [
@@ -231,15 +232,10 @@ struct Load {
 #[ignore = "restarts its PostgreSQL server: .ci/run runs it alone, on a server of its own"]
 fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
     postgres_only!("a restart of the shared PostgreSQL database");
-    let receiver = Receiver::start();
-    let args = ["--sim-latency", "200ms", "--job-lease", "2s"];
-    let a = TestApp::spawn_with(&args);
-    let mut b = a.beside(&args);
-    b.start();
-    let hook = a
-        .client()
-        .create_webhook(&receiver.url(), Some(&["entity.update"]));
-    let hook_id = hook["id"].as_str().expect("id").to_string();
+    let (a, b, receiver, hook_id) = two_instances_with_a_webhook(
+        &["--sim-latency", "200ms", "--job-lease", "2s"],
+        "entity.update",
+    );
     // One client per instance creates entities without pause; each queues a
     // validation, whose end queues a delivery.
     let stop = Arc::new(AtomicBool::new(false));
