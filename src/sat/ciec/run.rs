@@ -7,7 +7,9 @@ use super::conversation::{Authority, Session, DOWNLOAD_BATCH};
 use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::ingest;
 use crate::sat::channel::wrong_secret;
-use crate::sat::{Channel, Fetched, Metadata, Run, SatError, Secret, Sink, Step};
+use crate::sat::{Channel, Document, Fetched, Metadata, Run, SatError, Secret, Sink, Step};
+use parking_lot::Mutex;
+use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +17,10 @@ use std::time::Duration;
 /// (the portal answers per day anyway).
 const WINDOW_DAYS: u64 = 7;
 
-/// The most documents one batch handed to the sink holds. Batches already downloaded
-/// are stored together: each commit writes the index pages its documents share once,
-/// so fewer, larger commits write less, while the write lock is held some tens of ms.
+/// Batches already downloaded are stored together until they hold this many documents
+/// (the last one taken may go past it): each commit writes the index pages its
+/// documents share once, so fewer, larger commits write less, while the write lock is
+/// held some tens of ms.
 const STORE_BATCH: usize = 4 * DOWNLOAD_BATCH;
 
 /// The CIEC channel over an `Authority`: the SAT's portal, or the sandbox's.
@@ -90,83 +93,254 @@ fn windows(period: Period) -> Vec<Period> {
     out
 }
 
-/// Downloads `todo` in batches on a thread of its own (up to four batches ahead), so the
-/// authority's latency (or the sandbox's rendering), XML parsing and compression overlap
-/// with the sink's writes; the batches waiting when the sink is free go to it together.
-/// Returns a retry when the service is stopping: what is stored stays, the rest is
-/// fetched on restart.
+/// Downloads `todo` in batches on a thread of its own (the authority's latency, or the
+/// sandbox's rendering), parses and compresses them on `preparers()` more, and stores
+/// them here, so the three overlap; the batches waiting when the sink is free go to it
+/// together. Returns a retry when the service is stopping: what is stored stays, the
+/// rest is fetched on restart.
 fn store_window(
     sink: &dyn Sink,
     direction: Direction,
     session: &mut dyn Session,
     todo: &[Metadata],
 ) -> Result<Option<Step>, SatError> {
+    let workers = preparers();
     std::thread::scope(|scope| {
-        let (sender, downloads) = std::sync::mpsc::sync_channel(STORE_BATCH / DOWNLOAD_BATCH);
+        // Bounded both ways: at most `workers` downloaded batches wait to be prepared,
+        // and a store's worth of prepared ones to be stored. Each side stops when the
+        // other's end is dropped (this one returning early drops `to_store`).
+        let (downloaded, to_prepare) = sync_channel(workers);
+        let (prepared, to_store) = sync_channel(STORE_BATCH / DOWNLOAD_BATCH);
+        let to_prepare = Arc::new(Mutex::new(to_prepare));
         scope.spawn(move || {
             for batch in todo.chunks(DOWNLOAD_BATCH) {
-                let docs = session.download(direction, batch).map(|docs| {
-                    batch
-                        .iter()
-                        .zip(docs)
-                        // A document the authority does not provide yet stays listed only.
-                        .filter_map(|(meta, doc)| {
-                            let xml = doc.xml?;
-                            Some(Fetched {
-                                listed: Some(meta),
-                                name: format!("invoice {}", meta.uuid),
-                                prepared: ingest::prepare(&xml, doc.pdf.as_deref()).map(Into::into),
-                            })
-                        })
-                        .collect::<Vec<Fetched>>()
-                });
+                let docs = session.download(direction, batch).map(|docs| (batch, docs));
                 let failed = docs.is_err();
                 // A closed channel means the storing side stopped: so do we.
-                if sender.send(docs).is_err() || failed {
+                if downloaded.send(docs).is_err() || failed {
                     break;
                 }
             }
         });
+        for _ in 0..workers {
+            let (to_prepare, prepared) = (to_prepare.clone(), prepared.clone());
+            scope.spawn(move || {
+                loop {
+                    // The lock is held while waiting (so each batch goes to one worker),
+                    // not while preparing.
+                    let Ok(docs) = to_prepare.lock().recv() else {
+                        break;
+                    };
+                    if prepared.send(docs.map(prepare)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        // The workers hold the only senders and receivers: the channels close when
+        // they are done, or when they stop.
+        drop((prepared, to_prepare));
         let (batches, mut received) = (todo.len().div_ceil(DOWNLOAD_BATCH), 0);
-        while received < batches {
+        let mut failed = None;
+        while let Ok(first) = to_store.recv() {
             if sink.stopping() {
                 return Ok(Some(Step::Retry {
                     after: Duration::ZERO,
                     error: "service stopping".into(),
                 }));
             }
-            let mut docs = downloads
-                .recv()
-                .map_err(|_| anyhow::anyhow!("the download thread ended early"))??;
-            received += 1;
-            let mut failed = None;
-            while docs.len() < STORE_BATCH {
-                match downloads.try_recv() {
-                    Ok(Ok(more)) => {
-                        received += 1;
-                        docs.extend(more);
+            let mut docs = vec![];
+            let mut next = Some(first);
+            while let Some(batch) = next.take() {
+                received += 1;
+                match batch {
+                    Ok(more) => docs.extend(more),
+                    // The first failure is returned once what arrived is stored: batches
+                    // prepared beside it still arrive, and are stored too.
+                    Err(e) => {
+                        failed.get_or_insert(e);
                     }
-                    Ok(Err(e)) => {
-                        failed = Some(e);
-                        break;
-                    }
-                    Err(_) => break,
+                }
+                if docs.len() < STORE_BATCH {
+                    next = to_store.try_recv().ok();
                 }
             }
-            // What arrived before a failed download is stored first.
-            sink.documents(&docs, &mut |_| Ok(()))?;
-            if let Some(e) = failed {
-                return Err(e);
+            if !docs.is_empty() {
+                sink.documents(&docs, &mut |_| Ok(()))?;
             }
         }
-        Ok(None)
+        match failed {
+            Some(e) => Err(e),
+            None if received < batches => {
+                Err(anyhow::anyhow!("the download thread ended early").into())
+            }
+            None => Ok(None),
+        }
     })
+}
+
+/// Threads that parse and compress a window's downloads: one per core, as parsing and
+/// compressing is the CPU-bound part of ingest and the download thread mostly waits.
+fn preparers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A downloaded batch parsed and compressed; a document the authority does not provide
+/// yet stays listed only.
+fn prepare<'a>((batch, docs): (&'a [Metadata], Vec<Document>)) -> Vec<Fetched<'a>> {
+    batch
+        .iter()
+        .zip(docs)
+        .filter_map(|(meta, doc)| {
+            let xml = doc.xml?;
+            Some(Fetched {
+                listed: Some(meta),
+                name: format!("invoice {}", meta.uuid),
+                prepared: ingest::prepare(&xml, doc.pdf.as_deref()).map(Into::into),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sat::Resume;
     use chrono::NaiveDate;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn listed(n: usize) -> Vec<Metadata> {
+        (0..n)
+            .map(|i| Metadata {
+                uuid: format!("u{i}"),
+                issuer_tax_id: "AAA010101AAA".into(),
+                issuer_name: None,
+                receiver_tax_id: "BBB010101BBB".into(),
+                receiver_name: None,
+                issued_at: None,
+                certified_at: None,
+                total: None,
+                invoice_type: None,
+                cancelled: false,
+                cancelled_at: None,
+            })
+            .collect()
+    }
+
+    /// Every tenth document is not provided yet; download call `fail_at` fails.
+    struct FakeSession {
+        calls: usize,
+        fail_at: Option<usize>,
+    }
+
+    impl Session for FakeSession {
+        fn list(&mut self, _: Direction, _: Period) -> Result<Vec<Metadata>, SatError> {
+            unreachable!("store_window never lists")
+        }
+
+        fn download(
+            &mut self,
+            _: Direction,
+            items: &[Metadata],
+        ) -> Result<Vec<Document>, SatError> {
+            self.calls += 1;
+            if self.fail_at == Some(self.calls) {
+                return Err(SatError::Unavailable("down".into()));
+            }
+            Ok(items
+                .iter()
+                .map(|m| Document {
+                    uuid: m.uuid.clone(),
+                    xml: (!m.uuid.ends_with('9')).then(|| b"<not-a-cfdi/>".to_vec()),
+                    pdf: None,
+                })
+                .collect())
+        }
+    }
+
+    /// Records the listed UUID of each document handed to it, and each call's size.
+    #[derive(Default)]
+    struct FakeSink {
+        stopping: AtomicBool,
+        stored: parking_lot::Mutex<Vec<String>>,
+        calls: parking_lot::Mutex<Vec<usize>>,
+    }
+
+    impl Sink for FakeSink {
+        fn stopping(&self) -> bool {
+            self.stopping.load(Ordering::Relaxed)
+        }
+        fn recount(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn listed(&self, _: &[Metadata], _: Resume) -> anyhow::Result<Vec<usize>> {
+            unreachable!("store_window never lists")
+        }
+        fn documents(&self, docs: &[Fetched], _: Resume) -> anyhow::Result<()> {
+            self.calls.lock().push(docs.len());
+            let mut stored = self.stored.lock();
+            stored.extend(docs.iter().map(|d| d.listed.expect("listed").uuid.clone()));
+            Ok(())
+        }
+    }
+
+    fn provided(range: std::ops::Range<usize>) -> Vec<String> {
+        let mut uuids: Vec<String> = range.map(|i| format!("u{i}")).collect();
+        uuids.retain(|u| !u.ends_with('9'));
+        uuids.sort();
+        uuids
+    }
+
+    #[test]
+    fn a_window_is_stored_once_in_batches_of_at_most_a_store() {
+        let (sink, todo) = (FakeSink::default(), listed(1037));
+        let mut session = FakeSession {
+            calls: 0,
+            fail_at: None,
+        };
+        let step = store_window(&sink, Direction::Received, &mut session, &todo).expect("stored");
+        assert!(step.is_none());
+        assert_eq!(session.calls, 1037usize.div_ceil(DOWNLOAD_BATCH));
+        let mut stored = sink.stored.into_inner();
+        stored.sort();
+        assert_eq!(stored, provided(0..1037), "each provided document once");
+        let most = STORE_BATCH + DOWNLOAD_BATCH - 1;
+        assert!(sink.calls.into_inner().iter().all(|&n| n > 0 && n <= most));
+    }
+
+    #[test]
+    fn a_failed_download_is_returned_after_what_came_before_it_is_stored() {
+        let (sink, todo) = (FakeSink::default(), listed(1000));
+        let mut session = FakeSession {
+            calls: 0,
+            fail_at: Some(4),
+        };
+        let error = store_window(&sink, Direction::Received, &mut session, &todo)
+            .expect_err("the download failed");
+        assert!(matches!(error, SatError::Unavailable(_)), "{error}");
+        assert_eq!(session.calls, 4, "no download after the failed one");
+        let mut stored = sink.stored.into_inner();
+        stored.sort();
+        assert_eq!(stored, provided(0..3 * DOWNLOAD_BATCH));
+    }
+
+    #[test]
+    fn a_stopping_service_gets_a_retry_without_waiting_for_the_window() {
+        let (sink, todo) = (FakeSink::default(), listed(5000));
+        sink.stopping.store(true, Ordering::Relaxed);
+        let mut session = FakeSession {
+            calls: 0,
+            fail_at: None,
+        };
+        let step = store_window(&sink, Direction::Received, &mut session, &todo).expect("step");
+        assert!(matches!(step, Some(Step::Retry { .. })), "{step:?}");
+        assert!(sink.stored.into_inner().is_empty());
+        assert!(
+            session.calls < 100,
+            "stopped early: {} downloads",
+            session.calls
+        );
+    }
 
     fn day(d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 1, d).expect("date")
