@@ -218,9 +218,10 @@ pub fn list(
 pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     let row = conn.opt(
         &format!(
-            "SELECT {}, items_json, coalesce(items_count, 0), payments_json FROM invoices{}
+            "SELECT {}, items_json, coalesce(items_count, 0), payments_json, {} FROM invoices{}
              WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
             view::COLUMNS,
+            relations::PRESENT,
             view::EFOS_JOIN
         ),
         params![id, org_id],
@@ -231,10 +232,12 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
                 r.get::<Option<String>>(w)?,
                 r.get::<i64>(w + 1)?,
                 r.get::<Option<String>>(w + 2)?,
+                r.get::<Option<String>>(view::DUE_AMOUNT)?,
+                (r.get::<i64>(w + 3)? != 0, r.get::<i64>(w + 4)? != 0),
             ))
         },
     )?;
-    let Some((mut json, items, count, payments)) = row else {
+    let Some((mut json, items, count, payments, due, (names, named))) = row else {
         return Ok(None);
     };
     // The view is an object, so it ends with `}`: reopen it.
@@ -249,8 +252,16 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
     if let Some(payments) = payments {
         json.push_str(&format!(r#","payments":{payments}"#));
     }
-    json.push_str(&format!(r#","relations":{}"#, relations::view(conn, id)?));
-    let (due, credits) = relations::credits(conn, id)?;
+    let relations = match names || named {
+        true => relations::view(conn, id)?,
+        false => relations::EMPTY.to_string(),
+    };
+    json.push_str(&format!(r#","relations":{relations}"#));
+    // Only documents that name it can credit it.
+    let credits = match named {
+        true => relations::credits(conn, id)?,
+        false => vec![],
+    };
     let decimal = |s: &str| s.parse::<rust_decimal::Decimal>();
     let due = due.as_deref().map(decimal).transpose()?;
     let credits = credits

@@ -75,18 +75,25 @@ pub fn view(conn: &Conn, invoice_id: &str) -> anyhow::Result<String> {
     conn.one(&sql, params![invoice_id], |r| r.get(0))
 }
 
-/// `domain::relations::credited` of an invoice: its `due_amount`, and the totals of the
-/// credit notes that reduce it. A credit note counts when it is a processed, active
+/// Two columns for a query over `invoices`: whether the row's CfdiRelacionados name
+/// documents (1 or 0), and whether other documents' name it. When both are 0 its
+/// `view` is `EMPTY` and it has no `credits`, so `invoices::get` runs neither query:
+/// most invoices relate to nothing.
+pub const PRESENT: &str = "CASE WHEN EXISTS (SELECT 1 FROM invoice_relations r \
+        WHERE r.invoice_id = invoices.id) THEN 1 ELSE 0 END, \
+    CASE WHEN EXISTS (SELECT 1 FROM invoice_relations r WHERE r.entity_id = invoices.entity_id \
+        AND r.related_uuid = invoices.uuid AND r.invoice_id <> invoices.id) THEN 1 ELSE 0 END";
+
+/// `view` of an invoice that relates to nothing.
+pub const EMPTY: &str = r#"{"relates_to":[],"related_by":[]}"#;
+
+/// The totals of the credit notes that reduce an invoice's due amount
+/// (`domain::relations::credited`). A credit note counts when it is a processed, active
 /// type E document of the invoice's entity and currency whose 01/03 relations name
 /// this invoice and no other: CFDI carry no amount per related document, so one naming
 /// several invoices cannot be split without guessing (it still shows in `relations`).
-pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<(Option<String>, Vec<String>)> {
+pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<Vec<String>> {
     let crediting = CREDITING.map(|c| format!("'{c}'")).join(", ");
-    let due: Option<String> = conn.one(
-        "SELECT due_amount FROM invoices WHERE id = ?1",
-        params![invoice_id],
-        |r| r.get(0),
-    )?;
     let sql = format!(
         "SELECT o.total FROM invoices i
          JOIN invoice_relations r ON r.entity_id = i.entity_id AND r.related_uuid = i.uuid
@@ -98,8 +105,7 @@ pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<(Option<String>,
                   WHERE x.invoice_id = o.id AND x.relation_type IN ({crediting})) = 1
          GROUP BY o.id ORDER BY o.id"
     );
-    let totals = conn.all(&sql, params![invoice_id], |r| r.get(0))?;
-    Ok((due, totals))
+    conn.all(&sql, params![invoice_id], |r| r.get(0))
 }
 
 /// Processed invoices after `after` (by id), with their entity: the backfill's batches.

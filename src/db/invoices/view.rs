@@ -23,6 +23,9 @@ pub(super) const COLUMNS: &str = "id, entity_id, uuid, direction, type, version,
 /// How many of the row's first columns `render` reads.
 pub(super) const WIDTH: usize = 54;
 
+/// Where `due_amount` is among them.
+pub(super) const DUE_AMOUNT: usize = 29;
+
 /// The counterparty's entry in the 69-B list (at most one: `rfc` is its key).
 pub(super) const EFOS_JOIN: &str = " LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
     WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END)";
@@ -178,7 +181,7 @@ pub(super) fn render(r: &Row) -> anyhow::Result<String> {
         cancelled_at: text(26)?,
         has_pdf: r.get::<i64>(27)? != 0,
         paid_amount: money(28)?,
-        due_amount: money(29)?,
+        due_amount: money(DUE_AMOUNT)?,
         last_payment_date: text(30)?,
         fully_paid_at: text(31)?,
         payment_conflicts: r.get::<i64>(32)? != 0,
