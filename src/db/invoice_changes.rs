@@ -65,10 +65,11 @@ pub fn take(conn: &Conn, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>
             })
         },
     )?;
-    for row in &rows {
+    // They are the batch's first by id: one range deletes them.
+    if let Some(last) = rows.last() {
         conn.exec(
-            "DELETE FROM invoice_changes WHERE batch_id = ?1 AND invoice_id = ?2",
-            params![batch, row.invoice_id],
+            "DELETE FROM invoice_changes WHERE batch_id = ?1 AND invoice_id <= ?2",
+            params![batch, last.invoice_id],
         )?;
     }
     Ok(rows)

@@ -59,10 +59,11 @@ pub fn take(conn: &Conn, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>
             })
         },
     )?;
-    for row in &rows {
+    // They are the batch's first by id: one range deletes them.
+    if let Some(last) = rows.last() {
         conn.exec(
-            "DELETE FROM retention_changes WHERE batch_id = ?1 AND retention_id = ?2",
-            params![batch, row.retention_id],
+            "DELETE FROM retention_changes WHERE batch_id = ?1 AND retention_id <= ?2",
+            params![batch, last.retention_id],
         )?;
     }
     Ok(rows)
