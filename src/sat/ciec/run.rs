@@ -1,7 +1,8 @@
 //! The CIEC channel's run: log in, list the period's metadata window by window (stage
 //! 1), then download the XML still missing in batches (stage 2), downloading ahead on a
-//! thread of its own. A run cut short (stop, crash) starts again from its listing: stage
-//! 1 is repeatable and stage 2 only fetches what the sink has not stored.
+//! thread of its own while one thread per core parses and compresses. A run cut short
+//! (stop, crash) starts again from its listing: stage 1 is repeatable and stage 2 only
+//! fetches what the sink has not stored.
 
 use super::conversation::{Authority, Session, DOWNLOAD_BATCH};
 use crate::domain::extraction::{Direction, FailedReason, Period};
