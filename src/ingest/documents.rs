@@ -112,8 +112,6 @@ pub fn store_document(
     if new {
         db::invoice_changes::mark_new(tx, owner.batch, &id)?;
     }
-    // Right after it is stored, the SAT is asked about it (`jobs::sat_status`).
-    db::invoices::sat_status::plan_first(tx, &id, &crate::time::now())?;
     db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
     // A complement naming itself changes nothing: only type I invoices are paid.

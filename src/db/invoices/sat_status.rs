@@ -63,16 +63,6 @@ pub fn next_due_at(conn: &Conn) -> anyhow::Result<Option<String>> {
     )
 }
 
-/// A first check for a stored invoice never checked and with none planned.
-pub fn plan_first(conn: &Conn, id: &str, now: &str) -> anyhow::Result<()> {
-    conn.exec(
-        "UPDATE invoices SET sat_check_at = ?2
-         WHERE id = ?1 AND sat_checked_at IS NULL AND sat_check_at IS NULL",
-        params![id, now],
-    )?;
-    Ok(())
-}
-
 /// Asks for a check of a visible invoice of `org_id` ahead of the planned ones; false
 /// when there is no such invoice. Wakes the checker once `tx` commits.
 pub fn request(tx: &Tx, org_id: &str, id: &str, now: &str) -> anyhow::Result<bool> {

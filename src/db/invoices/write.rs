@@ -101,11 +101,12 @@ pub fn insert_metadata(
 }
 
 /// A processed document's row (the metadata-only row, if any, becomes it), with its
-/// payment aggregate `agg` (see `ingest::payments::own_aggregate`). Storing a
-/// document already processed (the e.firma channel downloads a period's package again,
-/// an import repeats a file) keeps its `updated_at` unless something a client sees
-/// changed, so `updated_since` reports only real changes. (SET expressions read the row
-/// as it was before the update.)
+/// payment aggregate `agg` (see `ingest::payments::own_aggregate`) and, when the SAT
+/// was never asked about it and no check is planned, its first status check planned
+/// now (`jobs::sat_status`). Storing a document already processed (the e.firma channel
+/// downloads a period's package again, an import repeats a file) keeps its `updated_at`
+/// unless something a client sees changed, so `updated_since` reports only real
+/// changes. (SET expressions read the row as it was before the update.)
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_processed(
     tx: &Conn,
@@ -129,12 +130,12 @@ pub fn upsert_processed(
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
             payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
             stated_taxes_json, paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
-            created_at, updated_at)
+            sat_check_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9,
             ?10, ?11, ?12, ?13, ?14, ?15, ?16,
             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
             ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32,
-            ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?40)
+            ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?40, ?40)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             xml_processed = 1, type = excluded.type, version = excluded.version, series = excluded.series,
             folio = excluded.folio, issued_at = excluded.issued_at, certified_at = excluded.certified_at,
@@ -153,6 +154,8 @@ pub fn upsert_processed(
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
+            sat_check_at = CASE WHEN invoices.sat_checked_at IS NULL AND invoices.sat_check_at IS NULL
+                THEN excluded.sat_check_at ELSE invoices.sat_check_at END,
             updated_at = CASE WHEN invoices.xml_processed = 1 AND invoices.status IS NOT DISTINCT FROM excluded.status
                     AND invoices.cancelled_at IS NOT DISTINCT FROM excluded.cancelled_at
                     AND (invoices.has_pdf <> 0 OR excluded.has_pdf = 0)
