@@ -26,14 +26,53 @@ fn never_read(app: &TestApp, path: &str) -> TcpStream {
     socket
 }
 
-/// The start of what the server sent on `socket` so far ("" when nothing yet).
-fn head(socket: &mut TcpStream) -> String {
+/// What `socket` sends within a short wait, added to `buf` (nothing when it is silent).
+fn read_more(socket: &mut TcpStream, buf: &mut Vec<u8>) {
     socket
-        .set_read_timeout(Some(Duration::from_millis(500)))
+        .set_read_timeout(Some(Duration::from_millis(200)))
         .expect("timeout");
-    let mut buf = [0; 1024];
-    let n = socket.read(&mut buf).unwrap_or(0);
-    String::from_utf8_lossy(&buf[..n]).into_owned()
+    let mut chunk = [0; 1024];
+    if let Ok(n) = socket.read(&mut chunk) {
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The start of each response on `sockets`, read until one export has started (an
+/// admitted export answers once its turn comes and it has written its first bytes,
+/// which a busy machine may take a while to reach) and the others have said what they
+/// have so far.
+fn heads(sockets: &mut [TcpStream]) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut heads = vec![Vec::new(); sockets.len()];
+    loop {
+        for (socket, head) in sockets.iter_mut().zip(&mut heads) {
+            if head.len() < 1024 && !answered(head) {
+                read_more(socket, head);
+            }
+        }
+        let started = heads.iter().any(|h| h.starts_with(b"HTTP/1.1 200"));
+        if started || Instant::now() > deadline {
+            return heads
+                .iter()
+                .map(|h| String::from_utf8_lossy(h).into_owned())
+                .collect();
+        }
+    }
+}
+
+/// Whether `buf` holds a response's headers and its `content-length` body (a streamed
+/// export has none: its headers are enough).
+fn answered(buf: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(buf);
+    let Some((headers, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    let length = headers.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<usize>().ok())?
+    });
+    length.is_none_or(|n| body.len() >= n)
 }
 
 fn within(what: &str, f: impl FnOnce() -> u16) {
@@ -109,7 +148,7 @@ fn unread_exports_and_heavy_requests_of_one_org_leave_another_org_and_up_answeri
     }
 
     // A's own share: some downloads started, the ones past its queue were refused at once.
-    let heads: Vec<String> = unread.iter_mut().map(head).collect();
+    let heads = heads(&mut unread);
     let started = heads
         .iter()
         .filter(|h| h.starts_with("HTTP/1.1 200"))
