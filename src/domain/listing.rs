@@ -4,7 +4,7 @@
 use rust_decimal::Decimal;
 
 /// One row of the authority's listing: what is known before the XML is downloaded.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metadata {
     pub uuid: String,
     pub issuer_tax_id: String,

@@ -216,16 +216,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
 fn meta_for(uuid: &str) -> Metadata {
     Metadata {
         uuid: uuid.into(),
-        issuer_tax_id: String::new(),
-        issuer_name: None,
-        receiver_tax_id: String::new(),
-        receiver_name: None,
-        issued_at: None,
-        certified_at: None,
-        total: None,
-        invoice_type: None,
-        cancelled: false,
-        cancelled_at: None,
+        ..Metadata::default()
     }
 }
 

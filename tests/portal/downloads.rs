@@ -149,15 +149,8 @@ fn an_invoice_not_listed_in_this_session_cannot_be_downloaded() {
     let stranger = Metadata {
         uuid: "00000000-0000-4000-8000-000000000000".into(),
         issuer_tax_id: "AAA010101AAA".into(),
-        issuer_name: None,
         receiver_tax_id: RFC.into(),
-        receiver_name: None,
-        issued_at: None,
-        certified_at: None,
-        total: None,
-        invoice_type: None,
-        cancelled: false,
-        cancelled_at: None,
+        ..Metadata::default()
     };
     let err = session
         .download(Direction::Received, &[stranger])

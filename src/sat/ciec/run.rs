@@ -214,16 +214,7 @@ mod tests {
         (0..n)
             .map(|i| Metadata {
                 uuid: format!("u{i}"),
-                issuer_tax_id: "AAA010101AAA".into(),
-                issuer_name: None,
-                receiver_tax_id: "BBB010101BBB".into(),
-                receiver_name: None,
-                issued_at: None,
-                certified_at: None,
-                total: None,
-                invoice_type: None,
-                cancelled: false,
-                cancelled_at: None,
+                ..Metadata::default()
             })
             .collect()
     }
