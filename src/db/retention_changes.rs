@@ -59,12 +59,7 @@ pub fn take(conn: &Conn, batch: &str, limit: i64) -> anyhow::Result<Vec<Changed>
             })
         },
     )?;
-    // They are the batch's first by id: one range deletes them.
-    if let Some(last) = rows.last() {
-        conn.exec(
-            "DELETE FROM retention_changes WHERE batch_id = ?1 AND retention_id <= ?2",
-            params![batch, last.retention_id],
-        )?;
-    }
+    let ids: Vec<&str> = rows.iter().map(|r| r.retention_id.as_str()).collect();
+    super::invoice_changes::delete_taken(conn, "retention_changes", "retention_id", batch, &ids)?;
     Ok(rows)
 }
