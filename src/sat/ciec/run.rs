@@ -150,9 +150,8 @@ fn store_window(
                     error: "service stopping".into(),
                 }));
             }
-            let mut docs = vec![];
-            let mut next = Some(first);
-            while let Some(batch) = next.take() {
+            let (mut docs, mut next) = (vec![], Some(first));
+            while let Some(batch) = next {
                 received += 1;
                 match batch {
                     Ok(more) => docs.extend(more),
@@ -162,9 +161,9 @@ fn store_window(
                         failed.get_or_insert(e);
                     }
                 }
-                if docs.len() < STORE_BATCH {
-                    next = to_store.try_recv().ok();
-                }
+                next = (docs.len() < STORE_BATCH)
+                    .then(|| to_store.try_recv().ok())
+                    .flatten();
             }
             if !docs.is_empty() {
                 sink.documents(&docs, &mut |_| Ok(()))?;

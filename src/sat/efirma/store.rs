@@ -66,8 +66,9 @@ pub fn store_cfdis(
         }
     };
     std::thread::scope(|scope| {
-        // Each batch, and whether it is the package's last (possibly empty) one.
-        let (prepared, to_store) = sync_channel::<anyhow::Result<(Vec<Fetched>, bool)>>(1);
+        // Each batch, and whether it is the package's last (possibly empty) one. Handed
+        // over, not queued: at most the batch storing and the one ready are in memory.
+        let (prepared, to_store) = sync_channel::<anyhow::Result<(Vec<Fetched>, bool)>>(0);
         scope.spawn(move || {
             let skip = usize::try_from(skip).unwrap_or(usize::MAX);
             let mut batch: Vec<Fetched> = Vec::with_capacity(BATCH);
