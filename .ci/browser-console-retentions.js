@@ -8,7 +8,7 @@ const path = require('path');
 const fs = require('fs');
 const { execFileSync } = require('child_process');
 
-const SAMPLES = path.resolve(__dirname, '../../shared/retenciones-samples');
+const SAMPLES = path.resolve(__dirname, '../tests/fixtures/retenciones-samples');
 const ISSUED = ['arrendamientoenfideicomiso', 'dividendos-nacional', 'enajenaciondeacciones', 'intereses',
   'operacionesconderivados', 'planesderetiro', 'sin-complemento'].map((n) => path.join(SAMPLES, `ret10-${n}-tfd10.xml`));
 

@@ -9,7 +9,7 @@ const path = require('path');
 const fs = require('fs');
 const { execFileSync } = require('child_process');
 
-const LIST = path.resolve(__dirname, '../../shared/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv');
+const LIST = path.resolve(__dirname, '../tests/fixtures/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv');
 
 /** The shared sample list (its accents restored) with `rfc` listed as definitive. */
 function listNaming(rfc) {

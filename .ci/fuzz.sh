@@ -82,7 +82,7 @@ inner() {
   # One entity with a few invoices (imported as a user would), so that lists and the
   # links from them lead to real resources. An import takes only documents the entity
   # issued, so the entity has the samples' issuer RFC (an invoice and its complement).
-  local entity samples="$ROOT/../shared/cfdi-samples"
+  local entity samples="$ROOT/tests/fixtures/cfdi-samples"
   entity="$(curl -fsS -u "$EMAIL:$PASSWORD" -H 'content-type: application/json' \
     -d '{"tax_id":"H&E951128469","name":"Fuzz entity","ciec_password":"goodpass"}' \
     "$base/v1/entities" | sed -n 's/.*"id":"\([0-9a-f-]*\)".*/\1/p')"

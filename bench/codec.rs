@@ -1,5 +1,5 @@
 //! What compressing stored documents saves and costs (`db::codec`, `db::documents`).
-//! - The real CFDI in `../shared/cfdi-samples` (XML only) as the service stores XML:
+//! - The real CFDI in `tests/fixtures/cfdi-samples` (XML only) as the service stores XML:
 //!   `samples_raw`, `samples_stored` (bytes: each compressed with the dictionary, its
 //!   issuer certificate taken out and each distinct certificate counted once) and
 //!   `samples_ratio`. The dictionary was trained on these files, so `samples_stored_whole`
@@ -69,7 +69,7 @@ fn stored_xml(docs: &[Vec<u8>]) -> usize {
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let real = samples(&root.join("../shared/cfdi-samples"));
+    let real = samples(&root.join("tests/fixtures/cfdi-samples"));
     let raw: usize = real.iter().map(Vec::len).sum();
     let stored = stored_xml(&real);
     let whole: usize = real.iter().map(|d| codec::encode_xml(d).bytes.len()).sum();

@@ -1,6 +1,6 @@
 """Makes `src/db/events1.dict`, the zstd dictionary event payloads are stored with
 (db/events.rs). Trained only on the `invoice.created` payloads of the real CFDI in
-../shared/cfdi-samples, imported into a fresh server: never on sandbox documents, which
+tests/fixtures/cfdi-samples, imported into a fresh server: never on sandbox documents, which
 would flatter the disk benchmark. A payload's keys and shape are the service's own, the
 same for every invoice, and are most of what the dictionary captures.
 
@@ -17,7 +17,7 @@ import tempfile
 
 import bench
 
-SAMPLES = os.path.join(bench.ROOT, "..", "shared", "cfdi-samples")
+SAMPLES = os.path.join(bench.ROOT, "tests", "fixtures", "cfdi-samples")
 OUT = os.path.join(bench.ROOT, "src", "db", "events1.dict")
 
 

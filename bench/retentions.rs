@@ -26,7 +26,7 @@ const SAMPLES: [(&str, &str); 2] = [
 fn documents() -> Vec<Vec<u8>> {
     let dir = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/retenciones-samples/"
+        "/tests/fixtures/retenciones-samples/"
     );
     let texts: Vec<(String, &str)> = SAMPLES
         .iter()

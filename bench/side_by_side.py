@@ -26,7 +26,7 @@ def _file_sets(root, tmp):
     """The shared real CFDI, and the BIG month of scenario 5 dumped as files."""
     month = os.path.join(tmp, "month")
     n = _cargo_bench(root, "parse", "BIGA010100AAA", "--dump", month)["dumped"]
-    return [("the shared real CFDI samples", os.path.normpath(os.path.join(root, "..", "shared", "cfdi-samples"))),
+    return [("the shared real CFDI samples", os.path.normpath(os.path.join(root, "tests", "fixtures", "cfdi-samples"))),
             (f"a sandbox BIG month ({n:,} CFDI)", month)]
 
 

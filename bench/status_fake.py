@@ -11,8 +11,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        "shared", "sat-status-fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "tests", "fixtures", "sat-status-fixtures")
 ANSWER = "consulta-response-vigente-no-cancelable-efos200.satcfdi-extracted.xml"
 SOAP_ACTION = "http://tempuri.org/IConsultaCFDIService/Consulta"
 FAULT = (b'<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault>'

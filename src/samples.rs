@@ -1,9 +1,9 @@
-//! The shared public samples (`../shared/cfdi-samples`, `../shared/retenciones-samples`)
+//! The shared public samples (`tests/fixtures/cfdi-samples`, `tests/fixtures/retenciones-samples`)
 //! as unit tests read them: every XML file of a folder, by name, in name order.
 
-/// `(file name, bytes)` of every `.xml` file in `../shared/<folder>`, sorted by name.
+/// `(file name, bytes)` of every `.xml` file in `tests/fixtures/<folder>`, sorted by name.
 pub(crate) fn xml_files(folder: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = format!("{}/../shared/{folder}", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{}/tests/fixtures/{folder}", env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .map(|entry| entry.expect("a directory entry").path())

@@ -13,9 +13,9 @@ use zstd::bulk::{Compressor, Decompressor};
 /// level 19 by 2% more for 19 times; level 1 saves 1% less for 0.8 times.
 pub const LEVEL: i32 = 3;
 
-/// A zstd dictionary for CFDI XML, trained on the real CFDI in `shared/cfdi-samples`
+/// A zstd dictionary for CFDI XML, trained on the real CFDI in `tests/fixtures/cfdi-samples`
 /// only (never on sandbox documents, which would flatter the benchmark) with
-/// `zstd --train ../shared/cfdi-samples/*.xml --maxdict=4096 --dictID=1 -3 -o cfdi1.dict`
+/// `zstd --train tests/fixtures/cfdi-samples/*.xml --maxdict=4096 --dictID=1 -3 -o cfdi1.dict`
 /// (zstd 1.5.4). Rows compressed with it say `zstd-cfdi1`, so this file never changes:
 /// a better dictionary is a new file with a codec name of its own.
 const CFDI1: &[u8] = include_bytes!("cfdi1.dict");

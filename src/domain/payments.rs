@@ -138,7 +138,7 @@ mod tests {
 
     fn sample(name: &str) -> Cfdi {
         let path = format!(
-            "{}/../shared/cfdi-samples/{name}",
+            "{}/tests/fixtures/cfdi-samples/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         Cfdi::parse(&std::fs::read(path).expect("sample")).expect("parses")

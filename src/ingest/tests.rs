@@ -24,7 +24,7 @@ fn db() -> db::Memory {
 
 fn sample(name: &str) -> Vec<u8> {
     std::fs::read(format!(
-        "{}/../shared/cfdi-samples/{name}",
+        "{}/tests/fixtures/cfdi-samples/{name}",
         env!("CARGO_MANIFEST_DIR")
     ))
     .expect("sample")

@@ -83,7 +83,7 @@ mod tests {
 
     fn sample(name: &str) -> Cfdi {
         let path = format!(
-            "{}/../shared/cfdi-samples/{name}",
+            "{}/tests/fixtures/cfdi-samples/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         Cfdi::parse(&std::fs::read(path).unwrap()).unwrap()
@@ -124,7 +124,7 @@ mod tests {
 
     fn retention(name: &str) -> Retention {
         let path = format!(
-            "{}/../shared/retenciones-samples/{name}",
+            "{}/tests/fixtures/retenciones-samples/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         Retention::parse(&std::fs::read(path).unwrap()).unwrap()

@@ -6,7 +6,7 @@ use crate::cfdi::MAX_DOCUMENT_BYTES;
 
 const SAMPLES_DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/retenciones-samples/"
+    "/tests/fixtures/retenciones-samples/"
 );
 
 fn read(file: &str) -> Vec<u8> {

@@ -410,7 +410,7 @@ fn local_and_payroll_taxes_have_sections_and_totals_add_up() {
 /// A shared sample as the database layer hands it over.
 fn sample(name: &str) -> crate::cfdi::Cfdi {
     let path = format!(
-        "{}/../shared/cfdi-samples/{name}",
+        "{}/tests/fixtures/cfdi-samples/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     crate::cfdi::Cfdi::parse(&std::fs::read(path).expect("sample")).expect("parses")

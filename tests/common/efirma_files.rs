@@ -1,7 +1,7 @@
 //! e.firma files for `PUT /v1/entities/{id}/efirma`. Tests through the binary upload the
 //! long-lived test e.firma in `tests/fixtures/efirma` (the server checks certificates
 //! against the real clock, and the SAT's public test e.firma expires in 2027); the SAT's
-//! own files in `shared/sat-ws-fixtures` serve for refusals (its CSD, a foreign key), and,
+//! own files in `tests/fixtures/sat-ws-fixtures` serve for refusals (its CSD, a foreign key), and,
 //! checked at a fixed instant, for the tests that drive the web-service client directly.
 
 use base64::engine::general_purpose::STANDARD;
@@ -14,7 +14,10 @@ pub const FIEL_RFC: &str = "EKU9003173C9";
 /// The long-lived test e.firma's serial, as the SAT writes serials.
 pub const FIEL_SERIAL: &str = "30001000000500009999";
 const OWN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/efirma/");
-const SAT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
+const SAT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sat-ws-fixtures/"
+);
 
 /// A file of the long-lived test e.firma (`own("EKU9003173C9.key")`).
 pub fn own(name: &str) -> Vec<u8> {

@@ -1,5 +1,5 @@
 //! A fake of the SAT's CFDI status service (ConsultaCFDIService) answering with the
-//! recorded and documented SOAP answers of `shared/sat-status-fixtures`: each UUID has
+//! recorded and documented SOAP answers of `tests/fixtures/sat-status-fixtures`: each UUID has
 //! a script of replies (the last one repeats), any other UUID gets the 601 answer. It
 //! checks the `SOAPAction` and records each request's expression and time.
 
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 pub const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/sat-status-fixtures/"
+    "/tests/fixtures/sat-status-fixtures/"
 );
 
 /// Short names of the fixture answers.

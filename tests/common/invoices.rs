@@ -20,7 +20,7 @@ pub const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
 // ---------------------------------------------------------------------------------------
 // Samples
 
-pub const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfdi-samples/");
+pub const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cfdi-samples/");
 
 pub fn sample_path(name: &str) -> PathBuf {
     Path::new(SAMPLES).join(name)

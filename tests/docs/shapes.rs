@@ -512,7 +512,7 @@ fn real_responses_match_the_documented_schemas() {
         .collect();
 
     // Invoices of every version and several types, imported as a user would.
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/cfdi-samples");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cfdi-samples");
     assert!(
         samples.is_dir(),
         "the CFDI samples are expected at {samples:?}"
@@ -567,7 +567,7 @@ fn real_responses_match_the_documented_schemas() {
     server.cli(&args, None).expect_success("invoices import");
     // Retentions of both versions, received by the entity (the copies name it receiver).
     let retentions_dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/retenciones-samples");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/retenciones-samples");
     let retention_files: Vec<String> = [
         "ret10-plataformastecnologicas-tfd10.xml",
         "ret20-todos-complementos-relacionado-tfd11.xml",

@@ -14,7 +14,7 @@ const REAL_40_RECEIVER: &str = "COSC8001137NA";
 
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv"
+    "/tests/fixtures/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv"
 );
 
 /// The sample as the SAT publishes it: Windows-1252 with its accents, and the receiver

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 const PLATFORMS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/retenciones-samples/ret10-plataformastecnologicas-tfd10.xml"
+    "/tests/fixtures/retenciones-samples/ret10-plataformastecnologicas-tfd10.xml"
 );
 
 fn retentions_body(entity: &str, from: NaiveDate, to: NaiveDate, direction: &str) -> Value {

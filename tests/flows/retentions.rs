@@ -12,7 +12,7 @@ use tempfile::TempDir;
 
 const SAMPLES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/retenciones-samples/"
+    "/tests/fixtures/retenciones-samples/"
 );
 
 /// The SAT demo family: issued by AAA010101AAA to XAXX010101000, period 2014-06.

@@ -256,3 +256,30 @@ fn no_two_source_files_import_each_other() {
         ])
     );
 }
+
+/// A clone stands alone: nothing in the repository reads a folder beside it (the
+/// fixtures the tests, benchmarks and browser checks read are in `tests/fixtures/`).
+#[test]
+fn nothing_reads_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let skip = ["target", ".git", "node_modules", "data", "out"];
+    let outside = ["../", "shared/"].concat();
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            if path.is_dir() {
+                if !skip.contains(&name.as_deref().unwrap_or_default()) {
+                    stack.push(path);
+                }
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                if text.contains(&outside) {
+                    found.push(path.strip_prefix(root).expect("under root").to_path_buf());
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "files that read ../shared: {found:?}");
+}

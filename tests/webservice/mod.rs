@@ -1,6 +1,6 @@
 //! Integration tests of the SAT web-service client (`cfdi_extract::sat::efirma`)
 //! against a local fake service that answers with the recorded messages in
-//! `shared/sat-ws-fixtures/` and checks what the client sends.
+//! `tests/fixtures/sat-ws-fixtures/` and checks what the client sends.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

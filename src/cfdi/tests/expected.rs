@@ -1,4 +1,4 @@
-//! Facts from `shared/cfdi-samples/EXPECTED.md`, one entry per sample, as
+//! Facts from `tests/fixtures/cfdi-samples/EXPECTED.md`, one entry per sample, as
 //! the parser should report them: UUIDs upper-cased, MetodoPago only when
 //! PUE/PPD, amounts as written (compared through `Decimal`'s Display, which
 //! keeps the scale). Transcribed from the document's tables with a script.

@@ -6,7 +6,7 @@ mod rules;
 
 use super::*;
 
-const SAMPLES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfdi-samples/");
+const SAMPLES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/cfdi-samples/");
 
 const EMPTY_FILE: &str = "edge-empty-file.xml";
 const DIRTY_32: &str = "edge-cfdi32-dirty-no-attributes-tfd-without-uuid.xml";

@@ -115,7 +115,10 @@ fn short(s: &str) -> String {
 mod tests {
     use super::*;
 
-    const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
+    const RECORDED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sat-portal-pages/"
+    );
 
     fn recorded(name: &str) -> String {
         let bytes = std::fs::read(format!("{RECORDED}{name}")).expect("recorded page");

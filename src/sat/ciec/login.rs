@@ -193,7 +193,10 @@ fn unrecognised_portal(config: &PortalConfig, what: &str) -> SatError {
 mod tests {
     use super::*;
 
-    const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
+    const RECORDED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sat-portal-pages/"
+    );
 
     fn recorded(name: &str) -> String {
         let bytes = std::fs::read(format!("{RECORDED}{name}")).expect("recorded page");

@@ -1,5 +1,5 @@
 //! The CIEC channel: the SAT CFDI portal, logged into with the taxpayer's CIEC and a
-//! captcha (`shared/research/sat-portal-facts.md`, beside the repository, describes the
+//! captcha (the SAT portal's public research notes describe the
 //! flow).
 //!
 //! - `run`: the channel: a run lists the period's metadata window by window, then

@@ -300,7 +300,10 @@ fn fetch_pdf(client: &Client, uuid: &str, url: &Url) -> Result<Option<Vec<u8>>, 
 mod tests {
     use super::*;
 
-    const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
+    const RECORDED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sat-portal-pages/"
+    );
 
     #[test]
     fn the_recorded_query_page_gives_its_hidden_state_and_filters() {

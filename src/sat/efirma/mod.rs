@@ -2,7 +2,7 @@
 //! 1.5), reached with the taxpayer's e.firma instead of the CIEC: no captcha, up to
 //! 200,000 CFDI (or 1,000,000 metadata rows) per request, answers in minutes to days.
 //!
-//! The conversation (`shared/research/sat-webservice-facts.md` has the details):
+//! The conversation (/docs/efirma describes it for users):
 //! 1. **authenticate**: a WS-Security header whose timestamp is signed with the e.firma;
 //!    the answer is a token valid about five minutes, sent on every later call as
 //!    `Authorization: WRAP access_token="..."`.

@@ -218,7 +218,7 @@ mod tests {
 
     fn sample() -> Vec<u8> {
         let path = format!(
-            "{}/../shared/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv",
+            "{}/tests/fixtures/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))

@@ -16,7 +16,7 @@
 //! - `client`: a blocking HTTP client for the call.
 //! - `policy`: when to ask again, and when "not found" means "not registered".
 //!
-//! `shared/sat-status-fixtures/FACTS.md` has the sources. Verified against recorded and
+//! `tests/fixtures/sat-status-fixtures/FACTS.md` has the sources. Verified against recorded and
 //! documented answers, not the live service.
 
 pub mod answer;

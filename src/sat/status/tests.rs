@@ -18,7 +18,7 @@ fn subject(expression: &str) -> Subject<'_> {
 }
 
 fn shared(path: &str) -> String {
-    let path = format!("{}/../shared/{path}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 

@@ -3,7 +3,10 @@
 
 use base64::Engine as _;
 
-pub const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
+pub const RECORDED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sat-portal-pages/"
+);
 
 pub fn recorded_bytes(name: &str) -> Vec<u8> {
     std::fs::read(format!("{RECORDED}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))

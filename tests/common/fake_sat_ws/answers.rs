@@ -1,5 +1,5 @@
 //! The fake SAT's answers, in the shapes of the recorded ones
-//! (`shared/sat-ws-fixtures/*/response-*.xml`), without whitespace between elements.
+//! (`tests/fixtures/sat-ws-fixtures/*/response-*.xml`), without whitespace between elements.
 
 use base64::Engine;
 use chrono::{DateTime, SecondsFormat, Utc};

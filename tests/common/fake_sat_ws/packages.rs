@@ -1,6 +1,6 @@
 //! The fake SAT's documents and the packages it builds from them: CFDI packages are ZIPs
 //! of `<UUID>.xml`; metadata packages a ZIP with one `~`-separated `<package id>.txt`
-//! (CRLF lines, header first), as in `shared/sat-ws-fixtures/zip/`.
+//! (CRLF lines, header first), as in `tests/fixtures/sat-ws-fixtures/zip/`.
 
 use std::io::{Cursor, Write};
 

@@ -3,7 +3,10 @@
 use super::*;
 use rust_decimal::Decimal;
 
-const RECORDED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-portal-pages/");
+const RECORDED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sat-portal-pages/"
+);
 
 fn recorded(name: &str) -> String {
     let bytes = std::fs::read(format!("{RECORDED}{name}")).expect("recorded page");

@@ -1,7 +1,9 @@
 use super::*;
 
-pub(crate) const FIXTURES: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sat-ws-fixtures/");
+pub(crate) const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/sat-ws-fixtures/"
+);
 
 pub(crate) fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(format!("{FIXTURES}{path}")).expect("fixture")
