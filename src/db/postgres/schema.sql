@@ -1,5 +1,5 @@
 -- cfdi-extract schema for PostgreSQL: the counterpart of the top-level schema.sql (the
--- SQLite schema) at version 17 (src/db/sqlite/migrate.rs VERSION), with everything
+-- SQLite schema) at version 18 (src/db/sqlite/migrate.rs VERSION), with everything
 -- migrate.rs's steps create outside schema.sql (the invoices_counterparty index). A
 -- change to one is made to the other, in the same commit.
 --
@@ -516,3 +516,18 @@ CREATE TABLE IF NOT EXISTS sat_packages (
     done        BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (request_id, package_id)
 );
+
+-- An Idempotency-Key of a POST (http/idempotency.rs, db/idempotency.rs): per organization
+-- and key, the fingerprint of the first request and its answer (sealed with the data
+-- key: a webhook's creation answers its token), written in that request's own
+-- transaction and replayed to a retry of the same request; kept 24 hours.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    org_id        TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    key           TEXT COLLATE "C" NOT NULL,
+    request_hash  BYTEA NOT NULL,                -- SHA-256 of method, path and body
+    status        BIGINT,                        -- the answer's HTTP status
+    response      BYTEA,                         -- the answer's JSON body, sealed
+    created_at    TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (org_id, key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);
