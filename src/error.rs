@@ -207,14 +207,3 @@ impl<'r> Responder<'r, 'static> for ApiError {
         Ok(res)
     }
 }
-
-/// A successful JSON answer with an explicit status (201 on create).
-pub struct Created(pub Value);
-
-impl<'r> Responder<'r, 'static> for Created {
-    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
-        let mut res = Json(self.0).respond_to(req)?;
-        res.set_status(Status::Created);
-        Ok(res)
-    }
-}

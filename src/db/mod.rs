@@ -15,6 +15,7 @@ pub mod entities;
 pub mod events;
 pub mod extractions;
 pub mod health;
+pub mod idempotency;
 pub mod invoice_changes;
 pub mod invoices;
 

@@ -3,6 +3,7 @@
 //! heavy requests share fairly.
 
 pub mod heavy;
+pub mod idempotency;
 pub mod ids;
 pub mod json_body;
 pub mod pagination;

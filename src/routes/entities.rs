@@ -4,12 +4,13 @@ use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::efos::{Exposures, Situation};
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::events;
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -36,27 +37,28 @@ pub fn routes() -> Vec<Route> {
 async fn create_entity(
     user: AuthUser,
     request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewEntity::parse(&body?.0).map_err(ApiError::Validation)?;
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewEntity::parse(&body).map_err(ApiError::Validation)?;
     let sealed = ctx.cipher.seal(&new.ciec_password)?;
-    let created = ctx
-        .db
-        .write_for(request.0, move |tx| {
-            let e = db::entities::insert(tx, &user.org_id, &new.tax_id, &new.name, &sealed)?;
-            credential::enqueue(tx, &e.id)?;
-            Ok(e)
-        })
-        .await;
-    let entity = match created {
-        Ok(e) => e,
+    let org_id = user.org_id.clone();
+    let created = idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let e = db::entities::insert(tx, &org_id, &new.tax_id, &new.name, &sealed)?;
+        credential::enqueue(tx, &e.id)?;
+        Ok(Ok(Answer::new(Status::Created, &e.view())))
+    })
+    .await;
+    match created {
+        Ok(answer) => answer,
         Err(e) if db::is_unique_violation(&e) => {
-            return Err(ApiError::validation("tax_id", "has already been taken"))
+            Err(ApiError::validation("tax_id", "has already been taken"))
         }
-        Err(e) => return Err(e.into()),
-    };
-    Ok(Created(entity.view()))
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[get("/v1/entities")]

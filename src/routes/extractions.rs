@@ -4,11 +4,12 @@ use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::efirma::EfirmaStatus;
 use crate::domain::extraction::{Channel, DocumentClass, NewExtraction, Status};
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -26,25 +27,30 @@ pub fn routes() -> Vec<Route> {
 async fn create_extraction(
     user: AuthUser,
     request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewExtraction::parse(&body?.0).map_err(ApiError::Validation)?;
-    let created = ctx
-        .db
-        .write_for(request.0, move |tx| {
-            let Some(entity) = db::entities::get(tx, &user.org_id, &new.entity_id)? else {
-                return Ok(Err(ApiError::FieldNotFound("entity_id")));
-            };
-            if new.document_class == DocumentClass::Retentions && !can_extract_retentions(&entity) {
-                let mut errors = FieldErrors::new();
-                errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
-                return Ok(Err(ApiError::Validation(errors)));
-            }
-            db::extractions::queue(tx, &user.org_id, &new, None).map(Ok)
-        })
-        .await??;
-    Ok(Created(created.view()))
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewExtraction::parse(&body).map_err(ApiError::Validation)?;
+    let org_id = user.org_id.clone();
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let Some(entity) = db::entities::get(tx, &org_id, &new.entity_id)? else {
+            return Ok(Err(ApiError::FieldNotFound("entity_id")));
+        };
+        if new.document_class == DocumentClass::Retentions && !can_extract_retentions(&entity) {
+            let mut errors = FieldErrors::new();
+            errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
+            return Ok(Err(ApiError::Validation(errors)));
+        }
+        let created = db::extractions::queue(tx, &org_id, &new, None)?;
+        Ok(Ok(Answer::new(
+            rocket::http::Status::Created,
+            &created.view(),
+        )))
+    })
+    .await?
 }
 
 /// Why an entity without an e.firma cannot have its retentions extracted.

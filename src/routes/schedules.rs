@@ -3,10 +3,12 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::schedule::{NewSchedule, SchedulePatch, PAUSED_BY_USER};
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::pagination::list_by_id;
+use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -38,24 +40,27 @@ fn taken() -> ApiError {
 #[post("/v1/schedules", data = "<body>")]
 async fn create_schedule(
     user: AuthUser,
+    request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewSchedule::parse(&body?.0, ctx.config.schedule_min_interval)
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewSchedule::parse(&body, ctx.config.schedule_min_interval)
         .map_err(ApiError::Validation)?;
-    let created = ctx
-        .db
-        .write(move |tx| {
-            if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
-                return Ok(Err(ApiError::FieldNotFound("entity_id")));
-            }
-            if db::schedules::exists_for_entity(tx, &new.entity_id)? {
-                return Ok(Err(taken()));
-            }
-            Ok(Ok(db::schedules::insert(tx, &user.org_id, &new)?))
-        })
-        .await??;
-    Ok(Created(created.view()))
+    let org_id = user.org_id.clone();
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        if db::entities::get(tx, &org_id, &new.entity_id)?.is_none() {
+            return Ok(Err(ApiError::FieldNotFound("entity_id")));
+        }
+        if db::schedules::exists_for_entity(tx, &new.entity_id)? {
+            return Ok(Err(taken()));
+        }
+        let created = db::schedules::insert(tx, &org_id, &new)?;
+        Ok(Ok(Answer::new(Status::Created, &created.view())))
+    })
+    .await?
 }
 
 #[get("/v1/schedules")]

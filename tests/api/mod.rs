@@ -9,6 +9,7 @@ mod entities;
 mod errors;
 mod events;
 mod healthcheck;
+mod idempotency;
 mod instances;
 mod isolation;
 mod lifecycle;
