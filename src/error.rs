@@ -114,6 +114,11 @@ pub enum ApiError {
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
     Busy,
+    /// The database connection was lost while the request's transaction committed, and
+    /// whether it committed could not be learnt: a 503 that, unlike `Busy`, does not
+    /// say the request did nothing.
+    #[error("commit outcome unknown")]
+    CommitUnknown,
     /// The organization already has as many heavy requests (exports, summaries, PDFs,
     /// e.firma checks) running and waiting as it may (`http::heavy`).
     #[error("too many heavy requests")]
@@ -128,6 +133,7 @@ pub const NOT_FOUND_MESSAGE: &str = "Not found";
 pub const TOO_LARGE_MESSAGE: &str = "Request body is larger than 1 MiB";
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
 pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
+pub const COMMIT_UNKNOWN_MESSAGE: &str = "The connection to the database was lost while this request was being saved, and whether it was saved is unknown: check before retrying, or retry with the same Idempotency-Key";
 /// Seconds a client should wait before retrying a `Busy` answer.
 pub const BUSY_RETRY_AFTER: &str = "1";
 pub const TOO_MANY_MESSAGE: &str = "Too many exports, summaries, PDFs or e.firma checks of this organization at once; retry in a moment";
@@ -148,9 +154,10 @@ impl ApiError {
                 Status::NotFound
             }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
-            ApiError::Unavailable | ApiError::UnavailableSaying(_) | ApiError::Busy => {
-                Status::ServiceUnavailable
-            }
+            ApiError::Unavailable
+            | ApiError::UnavailableSaying(_)
+            | ApiError::Busy
+            | ApiError::CommitUnknown => Status::ServiceUnavailable,
             ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
         }
@@ -167,6 +174,7 @@ impl ApiError {
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::UnavailableSaying(message) => json!({ "message": message }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
+            ApiError::CommitUnknown => json!({ "message": COMMIT_UNKNOWN_MESSAGE }),
             ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
         }
@@ -175,7 +183,10 @@ impl ApiError {
 
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
-        if crate::db::is_busy(&e) {
+        if crate::db::is_commit_unknown(&e) {
+            log::error!("answering 503, outcome unknown: {e:#}");
+            ApiError::CommitUnknown
+        } else if crate::db::is_busy(&e) {
             log::warn!("answering 503: {e:#}");
             ApiError::Busy
         } else {
@@ -197,7 +208,7 @@ impl<'r> Responder<'r, 'static> for ApiError {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
         }
         let retry_after = match self {
-            ApiError::Busy => Some(BUSY_RETRY_AFTER),
+            ApiError::Busy | ApiError::CommitUnknown => Some(BUSY_RETRY_AFTER),
             ApiError::TooManyRequests => Some(TOO_MANY_RETRY_AFTER),
             _ => None,
         };

@@ -331,6 +331,13 @@ pub fn is_busy(err: &anyhow::Error) -> bool {
     })
 }
 
+/// True when `err` is a COMMIT whose answer was lost and whose outcome could not be
+/// learnt: it may have taken effect, so it is neither busy (did nothing) nor a fault.
+pub fn is_commit_unknown(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| cause.is::<postgres::CommitUnknown>())
+}
+
 /// An in-memory database with the current schema, for unit tests. Its transactions
 /// carry no delivery delay and wake no one.
 #[cfg(test)]

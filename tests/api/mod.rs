@@ -3,6 +3,7 @@
 
 mod auth;
 mod cli;
+mod commit_lost;
 mod data_dir;
 mod efirma;
 mod entities;

@@ -13,6 +13,7 @@ use postgres::{Client, Statement};
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The advisory lock every write transaction takes (`pg_advisory_xact_lock`).
 pub const WRITERS: i64 = 0x6366_6469_0001;
@@ -23,6 +24,9 @@ const LOCK_TIMEOUT: &str = "10s";
 /// One connection to the server.
 pub struct Connection {
     client: RefCell<Client>,
+    /// The server process of this session (`pg_backend_pid`): ended when a lost
+    /// COMMIT's transaction is still open on it (`outcome`).
+    pid: Cell<i32>,
     /// How to connect again when the server dropped the connection (`revived`).
     target: Arc<Target>,
     /// Prepared statements by their SQL text as the seam wrote it.
@@ -54,8 +58,10 @@ impl Connection {
         match run() {
             Err(e) if !self.in_block() && closed(&e) => {
                 log::warn!("the PostgreSQL connection was closed; connecting again");
-                let client = connect(&self.target).context("cannot connect to PostgreSQL again")?;
+                let (client, pid) =
+                    connect(&self.target).context("cannot connect to PostgreSQL again")?;
                 *self.client()? = client;
+                self.pid.set(pid);
                 // Prepared statements and cursors belonged to the old session.
                 self.statements.borrow_mut().clear();
                 run()
@@ -176,6 +182,21 @@ impl Connection {
     /// new session would succeed with nothing to commit).
     fn end(&self, sql: &str) -> anyhow::Result<()> {
         Ok(self.client()?.batch_execute(sql)?)
+    }
+
+    /// The open transaction's id, `None` when it has written nothing (no id assigned).
+    fn xid(&self) -> anyhow::Result<Option<i64>> {
+        let mut xid = None;
+        self.query(
+            "SELECT txid_current_if_assigned()",
+            &[],
+            false,
+            &mut |row| {
+                xid = row.get(0)?;
+                Ok(false)
+            },
+        )?;
+        Ok(xid)
     }
 
     /// Inside a transaction block: a write transaction, or a streaming read's.
@@ -339,16 +360,119 @@ impl<'c> Transaction<'c> {
         self.conn
     }
 
+    /// Commits. When the connection is lost with the COMMIT in flight, the server may
+    /// have committed or not: the transaction's id, read just before, is asked about on
+    /// new connections (`outcome`), so a committed transaction is a success, one that
+    /// did not commit the error it was, and one whose fate stays unknown a
+    /// `CommitUnknown`, never an error that claims nothing happened.
     pub fn commit(mut self) -> anyhow::Result<()> {
         self.open = false;
         let failed = self.conn.failed.get();
-        self.conn.in_tx.set(false);
         if failed {
+            self.conn.in_tx.set(false);
             let _ = self.conn.end("ROLLBACK");
             anyhow::bail!("the transaction was rolled back: one of its statements failed");
         }
-        self.conn.end("COMMIT")
+        // NULL when it wrote nothing: then no outcome matters. A connection lost here
+        // never sent the COMMIT.
+        let xid = self.conn.xid();
+        self.conn.in_tx.set(false);
+        let xid = match xid {
+            Ok(xid) => xid,
+            Err(e) => {
+                let _ = self.conn.end("ROLLBACK");
+                return Err(e);
+            }
+        };
+        match (self.conn.end("COMMIT"), xid) {
+            (Err(e), Some(xid)) if closed(&e) => {
+                match outcome(&self.conn.target, xid, self.conn.pid.get()) {
+                    Outcome::Committed => {
+                        log::warn!(
+                            "the PostgreSQL connection was lost during COMMIT; transaction {xid} committed"
+                        );
+                        Ok(())
+                    }
+                    Outcome::NotCommitted => Err(e),
+                    Outcome::Unknown => Err(CommitUnknown {
+                        xid,
+                        cause: format!("{e:#}"),
+                    }
+                    .into()),
+                }
+            }
+            (result, _) => result,
+        }
     }
+}
+
+/// A COMMIT whose answer was lost, and whose outcome could not be learnt within
+/// `OUTCOME_WAIT`: the transaction may have committed or not.
+#[derive(Debug, thiserror::Error)]
+#[error("the connection to PostgreSQL was lost during COMMIT ({cause}), and whether transaction {xid} committed could not be learnt")]
+pub struct CommitUnknown {
+    xid: i64,
+    cause: String,
+}
+
+/// How long a lost COMMIT's outcome is sought (the server may be restarting).
+const OUTCOME_WAIT: Duration = Duration::from_secs(10);
+/// How often it is asked meanwhile.
+const OUTCOME_POLL: Duration = Duration::from_millis(200);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Committed,
+    NotCommitted,
+    Unknown,
+}
+
+/// Whether transaction `xid` (of the lost session `pid`) committed, asked on new
+/// connections until the server answers or `OUTCOME_WAIT` passes. A transaction still
+/// in progress has its session ended first (the COMMIT never reached it, or it is
+/// being committed now: ending the session waits for neither to be undone).
+fn outcome(target: &Target, xid: i64, pid: i32) -> Outcome {
+    let deadline = Instant::now() + OUTCOME_WAIT;
+    loop {
+        match ask(target, xid, pid) {
+            Ok(Some(known)) => return known,
+            Ok(None) => {}
+            Err(e) => log::debug!("asking about transaction {xid}: {e}"),
+        }
+        if Instant::now() + OUTCOME_POLL > deadline {
+            return Outcome::Unknown;
+        }
+        std::thread::sleep(OUTCOME_POLL);
+    }
+}
+
+/// One question about `xid`; `None` while it is in progress.
+fn ask(target: &Target, xid: i64, pid: i32) -> Result<Option<Outcome>, postgres::Error> {
+    let (mut client, _) = connect(target)?;
+    let status = match client.query_one("SELECT txid_status($1)", &[&xid]) {
+        Ok(row) => row.get::<_, Option<String>>(0),
+        // An id past the server's newest: it never reached the server's log (one
+        // restored from before it), so nothing of it is in the database.
+        Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => {
+            return Ok(Some(Outcome::NotCommitted))
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(match status.as_deref() {
+        Some("committed") => Some(Outcome::Committed),
+        Some("aborted") => Some(Outcome::NotCommitted),
+        Some(_) => {
+            // Its own session only (the id is the one the transaction has now).
+            client.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE pid = $1 AND backend_xid::text = ($2 % 4294967296)::text",
+                &[&pid, &xid],
+            )?;
+            None
+        }
+        // Too old to be remembered: not a transaction of a moment ago.
+        None => Some(Outcome::Unknown),
+    })
 }
 
 impl Drop for Transaction<'_> {
@@ -370,14 +494,21 @@ pub struct Manager {
     pub target: Arc<Target>,
 }
 
-/// A new session with the settings every connection has.
-fn connect(target: &Target) -> Result<Client, postgres::Error> {
+/// A new session with the settings every connection has, and its server process id.
+fn connect(target: &Target) -> Result<(Client, i32), postgres::Error> {
     let mut client = target.connect()?;
     // Notices ("already exists, skipping") are not the log's business.
-    client.batch_execute(&format!(
-        "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning;"
+    let answers = client.simple_query(&format!(
+        "SET lock_timeout = '{LOCK_TIMEOUT}'; SET client_min_messages = warning; SELECT pg_backend_pid()"
     ))?;
-    Ok(client)
+    let pid = answers
+        .iter()
+        .find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse().ok(),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Ok((client, pid))
 }
 
 /// True when `err` came from a connection the server (or the network) had closed.
@@ -407,8 +538,10 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<Connection, postgres::Error> {
+        let (client, pid) = connect(&self.target)?;
         Ok(Connection {
-            client: RefCell::new(connect(&self.target)?),
+            client: RefCell::new(client),
+            pid: Cell::new(pid),
             target: self.target.clone(),
             statements: RefCell::default(),
             in_tx: Cell::new(false),

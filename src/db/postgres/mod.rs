@@ -12,7 +12,7 @@ mod tls;
 mod value;
 
 pub(in crate::db) use connection::{is_busy, is_unique_violation, Manager};
-pub use connection::{Connection, Single, Transaction};
+pub use connection::{CommitUnknown, Connection, Single, Transaction};
 
 use anyhow::Context;
 use std::sync::Arc;
