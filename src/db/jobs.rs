@@ -39,6 +39,9 @@ pub struct Job {
     pub attempts: u32,
     /// The API request that caused it, if any (`crate::origin`).
     pub request_id: Option<String>,
+    /// When this claim took it (`locked_at`): with the instance, what names the claim,
+    /// so a worker whose claim another took over is told apart (`lease::fence`).
+    pub claimed_at: String,
 }
 
 pub fn enqueue(
@@ -94,7 +97,7 @@ pub struct Allowed {
 /// an allowed kind, and marks it running. Deliveries have their own workers
 /// (`claim_delivery`).
 pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
-    let job = conn.opt(
+    let mut job = conn.opt(
         &format!(
             "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_sat_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
@@ -105,7 +108,7 @@ pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<
         params![now, allowed.validations, allowed.extractions],
         job_from_row,
     )?;
-    if let Some(job) = &job {
+    if let Some(job) = &mut job {
         mark_running(conn, job, now)?;
     }
     Ok(job)
@@ -182,7 +185,7 @@ pub fn claim_deliveries(
         )?;
         jobs.extend(more);
     }
-    for job in &jobs {
+    for job in &mut jobs {
         mark_running(conn, job, now)?;
     }
     Ok(jobs)
@@ -219,16 +222,18 @@ fn job_from_row(r: &Row) -> anyhow::Result<Job> {
         target_id: r.get(2)?,
         attempts: u32::try_from(r.get::<i64>(3)?)? + 1,
         request_id: r.get(4)?,
+        claimed_at: String::new(),
     })
 }
 
-fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
+fn mark_running(conn: &Conn, job: &mut Job, now: &str) -> anyhow::Result<()> {
     conn.exec(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2,
                 lease_owner = ?3, lease_until = ?4
           WHERE id = ?1",
         params![job.id, now, super::lease::owner(), super::lease::until()],
     )?;
+    job.claimed_at = now.to_string();
     Ok(())
 }
 

@@ -264,10 +264,14 @@ impl Db {
                     ),
                     self.first_delivery,
                 ),
-                PooledOf::Postgres(c) => Tx::of(
-                    TxOf::Postgres(postgres::Transaction::begin(c)?),
-                    self.first_delivery,
-                ),
+                PooledOf::Postgres(c) => {
+                    let tx = Tx::of(
+                        TxOf::Postgres(postgres::Transaction::begin(c)?),
+                        self.first_delivery,
+                    );
+                    super::lease::check(&tx)?;
+                    tx
+                }
             };
             let value = f(&tx)?;
             (value, tx.commit()?)

@@ -23,6 +23,8 @@ const MAX_ATTEMPTS: u32 = 3;
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     match execute(ctx, &job.target_id, job.attempts) {
         Ok(outcome) => Ok(outcome),
+        // Another instance runs it now: nothing more to do or write here.
+        Err(e) if db::lease::is_lost(&e) => Err(e),
         // The entity (and with it this extraction) was deleted while it ran: the
         // failed write is expected and there is nothing left to do.
         Err(_) if db::extractions::get_any(&ctx.db.conn()?, &job.target_id)?.is_none() => {

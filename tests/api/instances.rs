@@ -242,8 +242,10 @@ fn a_killed_instances_delivery_is_made_by_another_after_its_lease() {
 struct Load {
     /// Entities answered 201.
     created: Vec<String>,
-    /// Requests answered 503 (retried, as a client does).
+    /// Requests answered 503 saying they did nothing (the client moved on).
     unavailable: usize,
+    /// Requests answered 503 saying their outcome is unknown (retried with their key).
+    unknown: usize,
 }
 
 #[test]
@@ -255,7 +257,10 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
         "entity.update",
     );
     // One client per instance creates entities without pause; each queues a
-    // validation, whose end queues a delivery.
+    // validation, whose end queues a delivery. Each creation carries its own
+    // Idempotency-Key: a 503 whose outcome is unknown is retried with it, one that
+    // says it did nothing is taken at its word (a new entity, a new key), so an
+    // entity left behind by such a 503 shows below.
     let stop = Arc::new(AtomicBool::new(false));
     let created = Arc::new(AtomicUsize::new(0));
     let loads: Vec<_> = [a.client(), b.client()]
@@ -264,19 +269,30 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
             let (stop, created) = (stop.clone(), created.clone());
             std::thread::spawn(move || {
                 let mut load = Load::default();
+                let mut next = None;
                 while !stop.load(Ordering::SeqCst) {
-                    let tax_id = tax_id("RST");
-                    let resp = client.post_json(
-                        "/v1/entities",
-                        &serde_json::json!({
-                            "tax_id": tax_id, "name": "Restart", "ciec_password": "12345678"
-                        }),
-                    );
+                    let (key, body) = next.take().unwrap_or_else(|| {
+                        let body = serde_json::json!({
+                            "tax_id": tax_id("RST"), "name": "Restart", "ciec_password": "12345678"
+                        });
+                        (uuid::Uuid::new_v4().to_string(), body)
+                    });
+                    let bytes = serde_json::to_vec(&body).expect("json");
+                    let headers = [
+                        ("Content-Type", "application/json"),
+                        ("Idempotency-Key", key.as_str()),
+                    ];
+                    let resp = client.request("POST", "/v1/entities", Some(&bytes), &headers);
                     match resp.status {
                         201 => {
                             let id = resp.json()["id"].as_str().expect("id").to_string();
                             load.created.push(id);
                             created.fetch_add(1, Ordering::SeqCst);
+                        }
+                        503 if resp.text().contains("unknown") => {
+                            load.unknown += 1;
+                            next = Some((key, body));
+                            std::thread::sleep(Duration::from_millis(100));
                         }
                         503 => {
                             load.unavailable += 1;
@@ -303,8 +319,9 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
         .into_iter()
         .map(|l| l.join().expect("load thread"))
         .collect();
-    let unavailable: Vec<usize> = loads.iter().map(|l| l.unavailable).collect();
-    eprintln!("answered 503 during the restart, by instance: {unavailable:?}");
+    let unavailable: Vec<(usize, usize)> =
+        loads.iter().map(|l| (l.unavailable, l.unknown)).collect();
+    eprintln!("answered 503 (did nothing, outcome unknown) during the restart, by instance: {unavailable:?}");
     for app in [&a, &b] {
         for l in app.stderr_lines() {
             if l.contains("WARN") || l.contains("ERROR") {
@@ -317,7 +334,8 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
             (app.anonymous().get("/up").status == 200).then_some(())
         });
     }
-    // Every entity answered 201 exists, and nothing else: a 503 left nothing behind.
+    // Every entity answered 201 exists, and nothing else: a 503 that said it did
+    // nothing left nothing behind.
     let created: HashSet<String> = loads.iter().flat_map(|l| l.created.clone()).collect();
     let listed: HashSet<String> = b
         .client()
