@@ -139,6 +139,7 @@ fn import_file(
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
     db.tx(|tx| {
+        tx.lock(db::Lock::Entity(&entity.id))?;
         let stored = match &doc {
             AnyPrepared::Invoice(doc) => {
                 ingest::store_document(tx, owner, direction, None, doc).map(Stored::Invoice)

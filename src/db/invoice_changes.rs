@@ -19,7 +19,7 @@ const SNAPSHOT: &str = "CASE WHEN xml_processed = 1 THEN json_object(
 /// Records that `batch` is about to change the stored invoice `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.
 pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO invoice_changes (batch_id, invoice_id, before_json)
          SELECT ?1, id, {SNAPSHOT} FROM invoices WHERE id = ?2 ON CONFLICT DO NOTHING"
@@ -31,7 +31,7 @@ pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
 
 /// Records that `batch` created the invoice `id` (it did not exist before).
 pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "INSERT INTO invoice_changes (batch_id, invoice_id, before_json) VALUES (?1, ?2, NULL)
          ON CONFLICT DO NOTHING",
         params![batch, id],
@@ -92,7 +92,7 @@ pub(super) fn delete_taken(
             delete.bind(id);
         }
         delete.sql.push(')');
-        conn.exec(&delete.sql, &delete.params)?;
+        conn.defer(&delete.sql, &delete.params)?;
     }
     Ok(())
 }

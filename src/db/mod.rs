@@ -47,7 +47,9 @@ pub use postgres::Single as PostgresConnection;
 pub use sql::{Conn, Engine};
 pub use sqlite::files::{Access, File};
 pub use sqlite::{checkpoint, migrate, Checkpoints};
-pub use store::{is_busy, is_commit_unknown, is_unique_violation, Db, Pooled, Store, Tx};
+pub use store::{
+    is_busy, is_commit_unknown, is_unique_violation, is_unreachable, Db, Lock, Pooled, Store, Tx,
+};
 pub use waker::{Waker, Work};
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ const SNAPSHOT: &str = "json_object('status', status, 'cancelled_at', cancelled_
 /// Records that `batch` is about to change the stored retention `id`, snapshotting it
 /// now; a later mark in the same batch keeps the first snapshot.
 pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO retention_changes (batch_id, retention_id, before_json)
          SELECT ?1, id, {SNAPSHOT} FROM retentions WHERE id = ?2 ON CONFLICT DO NOTHING"
@@ -24,7 +24,7 @@ pub fn mark(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
 
 /// Records that `batch` created the retention `id` (it did not exist before).
 pub fn mark_new(conn: &Conn, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "INSERT INTO retention_changes (batch_id, retention_id, before_json)
          VALUES (?1, ?2, NULL) ON CONFLICT DO NOTHING",
         params![batch, id],

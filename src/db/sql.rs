@@ -20,6 +20,12 @@ pub enum Engine {
 pub trait Driver {
     fn engine(&self) -> Engine;
     fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize>;
+    /// `exec` whose count nobody reads: an engine may send it with the next statement
+    /// (PostgreSQL, inside a transaction: one round trip for many writes); its failure
+    /// then fails that statement, or the commit.
+    fn defer(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<()> {
+        self.exec(sql, params).map(drop)
+    }
     fn batch(&self, sql: &str) -> anyhow::Result<()>;
     /// Hands each row to `f` until it returns false; `f` may run statements on this
     /// connection. `stream`: the caller does not hold the rows, so an engine reads them
@@ -192,6 +198,13 @@ impl Conn {
     /// Runs a statement that returns no rows; how many rows it changed.
     pub fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
         self.0.exec(sql, params)
+    }
+
+    /// A write whose count is not needed: on PostgreSQL, inside a transaction, it goes
+    /// to the server with the next statement (or the commit) instead of on its own.
+    /// Its failure surfaces there, and fails the transaction as any failure does.
+    pub fn defer(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<()> {
+        self.0.defer(sql, params)
     }
 
     /// Statements separated by `;`, without parameters (DDL, pragmas).

@@ -47,6 +47,8 @@ pub fn emit(
     object: &RawValue,
     changes: Option<Value>,
 ) -> anyhow::Result<usize> {
+    // The organization's events are numbered in the order their transactions commit.
+    tx.lock(db::Lock::Org(org_id))?;
     let id = uuid::Uuid::now_v7().to_string();
     let created_at = crate::time::now();
     let resource = kind.resource();

@@ -79,6 +79,9 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         None => Outcome::Done,
     };
     ctx.db.tx(|tx| {
+        // The verdict is written against the entity as it is now (a PATCH may have
+        // changed its password meanwhile), with the organization's changes kept out.
+        tx.lock(db::Lock::Org(&entity.org_id))?;
         let Some(mut current) = db::entities::get_any(tx, &entity.id)? else {
             return settle(tx, job, &Outcome::Done);
         };

@@ -221,6 +221,7 @@ impl Sink for RunSink<'_> {
 
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
         self.db.tx(|tx| {
+            tx.lock(db::Lock::Entity(self.owner.entity_id))?;
             let pending = match self.class {
                 DocumentClass::Invoices => {
                     ingest::record_listing(tx, self.owner, self.direction, rows)?
@@ -238,6 +239,7 @@ impl Sink for RunSink<'_> {
     fn documents(&self, docs: &[Fetched], resume: Resume) -> anyhow::Result<()> {
         let extraction_id = self.extraction_id;
         self.db.tx(|tx| {
+            tx.lock(db::Lock::Entity(self.owner.entity_id))?;
             let mut processed = 0;
             for doc in docs {
                 // A bad document is logged and left metadata-only; it never stops the others.
@@ -292,6 +294,7 @@ fn transition(
         let Some(mut ext) = db::extractions::get_any(tx, id)? else {
             return Ok(());
         };
+        tx.lock(db::Lock::Org(&ext.org_id))?;
         let Some(entity) = db::entities::get_any(tx, &ext.entity_id)? else {
             return Ok(());
         };

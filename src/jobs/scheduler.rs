@@ -45,6 +45,7 @@ fn credentials_usable(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
 
 /// One pass at `now`; returns how many extractions it queued.
 pub fn tick(conn: &Tx, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
+    conn.lock(db::Lock::Scheduler)?;
     for mut s in db::schedules::credential_changes(conn)? {
         let usable = credentials_usable(conn, &s.entity_id)?;
         if s.active && !usable {

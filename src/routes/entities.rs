@@ -143,6 +143,9 @@ async fn update_entity(
     let updated = ctx
         .db
         .write_for(request.0, move |tx| {
+            // Read and written with the organization's other changes kept out (a
+            // credential's verdict landing meanwhile is not overwritten).
+            tx.lock(db::Lock::Org(&user.org_id))?;
             let Some(mut e) = db::entities::get(tx, &user.org_id, &id)? else {
                 return Ok(None);
             };

@@ -50,7 +50,7 @@ async fn create_schedule(
     let new = NewSchedule::parse(&body, ctx.config.schedule_min_interval)
         .map_err(ApiError::Validation)?;
     let org_id = user.org_id.clone();
-    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+    let created = idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
         if db::entities::get(tx, &org_id, &new.entity_id)?.is_none() {
             return Ok(Err(ApiError::FieldNotFound("entity_id")));
         }
@@ -60,7 +60,13 @@ async fn create_schedule(
         let created = db::schedules::insert(tx, &org_id, &new)?;
         Ok(Ok(Answer::new(Status::Created, &created.view())))
     })
-    .await?
+    .await;
+    match created {
+        Ok(answer) => answer,
+        // Another request made the entity's schedule meanwhile (its unique key).
+        Err(e) if db::is_unique_violation(&e) => Err(taken()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[get("/v1/schedules")]

@@ -44,6 +44,8 @@ async fn create_webhook(
     let sealed = ctx.cipher.seal(&token)?;
     let org_id = user.org_id.clone();
     idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        // Counted with the organization's other writes kept out meanwhile.
+        tx.lock(db::Lock::Org(&org_id))?;
         if db::webhooks::count_for_org(tx, &org_id)? >= webhook::MAX_PER_ORG {
             return Ok(Err(ApiError::Validation(webhook::too_many())));
         }

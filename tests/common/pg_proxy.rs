@@ -2,8 +2,9 @@
 //! COMMIT's answer on purpose: the one fault a restart only hits by chance. It reads
 //! the protocol (plain: the binary is given `sslmode=disable` through it) far enough to
 //! know which statements a transaction ran (`Parse` names each prepared statement's
-//! text, `Bind` runs one) and when it commits (the simple query `COMMIT`), and cuts the
-//! next commit of a transaction that ran a statement holding a marker:
+//! text, `Bind` runs one, `Query` runs a simple one) and when it commits (`COMMIT`,
+//! either way), and cuts the next commit of a transaction that ran a statement holding
+//! a marker:
 //!
 //! - `Cut::BeforeCommit`: the COMMIT never reaches the server (it rolls back);
 //! - `Cut::AfterCommit`: the server commits, and its answer is dropped with the
@@ -171,39 +172,42 @@ fn from_client(
     let mut statements: HashMap<String, String> = HashMap::new();
     loop {
         let (kind, payload) = message(&mut client)?;
-        match kind {
+        // What the message runs: a simple query's text, or a prepared statement's.
+        let text = match kind {
             b'P' => {
                 let parts = strings(&payload, 2);
                 statements.insert(parts[0].clone(), parts[1].clone());
+                None
             }
-            b'B' => {
-                let statement = &strings(&payload, 2)[1];
-                let armed = shared.armed.lock().expect("lock");
-                let text = statements.get(statement).map(String::as_str).unwrap_or("");
-                if armed.as_ref().is_some_and(|a| text.contains(&a.marker)) {
-                    session.marked.store(true, Ordering::SeqCst);
-                }
-            }
-            b'Q' => {
-                let text = strings(&payload, 1)[0].trim().to_ascii_uppercase();
-                if text == "COMMIT" && session.marked.swap(false, Ordering::SeqCst) {
-                    if let Some(armed) = shared.armed.lock().expect("lock").take() {
-                        match armed.cut {
-                            Cut::BeforeCommit => {
-                                cut(&client, &server, shared, armed.then_refuse);
-                                return Ok(());
-                            }
-                            Cut::AfterCommit => {
-                                *session.drop_answer.lock().expect("lock") =
-                                    Some(armed.then_refuse);
-                            }
+            b'B' => statements.get(&strings(&payload, 2)[1]).cloned(),
+            b'Q' => Some(strings(&payload, 1)[0].clone()),
+            _ => None,
+        };
+        if let Some(text) = text {
+            let upper = text.trim().to_ascii_uppercase();
+            let armed = shared
+                .armed
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .map(|a| a.marker.clone());
+            if armed.is_some_and(|marker| text.contains(&marker)) {
+                session.marked.store(true, Ordering::SeqCst);
+            } else if upper == "COMMIT" && session.marked.swap(false, Ordering::SeqCst) {
+                if let Some(armed) = shared.armed.lock().expect("lock").take() {
+                    match armed.cut {
+                        Cut::BeforeCommit => {
+                            cut(&client, &server, shared, armed.then_refuse);
+                            return Ok(());
+                        }
+                        Cut::AfterCommit => {
+                            *session.drop_answer.lock().expect("lock") = Some(armed.then_refuse);
                         }
                     }
-                } else if text.starts_with("BEGIN") || text == "ROLLBACK" {
-                    session.marked.store(false, Ordering::SeqCst);
                 }
+            } else if upper.starts_with("BEGIN") || upper == "ROLLBACK" {
+                session.marked.store(false, Ordering::SeqCst);
             }
-            _ => {}
         }
         send(&mut server, kind, &payload)?;
     }

@@ -177,7 +177,7 @@ fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow
         None => None,
     };
     let (table, key) = class.table();
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO {table} ({key}, kind, codec, content, certificate_id)
              VALUES (?1, ?2, ?3, ?4, ?5)

@@ -15,12 +15,12 @@ pub fn store(
     entity_id: &str,
     related: &[Related],
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "DELETE FROM invoice_relations WHERE invoice_id = ?1",
         params![invoice_id],
     )?;
     for (position, r) in related.iter().enumerate() {
-        conn.exec(
+        conn.defer(
             "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
              VALUES (?1, ?2, ?3, ?4, ?5)",
             params![

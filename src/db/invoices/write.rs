@@ -52,7 +52,7 @@ pub fn set_status(
     cancelled_at: Option<&str>,
     now: &str,
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE invoices SET status = ?2, cancelled_at = ?3, updated_at = ?4 WHERE id = ?1",
         params![id, status, cancelled_at, now],
     )?;
@@ -82,7 +82,7 @@ pub fn insert_metadata(
     status: &str,
     now: &str,
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, issued_at, certified_at,
             issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8,
@@ -124,7 +124,7 @@ pub fn upsert_processed(
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
-    tx.exec(
+    tx.defer(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, version, series, folio,
             issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name,
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
@@ -229,7 +229,7 @@ pub fn payment_basis(
 
 /// Writes an aggregate, touching the row only when something changed.
 pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE invoices SET paid_amount = ?2, due_amount = ?3, last_payment_date = ?4,
             fully_paid_at = ?5, payment_conflicts = ?6, outstanding = ?7, updated_at = ?8
          WHERE id = ?1 AND (paid_amount IS DISTINCT FROM ?2 OR due_amount IS DISTINCT FROM ?3

@@ -17,8 +17,7 @@ const CHANNEL: &str = "cfdi_extract_work";
 
 /// Sends, with the commit, the kinds of work queued (`Work` indexes, `0,2`).
 pub fn notify(conn: &Connection, works: &str) -> anyhow::Result<()> {
-    conn.exec("SELECT pg_notify(?1, ?2)", params![CHANNEL, works])
-        .map(drop)
+    conn.defer("SELECT pg_notify(?1, ?2)", params![CHANNEL, works])
 }
 
 /// Starts the listening thread; it runs as long as the process.

@@ -38,13 +38,17 @@ pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
         .map(|b| format!("{b:02x}"))
         .collect::<String>();
     let now = crate::time::now();
-    db.tx(|tx| match db::efos::load(tx, &list, source, &sha, &now)? {
-        Some((version, changed)) => {
-            let events = crate::events::list_69b::changed(tx, &version, &changed)?;
-            Ok(Loaded::New(version, changed, events))
+    db.tx(|tx| {
+        // One load at a time, across instances.
+        tx.lock(db::Lock::List69b)?;
+        match db::efos::load(tx, &list, source, &sha, &now)? {
+            Some((version, changed)) => {
+                let events = crate::events::list_69b::changed(tx, &version, &changed)?;
+                Ok(Loaded::New(version, changed, events))
+            }
+            None => Ok(Loaded::Unchanged(
+                db::efos::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
+            )),
         }
-        None => Ok(Loaded::Unchanged(
-            db::efos::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
-        )),
     })
 }
