@@ -384,7 +384,8 @@ fn parse_basic(header: Option<&str>) -> Result<(String, String), AuthFailure> {
         .map_err(|_| AuthFailure::Invalid)?;
     let decoded = String::from_utf8(decoded).map_err(|_| AuthFailure::Invalid)?;
     let (email, password) = decoded.split_once(':').ok_or(AuthFailure::Invalid)?;
-    if email.trim().is_empty() || password.is_empty() {
+    // No user's email holds a NUL (nor could PostgreSQL's text compare one).
+    if email.trim().is_empty() || password.is_empty() || email.contains('\0') {
         return Err(AuthFailure::Invalid);
     }
     Ok((db::users::normalize_email(email), password.to_string()))

@@ -15,6 +15,7 @@ mod instances;
 mod isolation;
 mod lifecycle;
 mod logs;
+mod nul;
 mod restart;
 mod schedules;
 mod webhook_block_private;
