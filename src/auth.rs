@@ -163,11 +163,12 @@ impl Authenticator {
         let user = db
             .read(move |conn| db::users::find_by_email(conn, &lookup_email))
             .await
-            .map_err(|e| {
-                if db::is_busy(&e) {
+            .map_err(|e| match AuthFailure::of(&e) {
+                Some(failure) => {
                     log::warn!("authentication lookup: {e:#}");
-                    AuthFailure::Busy
-                } else {
+                    failure
+                }
+                None => {
                     log::error!("authentication lookup failed: {e:#}");
                     AuthFailure::Invalid
                 }
@@ -316,7 +317,7 @@ impl Shared {
     async fn generation(&self, db: &Db) -> Result<Generation, AuthFailure> {
         let stamp = db.read(db::users::stamp).await.map_err(|e| {
             log::warn!("reading the users' stamp: {e:#}");
-            AuthFailure::Busy
+            AuthFailure::of(&e).unwrap_or(AuthFailure::Busy)
         })?;
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.0 != stamp {

@@ -46,6 +46,7 @@ fn unprocessable(req: &Request) -> ApiError {
 fn unavailable(req: &Request) -> ApiError {
     match req.local_cache(|| None::<AuthFailure>) {
         Some(AuthFailure::Busy) => ApiError::Busy,
+        Some(AuthFailure::Unreachable) => ApiError::Unreachable,
         _ => ApiError::Unavailable,
     }
 }

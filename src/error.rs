@@ -54,12 +54,26 @@ impl FieldErrors {
 }
 
 /// Why authentication did not succeed: one of the two 401 messages, or a database too
-/// busy to look the user up (a 503: the credentials were not judged).
+/// busy to look the user up, or out of reach (a 503: the credentials were not judged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthFailure {
     Missing,
     Invalid,
     Busy,
+    Unreachable,
+}
+
+impl AuthFailure {
+    /// The 503 of a lookup that failed with `e`.
+    pub fn of(e: &anyhow::Error) -> Option<AuthFailure> {
+        if crate::db::is_unreachable(e) {
+            Some(AuthFailure::Unreachable)
+        } else if crate::db::is_busy(e) {
+            Some(AuthFailure::Busy)
+        } else {
+            None
+        }
+    }
 }
 
 impl AuthFailure {
@@ -68,13 +82,15 @@ impl AuthFailure {
             AuthFailure::Missing => {
                 "Missing Authorization header: use HTTP Basic authentication with your email and password"
             }
-            AuthFailure::Invalid | AuthFailure::Busy => "Invalid credentials",
+            AuthFailure::Invalid | AuthFailure::Busy | AuthFailure::Unreachable => {
+                "Invalid credentials"
+            }
         }
     }
 
     pub fn status(self) -> Status {
         match self {
-            AuthFailure::Busy => Status::ServiceUnavailable,
+            AuthFailure::Busy | AuthFailure::Unreachable => Status::ServiceUnavailable,
             _ => Status::Unauthorized,
         }
     }
@@ -84,6 +100,7 @@ impl From<AuthFailure> for ApiError {
     fn from(f: AuthFailure) -> Self {
         match f {
             AuthFailure::Busy => ApiError::Busy,
+            AuthFailure::Unreachable => ApiError::Unreachable,
             f => ApiError::Unauthorized(f),
         }
     }
@@ -114,6 +131,9 @@ pub enum ApiError {
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
     Busy,
+    /// The database server is out of reach (PostgreSQL): the request did nothing.
+    #[error("database unreachable")]
+    Unreachable,
     /// The database connection was lost while the request's transaction committed, and
     /// whether it committed could not be learnt: a 503 that, unlike `Busy`, does not
     /// say the request did nothing.
@@ -133,6 +153,7 @@ pub const NOT_FOUND_MESSAGE: &str = "Not found";
 pub const TOO_LARGE_MESSAGE: &str = "Request body is larger than 1 MiB";
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
 pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
+pub const UNREACHABLE_MESSAGE: &str = "The database is unreachable; retry in a moment";
 pub const COMMIT_UNKNOWN_MESSAGE: &str = "The connection to the database was lost while this request was being saved, and whether it was saved is unknown: check before retrying, or retry with the same Idempotency-Key";
 /// Seconds a client should wait before retrying a `Busy` answer.
 pub const BUSY_RETRY_AFTER: &str = "1";
@@ -157,6 +178,7 @@ impl ApiError {
             ApiError::Unavailable
             | ApiError::UnavailableSaying(_)
             | ApiError::Busy
+            | ApiError::Unreachable
             | ApiError::CommitUnknown => Status::ServiceUnavailable,
             ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
@@ -174,6 +196,7 @@ impl ApiError {
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::UnavailableSaying(message) => json!({ "message": message }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
+            ApiError::Unreachable => json!({ "message": UNREACHABLE_MESSAGE }),
             ApiError::CommitUnknown => json!({ "message": COMMIT_UNKNOWN_MESSAGE }),
             ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
@@ -186,8 +209,11 @@ impl From<anyhow::Error> for ApiError {
         if crate::db::is_commit_unknown(&e) {
             log::error!("answering 503, outcome unknown: {e:#}");
             ApiError::CommitUnknown
+        } else if crate::db::is_unreachable(&e) {
+            log::warn!("answering 503, the database is unreachable: {e:#}");
+            ApiError::Unreachable
         } else if crate::db::is_busy(&e) {
-            log::warn!("answering 503: {e:#}");
+            log::warn!("answering 503, the database is busy: {e:#}");
             ApiError::Busy
         } else {
             ApiError::Internal(e)
@@ -208,7 +234,9 @@ impl<'r> Responder<'r, 'static> for ApiError {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
         }
         let retry_after = match self {
-            ApiError::Busy | ApiError::CommitUnknown => Some(BUSY_RETRY_AFTER),
+            ApiError::Busy | ApiError::Unreachable | ApiError::CommitUnknown => {
+                Some(BUSY_RETRY_AFTER)
+            }
             ApiError::TooManyRequests => Some(TOO_MANY_RETRY_AFTER),
             _ => None,
         };

@@ -16,6 +16,7 @@ mod isolation;
 mod lifecycle;
 mod logs;
 mod nul;
+mod outage;
 mod restart;
 mod schedules;
 mod webhook_block_private;

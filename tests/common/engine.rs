@@ -506,18 +506,33 @@ pub fn numbered(sql: &str) -> String {
 /// as in a failover), waiting until it accepts connections again. Only for a test that
 /// has the server to itself: `.ci/run` runs those alone, on a server of their own.
 pub fn restart_server() {
+    server_command("restart");
+}
+
+/// Stops the test server, keeping its data (`.ci/postgres.sh down`): an outage until
+/// `start_server`.
+pub fn stop_server() {
+    server_command("down");
+}
+
+/// Starts the server `stop_server` stopped, on the same port.
+pub fn start_server() {
+    server_command("up");
+}
+
+fn server_command(what: &str) {
     let dir = std::env::var("CFDI_EXTRACT_TEST_POSTGRES_DIR").unwrap_or_else(|_| {
-        panic!("restarting the server needs CFDI_EXTRACT_TEST_POSTGRES_DIR (run under .ci/postgres.sh)")
+        panic!("`{what}` on the server needs CFDI_EXTRACT_TEST_POSTGRES_DIR (run under .ci/postgres.sh)")
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/postgres.sh");
     let out = Command::new("bash")
         .arg(&script)
-        .args(["restart", &dir])
+        .args([what, &dir])
         .output()
-        .expect("run .ci/postgres.sh restart");
+        .unwrap_or_else(|e| panic!("run .ci/postgres.sh {what}: {e}"));
     assert!(
         out.status.success(),
-        "restart failed: {}",
+        "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -24,19 +24,30 @@ pub fn notify(conn: &Connection, works: &str) -> anyhow::Result<()> {
 pub fn start(target: Arc<Target>, waker: Arc<Waker>) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("pg-listen".into())
-        .spawn(move || loop {
-            match target.connect() {
-                Ok(client) => {
-                    if let Err(e) = listen(client, &waker) {
-                        log::warn!("the PostgreSQL wake connection failed, reconnecting: {e:#}");
+        .spawn(move || {
+            // Said once per outage: the pool says when the server is unreachable.
+            let mut failing = false;
+            loop {
+                match target.connect() {
+                    Ok(client) => {
+                        failing = false;
+                        if let Err(e) = listen(client, &waker) {
+                            log::warn!(
+                                "the PostgreSQL wake connection failed, reconnecting: {e:#}"
+                            );
+                        }
                     }
+                    Err(e) if !failing => {
+                        failing = true;
+                        log::warn!(
+                            "cannot connect to PostgreSQL for wakes (trying every second): {:#}",
+                            anyhow::Error::from(e)
+                        );
+                    }
+                    Err(_) => {}
                 }
-                Err(e) => log::warn!(
-                    "cannot connect to PostgreSQL for wakes: {:#}",
-                    anyhow::Error::from(e)
-                ),
+                std::thread::sleep(Duration::from_secs(1));
             }
-            std::thread::sleep(Duration::from_secs(1));
         })?;
     Ok(())
 }
