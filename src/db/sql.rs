@@ -27,6 +27,11 @@ pub trait Driver {
         self.exec(sql, params).map(drop)
     }
     fn batch(&self, sql: &str) -> anyhow::Result<()>;
+    /// What the open transaction read and may read again, by key (`Conn::remember`);
+    /// `None` where reading again costs nothing worth saving (SQLite, in process).
+    fn remembered(&self) -> Option<&std::cell::RefCell<Remembered>> {
+        None
+    }
     /// Hands each row to `f` until it returns false; `f` may run statements on this
     /// connection. `stream`: the caller does not hold the rows, so an engine reads them
     /// as they come (PostgreSQL through a cursor); otherwise it may read them all first.
@@ -42,6 +47,9 @@ pub trait Driver {
         None
     }
 }
+
+/// Values a transaction read, by key, kept until it ends (`Conn::remember`).
+pub type Remembered = std::collections::HashMap<String, Box<dyn std::any::Any + Send>>;
 
 /// A connection, in a transaction or not: what the table modules read and write
 /// through. Outside `db` it is only passed along.
@@ -205,6 +213,28 @@ impl Conn {
     /// Its failure surfaces there, and fails the transaction as any failure does.
     pub fn defer(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<()> {
         self.0.defer(sql, params)
+    }
+
+    /// `read()`, or what it gave earlier in the same transaction under `key`: for what
+    /// a transaction reads again and again and does not change itself (an
+    /// organization's webhooks for each of its events, an issuer's certificate for
+    /// each of its documents). On PostgreSQL that is a round trip saved each time; on
+    /// SQLite it reads again.
+    pub fn remember<T: Clone + Send + 'static>(
+        &self,
+        key: &str,
+        read: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let Some(memo) = self.0.remembered() else {
+            return read();
+        };
+        if let Some(value) = memo.borrow().get(key).and_then(|v| v.downcast_ref::<T>()) {
+            return Ok(value.clone());
+        }
+        let value = read()?;
+        memo.borrow_mut()
+            .insert(key.to_string(), Box::new(value.clone()));
+        Ok(value)
     }
 
     /// Statements separated by `;`, without parameters (DDL, pragmas).

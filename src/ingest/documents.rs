@@ -86,6 +86,8 @@ pub fn store_document(
         }
     }
     let new = existing.is_none();
+    // Only a processed document has files stored.
+    let has_files = matches!(existing, Some((_, true)));
     let id = existing
         .map(|(id, _)| id)
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -112,7 +114,11 @@ pub fn store_document(
     if new {
         db::invoice_changes::mark_new(tx, owner.batch, &id)?;
     }
-    db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    if has_files {
+        db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    } else {
+        db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
     // A complement naming itself changes nothing: only type I invoices are paid.
     affected.remove(&uuid);

@@ -25,6 +25,12 @@ pub struct Certificate {
 }
 
 impl Certificate {
+    /// What a transaction remembers its row's id by (`Conn::remember`).
+    pub fn key(&self) -> String {
+        let hex: String = self.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        format!("certificate:{hex}")
+    }
+
     pub fn content(&self) -> &[u8] {
         &self.content
     }

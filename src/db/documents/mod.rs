@@ -97,6 +97,21 @@ pub fn put_invoice(
     put_files(conn, Class::Invoice, invoice_id, xml, pdf)
 }
 
+/// `put_invoice` for an invoice that has no files yet (new, or metadata only until
+/// now): nothing stored to reconcile with, so no read first.
+pub fn put_first_invoice(
+    conn: &Conn,
+    invoice_id: &str,
+    xml: &ToStore,
+    pdf: Option<&ToStore>,
+) -> anyhow::Result<()> {
+    put(conn, Class::Invoice, invoice_id, "xml", xml)?;
+    if let Some(pdf) = pdf {
+        put(conn, Class::Invoice, invoice_id, "pdf", pdf)?;
+    }
+    Ok(())
+}
+
 /// `put_invoice` for a document of either class.
 pub fn put_files(
     conn: &Conn,
@@ -173,7 +188,8 @@ pub fn holds_xml_of(conn: &Conn, class: Class, id: &str, xml: &ToStore) -> anyho
 /// Stores (or replaces) one document.
 fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
     let certificate_id = match &doc.certificate {
-        Some(c) => Some(certificate::store(conn, c)?),
+        // An issuer's documents come together: its certificate is looked up once.
+        Some(c) => Some(conn.remember(&c.key(), || certificate::store(conn, c))?),
         None => None,
     };
     let (table, key) = class.table();

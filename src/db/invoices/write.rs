@@ -23,6 +23,7 @@ pub fn text(d: Option<rust_decimal::Decimal>) -> Option<String> {
 }
 
 /// What the listing step needs to know of a stored invoice.
+#[derive(Debug, Clone)]
 pub struct Known {
     pub id: String,
     pub processed: bool,
@@ -43,6 +44,33 @@ pub fn known(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<
             })
         },
     )
+}
+
+/// `known` for each of `uuids` (upper case) that the entity has, by UUID: one read for
+/// a whole page of a listing.
+pub fn known_all(
+    conn: &Conn,
+    entity_id: &str,
+    uuids: &[String],
+) -> anyhow::Result<std::collections::HashMap<String, Known>> {
+    let list = serde_json::to_string(uuids)?;
+    let rows = conn.all(
+        "SELECT uuid, id, xml_processed, status, type FROM invoices
+          WHERE entity_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+        params![entity_id, list],
+        |r| {
+            Ok((
+                r.get::<String>(0)?,
+                Known {
+                    id: r.get(1)?,
+                    processed: r.get(2)?,
+                    status: r.get(3)?,
+                    invoice_type: r.get(4)?,
+                },
+            ))
+        },
+    )?;
+    Ok(rows.into_iter().collect())
 }
 
 pub fn set_status(
@@ -72,7 +100,7 @@ pub fn status(conn: &Conn, id: &str) -> anyhow::Result<(&'static str, Option<Str
     })
 }
 
-/// A metadata-only row from a listing entry.
+/// A metadata-only row from a listing entry; its id.
 pub fn insert_metadata(
     conn: &Conn,
     owner: Owner,
@@ -81,14 +109,15 @@ pub fn insert_metadata(
     m: &Metadata,
     status: &str,
     now: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<String> {
+    let id = uuid::Uuid::now_v7().to_string();
     conn.defer(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, issued_at, certified_at,
             issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8,
             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
         params![
-            uuid::Uuid::now_v7().to_string(), owner.org_id, owner.entity_id,
+            id, owner.org_id, owner.entity_id,
             uuid, direction.as_str(),
             m.invoice_type.as_deref().filter(|t| InvoiceType::from_code(t).is_some()),
             m.issued_at, m.certified_at,
@@ -97,7 +126,7 @@ pub fn insert_metadata(
             m.total.map(|t| t.to_string()), status, m.cancelled_at, now,
         ],
     )?;
-    Ok(())
+    Ok(id)
 }
 
 /// A processed document's row (the metadata-only row, if any, becomes it), with its

@@ -11,7 +11,7 @@
 use super::session::{Answer, Session, Step};
 use super::tls::{Target, CANNOT_CONNECT};
 use super::value::{self, Arg, Owned, Row as PgRow};
-use crate::db::sql::{Conn, Driver, Engine, Param, Row};
+use crate::db::sql::{Conn, Driver, Engine, Param, Remembered, Row};
 use anyhow::Context;
 use postgres::error::SqlState;
 use postgres::types::{Kind, ToSql, Type};
@@ -50,6 +50,8 @@ pub struct Connection {
     xid: Cell<Option<i64>>,
     /// Writes whose answer nobody waits on, sent with the next statement that is.
     deferred: RefCell<Vec<Deferred>>,
+    /// What the open transaction remembers (`Conn::remember`).
+    remembered: RefCell<Remembered>,
     /// Cursors open for `stream` (nested reads).
     cursors: Cell<usize>,
 }
@@ -388,6 +390,11 @@ impl Driver for Connection {
         Ok(())
     }
 
+    fn remembered(&self) -> Option<&RefCell<Remembered>> {
+        // Only inside a write transaction: it is emptied when one begins.
+        self.in_tx.get().then_some(&self.remembered)
+    }
+
     fn batch(&self, sql: &str) -> anyhow::Result<()> {
         if self.in_tx.get() && (!self.begun.get() || !self.deferred.borrow().is_empty()) {
             self.run(Last::Nothing)?;
@@ -508,6 +515,7 @@ impl<'c> Transaction<'c> {
         conn.failed.set(false);
         conn.xid.set(None);
         conn.deferred.borrow_mut().clear();
+        conn.remembered.borrow_mut().clear();
         Transaction { conn, open: true }
     }
 
@@ -788,6 +796,7 @@ impl r2d2::ManageConnection for Manager {
             failed: Cell::new(false),
             xid: Cell::new(None),
             deferred: RefCell::default(),
+            remembered: RefCell::default(),
             cursors: Cell::new(0),
         })
     }
