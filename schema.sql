@@ -341,7 +341,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
     id          TEXT PRIMARY KEY,
     org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     url         TEXT NOT NULL,
-    token       TEXT NOT NULL DEFAULT '',        -- schema 1 kept it in plain text; now ''
+    token       TEXT NOT NULL,                   -- schema 1 kept it in plain text; now '' (written so: a migrated table has no default)
     token_sealed BLOB,                           -- the token, sealed with the data key
     events      TEXT NOT NULL,                   -- JSON array of event names
     created_at  TEXT NOT NULL

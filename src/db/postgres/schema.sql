@@ -359,7 +359,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
     id           TEXT COLLATE "C" PRIMARY KEY,
     org_id       TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     url          TEXT COLLATE "C" NOT NULL,
-    token        TEXT COLLATE "C" NOT NULL DEFAULT '',        -- schema 1 kept it in plain text; now ''
+    token        TEXT COLLATE "C" NOT NULL,                   -- schema 1 kept it in plain text; now '' (written so)
     token_sealed BYTEA,                                       -- the token, sealed with the data key
     events       TEXT COLLATE "C" NOT NULL,                   -- JSON array of event names
     created_at   TEXT COLLATE "C" NOT NULL
