@@ -34,6 +34,7 @@ pub mod sealed;
 pub mod settings;
 pub mod sql;
 mod sqlite;
+mod statements;
 pub mod stats;
 mod store;
 pub mod summary;

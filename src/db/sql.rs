@@ -65,7 +65,10 @@ impl Conn {
     /// The text for this connection's engine, where one text cannot serve both.
     pub fn pick<'s>(&self, sqlite: &'s str, postgres: &'s str) -> &'s str {
         match self.engine() {
-            Engine::Sqlite => sqlite,
+            Engine::Sqlite => {
+                super::statements::picked(sqlite, postgres);
+                sqlite
+            }
             Engine::Postgres => postgres,
         }
     }

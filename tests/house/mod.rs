@@ -4,6 +4,7 @@
 //! and no sandbox table in the service's schema. README's "Layout" states them.
 
 mod schema;
+mod statements;
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};

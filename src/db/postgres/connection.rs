@@ -860,6 +860,16 @@ impl Single {
         Ok(Single(conn))
     }
 
+    /// Prepares `sql` (the seam's text, as a table module writes it) as the service would
+    /// on first running it, its parameters typed from the statement alone (an untyped
+    /// one as text): what CI checks every statement the service ran with
+    /// (`db::statements`).
+    pub fn prepares(&self, sql: &str) -> anyhow::Result<()> {
+        let nulls = vec![None::<String>; value::parameters(sql)];
+        let params: Vec<&dyn Param> = nulls.iter().map(|p| p as &dyn Param).collect();
+        self.0.statement(sql, &params).map(drop)
+    }
+
     /// The schema version the database records; `None` before the first `serve`.
     pub fn schema_version(&self) -> anyhow::Result<Option<i64>> {
         Single::version(self)

@@ -274,6 +274,20 @@ pub fn translate(sql: &str) -> String {
     out
 }
 
+/// How many parameters the seam's `sql` names (its highest `?N`, outside quotes).
+pub fn parameters(sql: &str) -> usize {
+    let text = translate(sql);
+    let mut highest = 0;
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        highest = highest.max(after[..digits].parse().unwrap_or(0));
+        rest = &after[digits..];
+    }
+    highest
+}
+
 /// `text` with each `$N IS [NOT] NULL` made `NULL IS [NOT] NULL`. PostgreSQL types a
 /// parameter where it first meets it, and a null test says nothing: `$2 IS NULL OR id <
 /// $2` fails to prepare. Prepared without those tests, the statement tells the types
