@@ -129,9 +129,31 @@ pub fn url_with_database(server: &str, name: &str) -> String {
     url.to_string()
 }
 
+/// The data directories kept on SQLite in a PostgreSQL run (`keep_on_sqlite`).
+fn on_sqlite() -> &'static Mutex<std::collections::HashSet<PathBuf>> {
+    static DIRS: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+    DIRS.get_or_init(Mutex::default)
+}
+
+/// Keeps `data_dir` on its SQLite file even when the suite runs on PostgreSQL: a test
+/// that compares the two engines runs one server of each.
+pub fn keep_on_sqlite(data_dir: &Path) {
+    on_sqlite()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(data_dir.to_path_buf());
+}
+
 /// The URL of `data_dir`'s own database, created fresh on first use; `None` on SQLite.
 pub fn database_url(data_dir: &Path) -> Option<String> {
     let server = server()?;
+    if on_sqlite()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(data_dir)
+    {
+        return None;
+    }
     let name = Databases::get().fresh(server, data_dir);
     Some(url_with_database(server, &name))
 }

@@ -7,6 +7,7 @@ mod bounds;
 mod documents;
 mod efirma;
 mod efirma_ws;
+mod engines;
 mod events;
 mod exports;
 mod extractions;
