@@ -13,7 +13,9 @@ fn a_nul_in_a_body_field_is_a_422_on_that_field_and_writes_nothing() {
     let client = app.client();
     let rfc = tax_id("NUL");
     let body = json!({ "tax_id": rfc, "name": "Acme\u{0}SA", "ciec_password": "12345678" });
-    let errors = client.post_json("/v1/entities", &body).expect_field_error("name");
+    let errors = client
+        .post_json("/v1/entities", &body)
+        .expect_field_error("name");
     assert!(errors[0].contains(NUL), "{errors:?}");
     let entities = client.get("/v1/entities").expect(200);
     assert_eq!(entities["data"].as_array().expect("data").len(), 0);
@@ -36,7 +38,9 @@ fn a_nul_in_a_body_field_is_a_422_on_that_field_and_writes_nothing() {
         .post_json("/v1/extractions", &run)
         .expect_field_error("options.period.from");
     let hook = json!({ "url": "https://example.com/h", "events": ["entity.update", "x\u{0}"] });
-    client.post_json("/v1/webhooks", &hook).expect_field_error("events");
+    client
+        .post_json("/v1/webhooks", &hook)
+        .expect_field_error("events");
     assert_eq!(
         client.get("/v1/extractions").expect(200)["data"],
         json!([]),
@@ -51,7 +55,10 @@ fn a_nul_in_a_query_parameter_is_a_422_on_it_before_any_row_is_read_or_streamed(
     for (path, field) in [
         ("/v1/invoices?issuer_tax_id=AAA%00", "issuer_tax_id"),
         ("/v1/invoices?uuid=%00", "uuid"),
-        ("/v1/retentions?counterpart_tax_id=%00", "counterpart_tax_id"),
+        (
+            "/v1/retentions?counterpart_tax_id=%00",
+            "counterpart_tax_id",
+        ),
         (
             "/v1/invoices/export?format=csv&issuer_tax_id=%00",
             "issuer_tax_id",

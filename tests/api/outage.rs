@@ -52,7 +52,9 @@ fn postgresql_outage_is_answered_at_once_on_every_route_and_recovered_from() {
         let answer = resp.expect_error(503);
         assert_eq!(resp.header("retry-after"), Some("1"), "{method} {path}");
         assert!(
-            answer["message"].as_str().is_some_and(|m| m.contains("unreachable")),
+            answer["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("unreachable")),
             "{method} {path}: {answer}"
         );
         assert!(
@@ -92,5 +94,8 @@ fn postgresql_outage_is_answered_at_once_on_every_route_and_recovered_from() {
     let again = client.create_entity(&tax_id("OUT"), "12345678");
     let listed = client.list_all("/v1/entities", 100);
     assert!(listed.iter().any(|e| e["id"] == again["id"]));
-    assert!(listed.iter().any(|e| e["id"] == entity["id"]), "nothing lost");
+    assert!(
+        listed.iter().any(|e| e["id"] == entity["id"]),
+        "nothing lost"
+    );
 }
