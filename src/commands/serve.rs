@@ -9,16 +9,16 @@ use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db, Store};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
-use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
+use crate::sat::ciec::{Authority, CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
-use crate::sat::efirma::{EfirmaChannel, Soap};
+use crate::sat::efirma::{EfirmaChannel, Service, Soap};
 use crate::sat::efos_list::{
     self,
     refresh::{self, Origin},
 };
 use crate::sat::status::policy::Pace;
 use crate::sat::status::{self, Checks, StatusService};
-use crate::sat::{Channel, Channels};
+use crate::sat::Channels;
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -176,8 +176,27 @@ fn blocking_threads(db_connections: u32) -> usize {
 /// `--sat`: the sandbox's simulation of both channels, or the real SAT: its portal for
 /// the CIEC and its web service for the e.firma. `--sat-ws-url` points the e.firma
 /// channel at another web service (a fake) either way; the retentions' hosts are
-/// `--sat-ws-retentions-url`, the SAT's own by default.
+/// `--sat-ws-retentions-url`, the SAT's own by default. The registry: the e.firma is
+/// preferred (no captcha, far larger requests), the CIEC is the contract's channel.
 fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
+    let (portal, sandbox_service): (Arc<dyn Authority>, _) = if config.sat == "portal" {
+        let portal = PortalConfig::from_settings(
+            config.sat_login_url.as_deref(),
+            config.sat_portal_url.as_deref(),
+            config.sat_timeout,
+            config.captcha_command.as_deref(),
+            &config.anticaptcha_url,
+            config.anticaptcha_key.as_ref().map(Secret::expose),
+        )
+        .map_err(anyhow::Error::msg)?;
+        if matches!(portal.captcha, CaptchaConfig::None) {
+            log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
+        }
+        (Arc::new(Portal::new(portal)), None)
+    } else {
+        let sandbox = Sandbox::open(&config.data_dir, config.sim_latency)?;
+        (sandbox.portal, Some(sandbox.web_service))
+    };
     let retentions = match &config.sat_ws_retentions_url {
         Some(base) => {
             let download = config
@@ -188,46 +207,25 @@ fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
         }
         None => Endpoints::sat_retentions(),
     };
-    let web_service = |endpoints| -> Arc<dyn Channel> {
-        let soap = Soap::new(endpoints, retentions.clone(), config.sat_timeout);
-        Arc::new(EfirmaChannel::new(
-            Arc::new(soap),
-            db.clone(),
-            config.sat_ws_poll,
-        ))
+    let soap = |endpoints| -> Arc<dyn Service> {
+        Arc::new(Soap::new(endpoints, retentions.clone(), config.sat_timeout))
     };
-    let configured = config.sat_ws_url.as_ref().map(|base| {
-        let download = config.sat_ws_download_url.as_deref().unwrap_or(base);
-        web_service(Endpoints::new(base, download))
-    });
-    if config.sat != "portal" {
-        let sandbox: Arc<dyn Channel> = Arc::new(Sandbox::open(
-            &config.data_dir,
+    let web_service = match (&config.sat_ws_url, sandbox_service) {
+        (Some(base), _) => {
+            let download = config.sat_ws_download_url.as_deref().unwrap_or(base);
+            soap(Endpoints::new(base, download))
+        }
+        (None, Some(sandbox)) => sandbox,
+        (None, None) => soap(Endpoints::sat()),
+    };
+    Ok(Channels::new(vec![
+        Arc::new(EfirmaChannel::new(
+            web_service,
             db.clone(),
-            config.sim_latency,
             config.sat_ws_poll,
-        )?);
-        return Ok(Channels {
-            efirma: configured.unwrap_or_else(|| sandbox.clone()),
-            ciec: sandbox,
-        });
-    }
-    let portal = PortalConfig::from_settings(
-        config.sat_login_url.as_deref(),
-        config.sat_portal_url.as_deref(),
-        config.sat_timeout,
-        config.captcha_command.as_deref(),
-        &config.anticaptcha_url,
-        config.anticaptcha_key.as_ref().map(Secret::expose),
-    )
-    .map_err(anyhow::Error::msg)?;
-    if matches!(portal.captcha, CaptchaConfig::None) {
-        log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
-    }
-    Ok(Channels {
-        ciec: Arc::new(CiecChannel::new(Arc::new(Portal::new(portal)))),
-        efirma: configured.unwrap_or_else(|| web_service(Endpoints::sat())),
-    })
+        )),
+        Arc::new(CiecChannel::new(portal)),
+    ]))
 }
 
 /// The SAT status checker: the sandbox's simulation, or the SAT's service with

@@ -82,29 +82,9 @@ impl FailedReason {
     }
 }
 
-/// How a run reached the SAT: the CIEC portal or the e.firma web service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    Ciec,
-    Efirma,
-}
-
-impl Channel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Ciec => "ciec",
-            Channel::Efirma => "efirma",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ciec" => Some(Channel::Ciec),
-            "efirma" => Some(Channel::Efirma),
-            _ => None,
-        }
-    }
-}
+/// The channel of the contract's runs (the CIEC portal): a run through it keeps the
+/// contract's exact shape, without a `channel` field.
+pub const CONTRACT_CHANNEL: &str = "ciec";
 
 wire_enum! {
     /// Which class of document a run extracts (`options.document_class`): invoices

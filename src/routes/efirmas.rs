@@ -59,7 +59,7 @@ async fn put_entity_efirma(
             }
             db::efirmas::upsert(tx, &id, &sealed, &summary)?;
             credential::enqueue(tx, &id)?;
-            credential::enqueue_expiry(tx, &id, &summary.valid_to)?;
+            credential::enqueue_lapse(tx, &id, &summary.valid_to)?;
             let entity = db::entities::get(tx, &user.org_id, &id)?;
             if let Some(e) = &entity {
                 events::entity_changed(tx, e)?;

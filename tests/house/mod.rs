@@ -125,10 +125,11 @@ fn table_modules_run_statements_through_the_seam() {
 }
 
 #[test]
-fn jobs_and_ingest_name_no_channel_type() {
-    // The channels' own modules and types: a run reaches them only through
-    // `sat::Channel` and its sink.
-    let channel = Regex::new(r"\b(sat::ciec|sat::efirma|ciec::|efirma::(client|envelope|package|responses|service|signing|store)|Portal|Soap|Package|SatCode|BulkService)\b").expect("re");
+fn jobs_and_ingest_name_no_channel() {
+    // A run reaches the channels only through the registry (`sat::Channels`), the
+    // `sat::Channel` interface and its sink: no channel's module, type or credential
+    // is named there, so a new channel is its folder and its place in the registry.
+    let channel = Regex::new(r"(?i)\b(ciec|efirma|e\.firma|Portal|Soap|Package|SatCode|BulkService)").expect("re");
     let mut found = Vec::new();
     for path in rust_files(Path::new(SRC)) {
         let rel = relative(&path);

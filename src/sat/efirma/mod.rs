@@ -27,6 +27,7 @@
 //! - `run`: the channel and its run: the SAT's request state machine, its requests kept in
 //!   `db::sat_requests`; `window`: request windows and waits; `store`: packages handed
 //!   to the sink in batches with their resume point.
+//! - `vault`: the e.firma as the service keeps it (sealed files and checked status).
 //!
 //! Verified against recorded requests and answers only, not the live service.
 
@@ -41,6 +42,7 @@ mod run;
 pub mod service;
 pub mod signing;
 pub mod store;
+mod vault;
 mod window;
 
 pub use credential::{Efirma, EfirmaErrors, EfirmaField};
