@@ -1,7 +1,7 @@
 //! cfdi-extract: a self-hosted service that extracts Mexican electronic invoices (CFDI)
 //! from the tax authority, keeps payment balances exact and serves them over a JSON API.
 //!
-//! Flow: HTTP edge (`routes`, `auth`, `http`, `error`) -> domain (`domain`, `cfdi`,
+//! Flow: HTTP edge (`routes`, `auth`, `http` with its one error type) -> domain (`domain`, `cfdi`,
 //! `payments`) -> storage (`db`). Background work (`jobs`) and the tax-authority
 //! providers (`sat`) sit beside the edge and use the same domain and storage.
 
@@ -19,7 +19,6 @@ pub mod data_dir;
 pub mod db;
 pub mod docs;
 pub mod domain;
-pub mod error;
 pub mod events;
 pub mod export;
 pub mod http;
@@ -33,7 +32,7 @@ pub mod origin;
 pub mod password;
 pub mod pdf;
 pub mod periodic;
-pub mod retenciones;
+pub mod retention;
 
 pub mod routes;
 #[cfg(test)]
@@ -43,5 +42,4 @@ pub mod sat;
 pub mod server;
 pub mod summary;
 pub mod time;
-pub mod users_stamp;
 pub mod webhook_signing;

@@ -11,7 +11,7 @@ use crate::domain::extraction::Direction;
 use crate::events;
 use crate::export::{self, Format, Rows};
 use crate::ingest::{self, AnyPrepared, IngestError, Owner};
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};

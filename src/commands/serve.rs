@@ -79,7 +79,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     let list_69b = list_69b_refresh(&config)
         .map(|origin| refresh::start(ctx.db.clone(), origin, config.list_69b_every))
         .transpose()?;
-    let retention = crate::events::retention::start(
+    let retention = crate::events::purge::start(
         ctx.db.clone(),
         config.event_retention,
         config.event_purge_every,
@@ -106,7 +106,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
 async fn launch(ctx: Arc<Context>) -> anyhow::Result<()> {
     let metrics = match ctx.config.metrics_address {
         Some(address) => Some(
-            crate::metrics::server::build(
+            crate::server::metrics::build(
                 address,
                 ctx.db.clone(),
                 ctx.metrics.clone(),

@@ -5,7 +5,7 @@
 use super::sql::{params, Query};
 use super::Conn;
 use crate::domain::extraction::Direction;
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 
 /// Who a row belongs to (the ingestion path's owner).
 pub use crate::db::invoices::write::Owner;

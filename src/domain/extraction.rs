@@ -1,7 +1,7 @@
 //! Extractions: one run against the tax authority for an entity, a period and a direction.
 
 use super::{optional_string, required_object, required_string};
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
 

@@ -6,7 +6,7 @@
 
 pub mod invoices;
 pub mod list_69b;
-pub mod retention;
+pub mod purge;
 pub mod retentions;
 
 use crate::db::{self, jobs::Kind as JobKind, Tx};

@@ -1,7 +1,7 @@
 //! A data guard that reads the body whatever its Content-Type, answers 413 over 1 MiB,
 //! and yields a JSON object; anything else is a 422 on `body`.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use rocket::data::{Data, FromData, Outcome, ToByteUnit};
 use rocket::http::Status;
 use rocket::Request;

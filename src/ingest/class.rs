@@ -4,7 +4,7 @@
 
 use super::{Prepared, PreparedRetention};
 use crate::cfdi::{xml, Cfdi, CfdiError};
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 
 /// A stamped document of either class, parsed and encoded for storing.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use crate::db::retentions::{self, Owner};
 use crate::db::{retention_changes, Conn, Tx};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 
 /// A retention parsed and encoded for storing.
 #[derive(Debug)]

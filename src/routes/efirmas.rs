@@ -7,8 +7,8 @@ use crate::auth::AuthUser;
 use crate::db::{self, efirmas::SealedEfirma};
 use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::NewEfirma;
-use crate::error::{ApiError, ApiResult};
 use crate::events;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
 use crate::http::{heavy::Heavy, request_log::RequestId};
 use crate::http::{

@@ -3,7 +3,8 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::extraction::{DocumentClass, NewExtraction, Status};
-use crate::error::{ApiError, ApiResult, Created, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult, Created};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;

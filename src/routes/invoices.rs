@@ -6,7 +6,8 @@ use crate::db::{
     invoices::{Filter, Order},
 };
 use crate::domain::sat_status::State as SatState;
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
 use crate::http::{
     heavy::Heavy,

@@ -11,7 +11,8 @@ use crate::db::{
     documents::Class,
     retentions::{Filter, RetentionRow},
 };
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::{heavy::Heavy, ids, pagination::Page, query::Query, Ctx};
 use rocket::response::content::RawJson;
 use rocket::{get, routes, Route, State};
@@ -203,7 +204,7 @@ async fn get_retention_cfdi(
 
 /// The printed representation of a stored retention's XML (it parsed when stored).
 fn render_pdf(xml: &[u8]) -> ApiResult<Vec<u8>> {
-    let r = crate::retenciones::Retention::parse(xml)
+    let r = crate::retention::Retention::parse(xml)
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("stored retention does not parse: {e}")))?;
     Ok(crate::pdf::retention::render(&r))
 }

@@ -1,7 +1,7 @@
 //! Routes outside `/v1`: health.
 
 use crate::db::{self, Db};
-use crate::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult};
 use rocket::serde::json::Json;
 use rocket::{get, routes, Route, State};
 use serde_json::{json, Value};

@@ -264,7 +264,7 @@ CREATE TABLE IF NOT EXISTS documents (
 -- CFDI de Retenciones e Información de Pagos: a document class of its own (not an invoice
 -- type), one row per (entity, fiscal UUID), stored only once its XML is parsed. Scalar
 -- columns are what lists filter and sort on; the parts of the document the API shows
--- whole are JSON texts written from `retenciones::Retention`.
+-- whole are JSON texts written from `retention::Retention`.
 CREATE TABLE IF NOT EXISTS retentions (
     id                     TEXT COLLATE "C" PRIMARY KEY,
     org_id                 TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,

@@ -7,7 +7,7 @@ use chrono::NaiveDateTime;
 
 use super::{stamp, verification, Canvas, Font, Info, LEFT, RIGHT};
 use crate::cfdi::Decimal;
-use crate::retenciones::{Complement, Retention};
+use crate::retention::{Complement, Retention};
 
 /// The PDF of `r`: the same document always gives the same bytes.
 pub fn render(r: &Retention) -> Vec<u8> {

@@ -425,7 +425,7 @@ pub fn render_retention_xml(r: &SandboxRetention) -> io::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retenciones::Retention;
+    use crate::retention::Retention;
 
     fn date(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date")

@@ -73,9 +73,9 @@ impl std::fmt::Display for EfirmaErrors {
 
 impl std::error::Error for EfirmaErrors {}
 
-impl From<EfirmaErrors> for crate::error::FieldErrors {
+impl From<EfirmaErrors> for crate::domain::FieldErrors {
     fn from(errors: EfirmaErrors) -> Self {
-        let mut out = crate::error::FieldErrors::new();
+        let mut out = crate::domain::FieldErrors::new();
         for (field, message) in errors.iter() {
             out.add(field.as_str(), message);
         }

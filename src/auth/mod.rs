@@ -15,8 +15,9 @@
 //! believed only when the peer is a proxy the operator named (`--trusted-proxy`).
 
 use crate::db::{self, Db};
-use crate::error::AuthFailure;
-use crate::users_stamp::{self, Stamp};
+use crate::http::error::AuthFailure;
+pub mod users_stamp;
+
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
@@ -29,6 +30,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, Semaphore};
+use users_stamp::Stamp;
 
 /// The authenticated caller: every query it makes is scoped to `org_id`.
 #[derive(Debug, Clone, PartialEq, Eq)]

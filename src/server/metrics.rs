@@ -1,9 +1,9 @@
 //! `--metrics-address`: `GET /metrics` on a listener of its own, unauthenticated as
 //! Prometheus scrapes expect; bind it to loopback or a private interface.
 
-use super::{DbFigures, Metrics};
 use crate::db::{self, Db};
-use crate::error::ApiResult;
+use crate::http::error::ApiResult;
+use crate::metrics::{DbFigures, Metrics};
 use rocket::config::LogLevel;
 use rocket::fairing::AdHoc;
 use rocket::http::ContentType;

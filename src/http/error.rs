@@ -1,57 +1,12 @@
 //! The one error type of the HTTP edge. Every non-2xx JSON body comes from here or from
 //! `catchers`, which produce the same shapes.
 
+use crate::domain::FieldErrors;
 use rocket::http::{Header, Status};
 use rocket::response::{self, Responder};
 use rocket::serde::json::Json;
 use rocket::Request;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-
-/// Field name -> messages, with dotted names for nested fields (`options.period.to`).
-/// Ordered so bodies are stable.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct FieldErrors(BTreeMap<String, Vec<String>>);
-
-impl FieldErrors {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn single(field: &str, message: &str) -> Self {
-        let mut e = Self::new();
-        e.add(field, message);
-        e
-    }
-
-    pub fn add(&mut self, field: &str, message: &str) {
-        self.0
-            .entry(field.to_string())
-            .or_default()
-            .push(message.to_string());
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn contains(&self, field: &str) -> bool {
-        self.0.contains_key(field)
-    }
-
-    /// Ok when nothing was added; otherwise a 422.
-    pub fn into_result(self) -> Result<(), ApiError> {
-        if self.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::Validation(self))
-        }
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({ "errors": self.0 })
-    }
-}
 
 /// Why authentication did not succeed: one of the two 401 messages, or a database too
 /// busy to look the user up (a 503: the credentials were not judged).
@@ -173,6 +128,12 @@ impl ApiError {
     }
 }
 
+impl From<FieldErrors> for ApiError {
+    fn from(errors: FieldErrors) -> Self {
+        ApiError::Validation(errors)
+    }
+}
+
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
         if crate::db::is_busy(&e) {
@@ -187,7 +148,7 @@ impl From<anyhow::Error> for ApiError {
 impl<'r> Responder<'r, 'static> for ApiError {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         if let ApiError::Internal(cause) = &self {
-            let request_id = crate::http::request_log::request_id(req);
+            let request_id = super::request_log::request_id(req);
             log::error!(request_id; "{} {}: {cause:#}", req.method(), req.uri().path());
         }
         let status = self.status();

@@ -1,6 +1,8 @@
 //! Builds the Rocket instance: configuration, managed state, routes, catchers, and the
 //! fairing that prints the real listening address.
 
+pub mod metrics;
+
 use crate::app::Context;
 use crate::auth::Authenticator;
 use rocket::config::{LogLevel, Shutdown};
