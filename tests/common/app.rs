@@ -59,6 +59,36 @@ pub fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -> Opti
     }
 }
 
+/// Polls `f` every 20 ms until its value has stayed the same for `period`, and returns
+/// that value: the "nothing more happened" check, which adapts to a busy machine where
+/// a fixed sleep is either flaky or slow. Panics when it keeps changing past `DEADLINE`
+/// plus `period`.
+pub fn quiet<T: PartialEq + std::fmt::Debug>(
+    period: Duration,
+    what: &str,
+    mut f: impl FnMut() -> T,
+) -> T {
+    let start = Instant::now();
+    let mut value = f();
+    let mut since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = f();
+        if now != value {
+            value = now;
+            since = Instant::now();
+        } else if since.elapsed() >= period {
+            return value;
+        }
+        if start.elapsed() > DEADLINE + period {
+            panic!(
+                "{what} kept changing for {:?}: last {value:?}",
+                DEADLINE + period
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Unique test values
 
