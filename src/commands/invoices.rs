@@ -9,7 +9,7 @@ use crate::db::{self, entities::Entity, invoices::Filter, Checkpoints, Db, Store
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
 use crate::events;
-use crate::export::{self, Format, Rows};
+use crate::export::{self, Format};
 use crate::ingest::{self, AnyPrepared, IngestError, Owner};
 use crate::retention::Retention;
 use anyhow::{bail, Context};
@@ -49,7 +49,11 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
                 issued_before: Some(crate::time::day_after(to)),
                 ..Filter::default()
             };
-            let rows = if items { Rows::Items } else { Rows::Invoices };
+            let rows = if items {
+                &export::ITEMS
+            } else {
+                &export::INVOICES
+            };
             let format = Format::parse(&format).context("--format must be csv or xlsx")?;
             let file = std::fs::File::create(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
@@ -150,7 +154,7 @@ fn import_file(
         match stored {
             Err(IngestError::Storage(e)) => Err(e),
             other => {
-                events::invoices::flush(tx, &batch, i64::MAX)?;
+                events::documents::flush(tx, &batch, i64::MAX)?;
                 Ok(other.map_err(|e| e.to_string()))
             }
         }

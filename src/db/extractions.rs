@@ -2,9 +2,8 @@
 
 use super::sql::{params, Row};
 use super::Conn;
-use crate::domain::extraction::{
-    Direction, DocumentClass, FailedReason, NewExtraction, Status, CONTRACT_CHANNEL,
-};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{Direction, FailedReason, NewExtraction, Status, CONTRACT_CHANNEL};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]

@@ -6,6 +6,8 @@
 //! crate passes `Conn` / `Tx` along and never names the driver. Sealed values come
 //! back as bytes: the caller opens them (`crypto`).
 
+pub mod changes;
+pub mod classes;
 pub mod codec;
 pub mod deliveries;
 pub mod documents;
@@ -15,7 +17,6 @@ pub mod entities;
 pub mod events;
 pub mod extractions;
 pub mod health;
-pub mod invoice_changes;
 pub mod invoices;
 
 pub mod jobs;
@@ -24,7 +25,6 @@ pub mod login_failures;
 pub mod orgs;
 pub mod payment_entries;
 mod postgres;
-pub mod retention_changes;
 pub mod retentions;
 pub mod sandbox;
 pub mod sat_requests;

@@ -1,5 +1,6 @@
 //! Extractions: one run against the tax authority for an entity, a period and a direction.
 
+use super::class::DocumentClass;
 use super::{optional_string, required_object, required_string};
 use crate::domain::FieldErrors;
 use chrono::NaiveDate;
@@ -85,16 +86,6 @@ impl FailedReason {
 /// The channel of the contract's runs (the CIEC portal): a run through it keeps the
 /// contract's exact shape, without a `channel` field.
 pub const CONTRACT_CHANNEL: &str = "ciec";
-
-wire_enum! {
-    /// Which class of document a run extracts (`options.document_class`): invoices
-    /// (CFDI, the default) or CFDI de Retenciones, which the SAT serves apart (the e.firma
-    /// web service's own hosts; the CIEC portal not at all).
-    DocumentClass {
-        Invoices => "invoices",
-        Retentions => "retentions",
-    }
-}
 
 /// The SAT keeps about six years of CFDI online; a longer period is a mistake, and an
 /// unbounded one would keep a worker busy for hours.

@@ -3,7 +3,9 @@
 
 use super::{payments, IngestError, Owner};
 use crate::cfdi::{Cfdi, CfdiError};
+use crate::db::classes::Stored;
 use crate::db::{self, documents::ToStore, invoices::write, Conn};
+use crate::domain::class::InvoiceClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use std::collections::BTreeSet;
@@ -79,7 +81,7 @@ pub fn store_document(
     // with its row): those its earlier version and this one pay.
     let mut affected: BTreeSet<String> = BTreeSet::new();
     if let Some((id, processed)) = &existing {
-        db::invoice_changes::mark(tx, owner.batch, id)?;
+        db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, id)?;
         // Only a stored document has entries (a metadata-only row has none yet).
         if *processed {
             affected.extend(db::payment_entries::related_uuids(tx, id)?);
@@ -110,7 +112,7 @@ pub fn store_document(
         &own,
     )?;
     if new {
-        db::invoice_changes::mark_new(tx, owner.batch, &id)?;
+        db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;
     }
     db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);

@@ -281,7 +281,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
 /// The events of `batch` once it ends: (event, invoice uuid, changes).
 fn flush_events(conn: &db::Memory, batch: &str) -> Vec<(String, String, serde_json::Value)> {
     let before = testing::count(conn, "events");
-    conn.tx(|tx| crate::events::invoices::flush(tx, batch, i64::MAX))
+    conn.tx(|tx| crate::events::documents::flush(tx, batch, i64::MAX))
         .expect("flush");
     testing::event_payloads(conn, before)
         .into_iter()

@@ -7,8 +7,9 @@
 use super::outcome::Outcome;
 use crate::app::Context;
 use crate::db::{self, extractions::Extraction, jobs::Job, Db};
+use crate::domain::class::DocumentClass;
 use crate::domain::event::Kind;
-use crate::domain::extraction::{Direction, DocumentClass, FailedReason, Status};
+use crate::domain::extraction::{Direction, FailedReason, Status};
 use crate::domain::listing::Metadata;
 use crate::events;
 use crate::ingest::{self, AnyPrepared, IngestError, Owner};
@@ -268,7 +269,7 @@ fn finish(
     reason: Option<FailedReason>,
     refused: Refused,
 ) -> anyhow::Result<()> {
-    events::invoices::flush_all(&ctx.db, id)?;
+    events::documents::flush_all(&ctx.db, id)?;
     transition(
         ctx,
         id,
@@ -282,7 +283,7 @@ fn finish(
             }
         },
         |tx, ext| {
-            events::invoices::flush(tx, id, i64::MAX)?;
+            events::documents::flush(tx, id, i64::MAX)?;
             match refused {
                 Some((channel, secret)) => {
                     super::credential::record(tx, channel, &ext.entity_id, secret, Verdict::Invalid)

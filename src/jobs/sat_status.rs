@@ -19,8 +19,10 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 use crate::app::Context;
 use crate::cfdi::Cfdi;
+use crate::db::classes::Stored;
 use crate::db::Work;
 use crate::db::{self, invoices::sat_status as store, Tx};
+use crate::domain::class::InvoiceClass;
 use crate::domain::sat_status::{Efos, State};
 use crate::ingest::{apply_status, Owner};
 use crate::sat::status::policy::{self, Facts, Pace};
@@ -217,7 +219,7 @@ fn record(tx: &Tx, pace: &Pace, due: &store::Due, answer: &Answer) -> anyhow::Re
         batch: &batch,
     };
     let now_text = crate::time::format(now);
-    db::invoice_changes::mark(tx, &batch, &due.id)?;
+    db::changes::mark(tx, &InvoiceClass::TRACKED, &batch, &due.id)?;
     let found = decision.state != State::NotFound && decision.state != State::NotRegistered;
     store::record(
         tx,
@@ -238,8 +240,8 @@ fn record(tx: &Tx, pace: &Pace, due: &store::Due, answer: &Answer) -> anyhow::Re
             apply_status(tx, owner, &known, &due.uuid, "cancelled", None, &now_text)?;
         }
     }
-    while crate::events::invoices::flush(tx, &batch, crate::events::invoices::CHUNK)?
-        == crate::events::invoices::CHUNK as usize
+    while crate::events::documents::flush(tx, &batch, crate::events::documents::CHUNK)?
+        == crate::events::documents::CHUNK as usize
     {}
     Ok(())
 }

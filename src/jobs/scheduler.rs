@@ -6,7 +6,8 @@
 
 use crate::app::Context;
 use crate::db::{self, schedules::Schedule, Conn, Tx};
-use crate::domain::extraction::{DocumentClass, NewExtraction};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::NewExtraction;
 use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
 use crate::periodic::Periodic;
 use crate::sat::Channels;

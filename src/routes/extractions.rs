@@ -2,7 +2,8 @@
 
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::extraction::{DocumentClass, NewExtraction, Status};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{NewExtraction, Status};
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult, Created};
 use crate::http::pagination::list_by_id;

@@ -4,6 +4,7 @@
 //! path ids only after validating their input. An unknown `/v1` path is answered by the
 //! 404 catcher, which authenticates first (see `catchers`).
 
+pub mod documents;
 pub mod efirmas;
 pub mod entities;
 pub mod events;

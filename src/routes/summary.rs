@@ -7,7 +7,7 @@ use rocket::serde::json::Json;
 use rocket::{get, routes, Request, Route, State};
 use serde::Serialize;
 
-use super::invoices::date;
+use super::documents::date;
 use crate::auth::AuthUser;
 use crate::db::{self, summary::Period};
 use crate::domain::efos::{Exposures, Situation};

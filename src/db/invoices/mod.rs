@@ -1,6 +1,7 @@
 //! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
 //! are metadata-only and never leave this module through the API's queries.
 
+mod class;
 #[cfg(test)]
 mod plans;
 pub mod relations;
@@ -8,6 +9,7 @@ pub mod sat_status;
 mod view;
 pub mod write;
 
+use super::classes::{ListRow, Order};
 use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::cfdi::Item;
@@ -25,53 +27,6 @@ fn money(s: Option<String>) -> Value {
     s.and_then(|s| serde_json::from_str::<Value>(&s).ok())
         .filter(Value::is_number)
         .unwrap_or(Value::Null)
-}
-
-/// One invoice of a list page: its sort keys and its view as JSON text.
-pub struct InvoiceRow {
-    pub id: String,
-    pub issued_at: String,
-    pub updated_at: String,
-    pub view: String,
-}
-
-impl InvoiceRow {
-    /// The timestamp half of the row's keyset key under `order` (the other half is `id`).
-    pub fn sort_at(&self, order: Order) -> &str {
-        match order {
-            Order::IssuedDesc => &self.issued_at,
-            Order::UpdatedAsc => &self.updated_at,
-        }
-    }
-}
-
-/// How a list is ordered; both are keyset-paginated on (timestamp, id).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Newest `issued_at` first (the default).
-    #[default]
-    IssuedDesc,
-    /// Oldest `updated_at` first: a change that lands while a client pages moves the
-    /// invoice after the client's cursor, so a sync never misses it.
-    UpdatedAsc,
-}
-
-impl Order {
-    /// The keyset condition after the cursor (before its two parameters) and the
-    /// ORDER BY (before its LIMIT's parameter), as served by the `invoices_*_issued`
-    /// and `invoices_*_updated` indexes.
-    fn sql(self) -> (&'static str, &'static str) {
-        match self {
-            Order::IssuedDesc => (
-                " AND (issued_at, id) < ",
-                " ORDER BY issued_at DESC, id DESC LIMIT ",
-            ),
-            Order::UpdatedAsc => (
-                " AND (updated_at, id) > ",
-                " ORDER BY updated_at, id LIMIT ",
-            ),
-        }
-    }
 }
 
 /// Concepts per stored page, and the most an invoice object carries (its first page);
@@ -199,10 +154,10 @@ pub fn list(
     f: &Filter,
     after: Option<(&str, &str)>,
     limit: i64,
-) -> anyhow::Result<Vec<InvoiceRow>> {
+) -> anyhow::Result<Vec<ListRow>> {
     let q = list_sql(&org_id, f, after.as_ref(), &limit);
     conn.all(&q.sql, &q.params, |r| {
-        Ok(InvoiceRow {
+        Ok(ListRow {
             view: view::render(r)?,
             id: r.get(0)?,
             issued_at: r.get::<Option<String>>(8)?.unwrap_or_default(),

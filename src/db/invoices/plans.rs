@@ -3,7 +3,8 @@
 //! same at a million invoices as at a thousand. We never run ANALYZE and statements
 //! keep one plan (QPSG), so the plan of an empty database is the plan of a full one.
 
-use super::{list_sql, Filter, Order};
+use super::{list_sql, Filter};
+use crate::db::classes::Order;
 use crate::db::sql::Param;
 use crate::db::Memory;
 

@@ -8,7 +8,8 @@ use super::conversation::{Authority, Session, DOWNLOAD_BATCH};
 use super::vault;
 use crate::crypto::Cipher;
 use crate::db::{entities::Entity, Conn};
-use crate::domain::extraction::{Direction, DocumentClass, FailedReason, Period};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::ingest;
 use crate::sat::{
     Channel, Document, Due, Fetched, Metadata, Readiness, Run, SatError, Secret, Sink, Step,

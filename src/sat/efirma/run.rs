@@ -28,7 +28,8 @@ use crate::db::{
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
 use crate::db::{entities::Entity, Conn};
-use crate::domain::extraction::{DocumentClass, FailedReason, Period};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{FailedReason, Period};
 use crate::sat::{Channel, Due, Readiness, Run, SatError, Secret, Sink, Step, Verdict};
 use serde_json::Value;
 use std::sync::Arc;
