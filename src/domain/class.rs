@@ -15,6 +15,16 @@ wire_enum! {
     }
 }
 
+impl DocumentClass {
+    /// One of them, in words: "invoice", "retention".
+    pub fn singular(self) -> &'static str {
+        match self {
+            DocumentClass::Invoices => "invoice",
+            DocumentClass::Retentions => "retention",
+        }
+    }
+}
+
 /// The class of invoices (CFDI: Comprobante 3.2, 3.3, 4.0).
 pub struct InvoiceClass;
 

@@ -53,7 +53,7 @@ fn field(conn: &db::Conn, uuid: &str, name: &str) -> Option<String> {
 
 fn ingest_all(conn: &db::Conn, docs: &[Vec<u8>]) {
     for d in docs {
-        ingest_document(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
+        ingest_invoice(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
     }
 }
 
@@ -134,10 +134,10 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
     let xml = sample("cfdi33-pago10-duplicate-docto-bom.xml");
     let stamped = sample("cfdi40-ingreso-pue-real-tfd.xml");
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, None, &xml, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, None, &xml, None),
         Err(IngestError::Cfdi(CfdiError::Unstamped))
     ));
-    let a = ingest_document(
+    let a = ingest_invoice(
         &conn,
         OWNER,
         Direction::Issued,
@@ -146,7 +146,7 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
         Some(b"%PDF-1.7"),
     )
     .expect("first");
-    let b = ingest_document(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
+    let b = ingest_invoice(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
     assert_eq!(a, b);
     let n = testing::count(&conn, "invoices");
     assert_eq!(n, 1);
@@ -191,7 +191,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
     };
     assert_eq!(visible(&conn), 0);
     let xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
-    ingest_document(&conn, OWNER, Direction::Issued, Some(&meta), &xml, None).expect("ingest");
+    ingest_invoice(&conn, OWNER, Direction::Issued, Some(&meta), &xml, None).expect("ingest");
     assert_eq!(visible(&conn), 1);
     assert!(
         record_listing(&conn, OWNER, Direction::Issued, std::slice::from_ref(&meta))
@@ -208,7 +208,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
     assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("0.00"));
     let wrong = meta_for("00000000-0000-0000-0000-000000000001");
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, Some(&wrong), &xml, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, Some(&wrong), &xml, None),
         Err(IngestError::UuidMismatch { .. })
     ));
 }
@@ -253,7 +253,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     let mut taken = vec![];
     for (name, bytes) in crate::samples::xml_files("cfdi-samples") {
         let parsed = Cfdi::parse_stamped(&bytes);
-        let ingested = ingest_document(&conn, OWNER, Direction::Received, None, &bytes, None);
+        let ingested = ingest_invoice(&conn, OWNER, Direction::Received, None, &bytes, None);
         if let Err(IngestError::UuidTaken { uuid }) = &ingested {
             taken.push((name, uuid.clone()));
             continue;
@@ -273,7 +273,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     );
     let half = &sample("cfdi40-ingreso-pue-real-tfd.xml")[..500];
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, None, half, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, None, half, None),
         Err(IngestError::Cfdi(_))
     ));
 }
@@ -315,7 +315,7 @@ fn each_batch_sends_one_event_per_invoice_it_changed_visibly() {
     // Processed: each appears once, as it is at the end (paid), however often touched.
     let ppd_xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
     for (xml, meta) in [(&ppd_xml, &listing[0]), (&pay_xml, &listing[1])] {
-        ingest_document(&conn, batch("b"), Direction::Issued, Some(meta), xml, None)
+        ingest_invoice(&conn, batch("b"), Direction::Issued, Some(meta), xml, None)
             .expect("ingest");
     }
     let created = flush_events(&conn, "b");
@@ -428,7 +428,7 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
     assert!(!entries_before.is_empty());
 
     let forged = with_uuid("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", uuid);
-    let refused = ingest_document(&conn, OWNER, Direction::Issued, None, &forged, None);
+    let refused = ingest_invoice(&conn, OWNER, Direction::Issued, None, &forged, None);
     match refused {
         Err(IngestError::UuidTaken { uuid: u }) => assert_eq!(u, uuid),
         other => panic!("refused, not {other:?}"),
@@ -447,10 +447,10 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
     assert_eq!(n, 2);
 
     // The same bytes, and the same document written out again, are still accepted.
-    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &complement, None);
+    let again = ingest_invoice(&conn, OWNER, Direction::Issued, None, &complement, None);
     assert_eq!(again.expect("the same bytes"), id);
     let rewritten = [&complement[..], b"\n"].concat();
-    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &rewritten, None);
+    let again = ingest_invoice(&conn, OWNER, Direction::Issued, None, &rewritten, None);
     assert_eq!(again.expect("written out again"), id);
     assert_eq!(
         db::documents::get(&conn, &id, "xml").expect("xml"),

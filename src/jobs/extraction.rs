@@ -12,7 +12,7 @@ use crate::domain::event::Kind;
 use crate::domain::extraction::{Direction, FailedReason, Status};
 use crate::domain::listing::Metadata;
 use crate::events;
-use crate::ingest::{self, AnyPrepared, IngestError, Owner};
+use crate::ingest::{self, IngestError, Owner};
 use crate::sat::{self, Fetched, Resume, Run, RunContext, Secret, Sink, Step, Verdict};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -140,14 +140,8 @@ impl Sink for RunSink<'_> {
 
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
         self.db.tx(|tx| {
-            let pending = match self.class {
-                DocumentClass::Invoices => {
-                    ingest::record_listing(tx, self.owner, self.direction, rows)?
-                }
-                DocumentClass::Retentions => {
-                    ingest::record_retention_listing(tx, self.owner, rows)?
-                }
-            };
+            let pending =
+                ingest::record_listing_of(self.class, tx, self.owner, self.direction, rows)?;
             db::extractions::add_counts(tx, self.extraction_id, rows.len() as i64, 0)?;
             resume(tx)?;
             Ok(pending)
@@ -162,12 +156,7 @@ impl Sink for RunSink<'_> {
                 // A bad document is logged and left metadata-only; it never stops the others.
                 let (owner, direction, listed) = (self.owner, self.direction, doc.listed);
                 let stored = match &doc.prepared {
-                    Ok(AnyPrepared::Invoice(prepared)) => {
-                        ingest::store_document(tx, owner, direction, listed, prepared)
-                    }
-                    Ok(AnyPrepared::Retention(prepared)) => {
-                        ingest::store_retention(tx, owner, direction, listed, prepared)
-                    }
+                    Ok(prepared) => prepared.store(tx, owner, direction, listed),
                     Err(e) => Err(IngestError::Cfdi(e.clone())),
                 };
                 match stored {

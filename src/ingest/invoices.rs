@@ -1,4 +1,4 @@
-//! Stage 2: a document's XML (and PDF) stored byte for byte (compressed), its row
+//! Stage 2 of an invoice: its XML (and PDF) stored byte for byte (compressed), its row
 //! filled from the parsed CFDI, and the payment aggregates it affects recomputed.
 
 use super::{payments, IngestError, Owner};
@@ -39,7 +39,7 @@ impl Prepared {
 
 /// Parses and stores one document. `listed` is the listing entry it answers, when there
 /// is one (it carries the authority's cancellation status). Returns the invoice id.
-pub fn ingest_document(
+pub fn ingest_invoice(
     tx: &Conn,
     owner: Owner,
     direction: Direction,
@@ -48,12 +48,12 @@ pub fn ingest_document(
     pdf: Option<&[u8]>,
 ) -> Result<String, IngestError> {
     let prepared = prepare(xml, pdf)?;
-    store_document(tx, owner, direction, listed, &prepared)
+    store_invoice(tx, owner, direction, listed, &prepared)
 }
 
-/// `ingest_document` for a document prepared beforehand (extractions, packages and
+/// `ingest_invoice` for a document prepared beforehand (extractions, packages and
 /// imports prepare outside the write transaction).
-pub fn store_document(
+pub fn store_invoice(
     tx: &Conn,
     owner: Owner,
     direction: Direction,
