@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod catalogs;
 pub mod catchers;
 pub mod cfdi;
 
@@ -22,6 +23,7 @@ pub mod domain;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod format;
 pub mod http;
 pub mod ingest;
 
