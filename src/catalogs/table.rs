@@ -161,7 +161,10 @@ mod tests {
             for file in dir.files() {
                 let path = file.path().to_string_lossy();
                 let stem = path.trim_end_matches(".zst").trim_end_matches(".tsv");
-                assert!(named.iter().any(|n| n == stem), "{path} is read by no catalog");
+                assert!(
+                    named.iter().any(|n| n == stem),
+                    "{path} is read by no catalog"
+                );
             }
         }
     }
@@ -204,11 +207,7 @@ mod tests {
             (Catalog::TipoNomina, "O", "O - Nómina ordinaria"),
             (Catalog::PeriodicidadPago, "04", "04 - Quincenal"),
             (Catalog::Estado, "CMX", "CMX - Ciudad de México"),
-            (
-                Catalog::TipoPagoRet,
-                "04",
-                "04 - Pago provisional ISR",
-            ),
+            (Catalog::TipoPagoRet, "04", "04 - Pago provisional ISR"),
             (Catalog::CveRetenc, "01", "01 - Servicios profesionales"),
             (Catalog::TipoCadenaPago, "01", "01 - SPEI"),
         ];
@@ -251,7 +250,10 @@ mod tests {
                 Catalog::UsoCfdi.description("P01", edition),
                 Some("Por definir")
             );
-            assert_eq!(Catalog::UsoCfdi.description("CN01", edition), Some("Nómina"));
+            assert_eq!(
+                Catalog::UsoCfdi.description("CN01", edition),
+                Some("Nómina")
+            );
         }
         assert!(Catalog::UsoCfdi
             .entries(Edition::Cfdi33)
@@ -285,6 +287,8 @@ mod tests {
             Catalog::ClaveProdServ.description("01010101", Edition::Cfdi33),
             Some("No existe en el catálogo")
         );
-        assert!(all.iter().all(|e| e.code.len() == 8 && !e.description.is_empty()));
+        assert!(all
+            .iter()
+            .all(|e| e.code.len() == 8 && !e.description.is_empty()));
     }
 }

@@ -89,7 +89,10 @@ mod tests {
         for (amount, currency, shown) in cases {
             assert_eq!(money(d(amount), currency), shown, "{amount}");
         }
-        assert_eq!(money(Decimal::MAX, None), "$79,228,162,514,264,337,593,543,950,335.00");
+        assert_eq!(
+            money(Decimal::MAX, None),
+            "$79,228,162,514,264,337,593,543,950,335.00"
+        );
     }
 
     #[test]

@@ -11,7 +11,15 @@ pub fn is_pesos(currency: Option<&str>) -> bool {
     let upper = currency.to_uppercase();
     matches!(
         upper.as_str(),
-        "MXN" | "MXP" | "MN" | "M.N." | "M.N" | "PESO" | "PESOS" | "PESO MEXICANO" | "PESOS MEXICANOS"
+        "MXN"
+            | "MXP"
+            | "MN"
+            | "M.N."
+            | "M.N"
+            | "PESO"
+            | "PESOS"
+            | "PESO MEXICANO"
+            | "PESOS MEXICANOS"
     )
 }
 
@@ -82,7 +90,14 @@ mod tests {
 
     #[test]
     fn pesos_in_every_spelling() {
-        for c in [None, Some(""), Some("MXN"), Some(" mxn "), Some("Pesos"), Some("M.N.")] {
+        for c in [
+            None,
+            Some(""),
+            Some("MXN"),
+            Some(" mxn "),
+            Some("Pesos"),
+            Some("M.N."),
+        ] {
             assert!(is_pesos(c), "{c:?}");
         }
         for c in [Some("USD"), Some("XXX"), Some("Dólares")] {

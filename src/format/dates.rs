@@ -37,7 +37,10 @@ mod tests {
             date_time("2025-01-01T00:00:00-06:00"),
             "01/01/2025 00:00:00 -06:00"
         );
-        assert_eq!(date_time("2025-01-01T10:00:00.25"), "01/01/2025 10:00:00.25");
+        assert_eq!(
+            date_time("2025-01-01T10:00:00.25"),
+            "01/01/2025 10:00:00.25"
+        );
         // Not a date: as written.
         for text in ["", "30/10/2026", "2026-13-01", "mañana"] {
             assert_eq!(date_time(text), text);

@@ -200,7 +200,16 @@ const UNITS: [&str; 30] = [
 ];
 
 const TENS: [&str; 10] = [
-    "", "", "", "TREINTA", "CUARENTA", "CINCUENTA", "SESENTA", "SETENTA", "OCHENTA", "NOVENTA",
+    "",
+    "",
+    "",
+    "TREINTA",
+    "CUARENTA",
+    "CINCUENTA",
+    "SESENTA",
+    "SETENTA",
+    "OCHENTA",
+    "NOVENTA",
 ];
 
 /// 1 to 99.
@@ -270,10 +279,7 @@ mod tests {
             ("21000", "VEINTIÚN MIL PESOS 00/100 M.N."),
             ("100000", "CIEN MIL PESOS 00/100 M.N."),
             ("101000", "CIENTO UN MIL PESOS 00/100 M.N."),
-            (
-                "38022.91",
-                "TREINTA Y OCHO MIL VEINTIDÓS PESOS 91/100 M.N.",
-            ),
+            ("38022.91", "TREINTA Y OCHO MIL VEINTIDÓS PESOS 91/100 M.N."),
             ("1000000", "UN MILLÓN DE PESOS 00/100 M.N."),
             ("1000000.50", "UN MILLÓN DE PESOS 50/100 M.N."),
             ("1000001", "UN MILLÓN UN PESOS 00/100 M.N."),
@@ -288,10 +294,7 @@ mod tests {
                  NOVECIENTOS NOVENTA Y NUEVE PESOS 99/100 M.N.",
             ),
             ("1000000000000", "UN BILLÓN DE PESOS 00/100 M.N."),
-            (
-                "2000000000001",
-                "DOS BILLONES UN PESOS 00/100 M.N.",
-            ),
+            ("2000000000001", "DOS BILLONES UN PESOS 00/100 M.N."),
         ];
         for (amount, words) in cases {
             assert_eq!(pesos(amount), words, "{amount}");
@@ -304,7 +307,10 @@ mod tests {
         assert_eq!(pesos("10.004999"), "DIEZ PESOS 00/100 M.N.");
         assert_eq!(pesos("0.995"), "UN PESO 00/100 M.N.");
         assert_eq!(pesos("999999.999"), "UN MILLÓN DE PESOS 00/100 M.N.");
-        assert_eq!(pesos("-1160.5"), "MENOS MIL CIENTO SESENTA PESOS 50/100 M.N.");
+        assert_eq!(
+            pesos("-1160.5"),
+            "MENOS MIL CIENTO SESENTA PESOS 50/100 M.N."
+        );
         assert_eq!(pesos("-0.001"), "CERO PESOS 00/100 M.N.");
     }
 
@@ -326,9 +332,8 @@ mod tests {
 
     #[test]
     fn other_currencies() {
-        let words = |amount: &str, currency: &str| {
-            amount_in_words(amount.parse().unwrap(), Some(currency))
-        };
+        let words =
+            |amount: &str, currency: &str| amount_in_words(amount.parse().unwrap(), Some(currency));
         assert_eq!(words("1", "USD"), "UN DÓLAR 00/100 USD");
         assert_eq!(words("0", "USD"), "CERO DÓLARES 00/100 USD");
         assert_eq!(words("1500.5", "USD"), "MIL QUINIENTOS DÓLARES 50/100 USD");
@@ -353,6 +358,9 @@ mod tests {
         assert_eq!(words("0", "XXX"), "CERO 00/100 XXX");
         // CFDI 3.2's peso spellings, and no currency at all, are pesos.
         assert_eq!(words("1", "Pesos"), "UN PESO 00/100 M.N.");
-        assert_eq!(amount_in_words(Decimal::TEN, None), "DIEZ PESOS 00/100 M.N.");
+        assert_eq!(
+            amount_in_words(Decimal::TEN, None),
+            "DIEZ PESOS 00/100 M.N."
+        );
     }
 }

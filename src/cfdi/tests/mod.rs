@@ -1047,11 +1047,20 @@ fn the_payroll_receipt_is_read_from_the_nomina_12_complement() {
     let kinds = |lines: &[PayrollLine]| -> Vec<String> {
         lines
             .iter()
-            .map(|l| format!("{} {}", l.kind.as_deref().unwrap_or("-"), d(l.amount).unwrap_or_default()))
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l.kind.as_deref().unwrap_or("-"),
+                    d(l.amount).unwrap_or_default()
+                )
+            })
             .collect()
     };
     assert_eq!(kinds(&p.deductions), ["001 416.98", "002 2272.25"]);
-    assert_eq!(kinds(&p.other_payments), ["999 0.13", "002 0.00", "004 263.50"]);
+    assert_eq!(
+        kinds(&p.other_payments),
+        ["999 0.13", "002 0.00", "004 263.50"]
+    );
     // Only payroll receipts (type N) carry one.
     assert!(parse_file(REAL_40).payroll.is_empty());
 }
