@@ -493,7 +493,7 @@ fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
         ("Impuestos locales trasladados", "local_taxes_transferred"),
         ("Impuestos locales retenidos", "local_taxes_withheld"),
     ];
-    let sections: [(&str, &str, &[(&str, &str)]); 9] = [
+    let sections: [(&str, &str, Columns); 9] = [
         ("Totales por tipo de comprobante y moneda", "totals", totals),
         (
             "Neto: facturas (I) menos notas de crédito (E)",
@@ -596,7 +596,10 @@ fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
     }
 }
 
-const TAX_ALL: &[(&str, &str)] = &[
+/// A section's columns: header, and the JSON field it shows.
+type Columns = &'static [(&'static str, &'static str)];
+
+const TAX_ALL: Columns = &[
     ("Origen", "source"),
     ("Tipo", "kind"),
     ("Impuesto", "tax"),
