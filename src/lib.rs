@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod catalogs;
 pub mod catchers;
 pub mod cfdi;
 
@@ -21,6 +22,7 @@ pub mod docs;
 pub mod domain;
 pub mod events;
 pub mod export;
+pub mod format;
 pub mod http;
 pub mod ingest;
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::documents::date;
 use crate::auth::AuthUser;
-use crate::db::{self, summary::Period};
+use crate::db::{self, entities::Entity, summary::Period};
 use crate::domain::efos::{Exposures, Situation};
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
@@ -82,12 +82,12 @@ async fn entity_summary(
     let direction = params.direction.clone();
     let (db, org) = (ctx.db.clone(), user.org_id.clone());
     // A year of documents: heavy work, in the organization's turn on its own pool.
-    let view = heavy
-        .run(&org, move || -> anyhow::Result<Option<View>> {
+    let found = heavy
+        .run(&org, move || -> anyhow::Result<Option<(View, Entity)>> {
             let c = &*db.conn()?;
-            if db::entities::get(c, &user.org_id, &id)?.is_none() {
+            let Some(entity) = db::entities::get(c, &user.org_id, &id)? else {
                 return Ok(None);
-            }
+            };
             let (from_text, before) = (day(from), crate::time::day_after(to));
             let period = Period {
                 org_id: &user.org_id,
@@ -124,10 +124,10 @@ async fn entity_summary(
                 summary: builder.finish(),
                 definitive_69b_issuers,
             };
-            Ok(Some(view))
+            Ok(Some((view, entity)))
         })
-        .await?
-        .ok_or(ApiError::NotFound)?;
+        .await?;
+    let (view, entity) = found.ok_or(ApiError::NotFound)?;
     if !params.xlsx {
         return Ok(Summary::Json(Json(Box::new(view))));
     }
@@ -140,7 +140,11 @@ async fn entity_summary(
     );
     let bytes = heavy
         .run(&org, move || {
-            summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))
+            let taxpayer = summary::sheet::Taxpayer {
+                tax_id: &entity.tax_id,
+                name: &entity.name,
+            };
+            summary::sheet::write(&view, &taxpayer).map_err(|e| ApiError::Internal(e.into()))
         })
         .await?;
     Ok(Summary::Xlsx { bytes, filename })

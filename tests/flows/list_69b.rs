@@ -302,7 +302,7 @@ fn entities_are_screened_with_their_flagged_counterparties_and_the_summary_warns
         .iter()
         .position(|r| {
             r.first()
-                .is_some_and(|c| c.starts_with("Received from definitive 69-B"))
+                .is_some_and(|c| c.starts_with("Recibidos de emisores definitivos"))
         })
         .expect("the section");
     assert_eq!(rows[title + 2][0], REAL_40_ISSUER, "{:?}", rows[title + 2]);

@@ -369,7 +369,7 @@ fn the_lists_filters_name_the_invoices_behind_a_line() {
 pub(crate) fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
     let mut book = Xlsx::new(Cursor::new(bytes.to_vec())).expect("an XLSX");
     let names = book.sheet_names();
-    assert_eq!(names, ["Summary"], "one sheet");
+    assert_eq!(names, ["Resumen"], "one sheet");
     let range = book.worksheet_range(&names[0]).expect("sheet");
     range
         .rows()
@@ -419,11 +419,45 @@ fn shown(v: &Value) -> String {
     }
 }
 
+/// What the accountant's sheet writes for a JSON field the API gives as a code or an
+/// English word: its description, or its Spanish (the values these months hold).
+fn spanish(field: &str, v: &Value) -> String {
+    let Some(text) = v.as_str() else {
+        return shown_field(field, v);
+    };
+    let words = match (field, text) {
+        ("type", "I") => "I - Ingreso",
+        ("type", "E") => "E - Egreso",
+        ("type", "P") => "P - Pago",
+        ("tax", "001") => "001 - ISR",
+        ("tax", "002") => "002 - IVA",
+        ("source", "invoices") => "Facturas",
+        ("source", "pue") => "Facturas PUE",
+        ("source", "payments") => "Pagos (complementos)",
+        ("source", "credit_notes") => "Notas de crédito",
+        ("source", "net") => "Neto",
+        ("source", "total") => "Total",
+        ("kind", "transferred") => "Trasladado",
+        ("kind", "withheld") => "Retenido",
+        ("reason", "invoice_not_found") => "No se encontró el documento pagado",
+        ("reason", "currency_mismatch") => "El pago está en otra moneda que el documento pagado",
+        ("reason", "invoice_cancelled") => "El documento pagado está cancelado",
+        // A local tax is named, not coded: as written.
+        ("tax", other) if !other.starts_with("00") => other,
+        ("type" | "tax" | "source" | "kind" | "reason", other) => {
+            panic!("{field} {other}: what does the sheet say?")
+        }
+        _ => return shown_field(field, v),
+    };
+    words.to_owned()
+}
+
 #[test]
-fn the_xlsx_holds_the_json_cell_by_cell() {
+fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
     let m = months();
     let client = m.app.client();
     let json = summary(&client, &m.entity, JANUARY);
+    let entity = client.get(&format!("/v1/entities/{}", m.entity)).json();
     let resp = client.get(&format!(
         "/v1/entities/{}/summary?{JANUARY}&format=xlsx",
         m.entity
@@ -438,100 +472,145 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
         Some("attachment; filename=\"summary-2020-01-01-2020-01-31-issued.xlsx\"")
     );
     let sheet = sheet_rows(&resp.body);
-    let mut expected: Vec<Vec<String>> = ["entity_id", "direction", "from", "to"]
-        .iter()
-        .map(|k| vec![k.to_string(), shown_field(k, &json[*k])])
-        .collect();
-    let local = ["local_taxes_transferred", "local_taxes_withheld"];
-    let totals = [TOTALS, &local].concat();
-    let net = [NET, &local].concat();
-    let sections: [(&str, &str, &[&str]); 9] = [
-        ("Totals by type and currency", "totals", &totals),
-        ("Net: invoices (I) minus credit notes (E)", "net", &net),
-        ("Taxes by tax and rate", "taxes", TAX_ALL),
-        ("Cash-basis IVA", "cash_basis_iva", TAX_ALL),
+    let tax_id = entity["tax_id"].as_str().expect("tax_id");
+    let mut expected: Vec<Vec<String>> = vec![
+        vec!["Resumen fiscal del periodo".into()],
+        vec!["RFC".into(), tax_id.into()],
+        vec!["Nombre".into(), format!("Entity {tax_id}")],
+        vec!["Comprobantes".into(), "Emitidos".into()],
+        vec!["Desde".into(), shown_field("from", &json["from"])],
+        vec!["Hasta".into(), shown_field("to", &json["to"])],
+    ];
+    let totals: &[(&str, &str)] = &[
+        ("Tipo de comprobante", "type"),
+        ("Moneda", "currency"),
+        ("Comprobantes", "count"),
+        ("Subtotal", "subtotal"),
+        ("Descuento", "discount"),
+        ("Impuestos trasladados", "taxes_transferred"),
+        ("Impuestos retenidos", "taxes_withheld"),
+        ("Total", "total"),
+        ("Impuestos locales trasladados", "local_taxes_transferred"),
+        ("Impuestos locales retenidos", "local_taxes_withheld"),
+    ];
+    let sections: [(&str, &str, Columns); 9] = [
+        ("Totales por tipo de comprobante y moneda", "totals", totals),
         (
-            "Payments left out of the cash basis",
+            "Neto: facturas (I) menos notas de crédito (E)",
+            "net",
+            &totals[1..],
+        ),
+        ("Impuestos por impuesto y tasa", "taxes", TAX_ALL),
+        ("IVA en flujo de efectivo", "cash_basis_iva", TAX_ALL),
+        (
+            "Pagos que no entran al IVA en flujo de efectivo",
             "unresolved_payments",
             &[
-                "payment_invoice_id",
-                "related_uuid",
-                "paid_at",
-                "currency",
-                "amount_paid",
-                "reason",
+                ("Complemento de pago (id)", "payment_invoice_id"),
+                ("UUID del documento pagado", "related_uuid"),
+                ("Fecha de pago", "paid_at"),
+                ("Moneda", "currency"),
+                ("Importe pagado", "amount_paid"),
+                ("Motivo", "reason"),
             ],
         ),
-        ("Local taxes", "local_taxes", TAX_ALL),
-        ("Payroll ISR withheld", "payroll_taxes", TAX_ALL),
+        ("Impuestos locales", "local_taxes", TAX_ALL),
+        ("ISR retenido en nómina", "payroll_taxes", TAX_ALL),
         (
-            "Withheld from the entity (issued invoices and received retentions, in pesos)",
+            "Retenido a la entidad (facturas emitidas y retenciones recibidas, en pesos)",
             "withholdings",
             &[
-                "source",
-                "tax",
-                "tax_name",
-                "payment_type",
-                "count",
-                "amount_mxn",
+                ("Origen", "source"),
+                ("Impuesto", "tax"),
+                ("Tipo de pago", "payment_type"),
+                ("Comprobantes", "count"),
+                ("Importe en pesos", "amount_mxn"),
             ],
         ),
         (
-            "Received from definitive 69-B issuers (not deductible)",
+            "Recibidos de emisores definitivos en la lista 69-B (no deducibles)",
             "definitive_69b_issuers",
             &[
-                "tax_id",
-                "name",
-                "definitive_sat",
-                "definitive_dof",
-                "list_version",
-                "currency",
-                "count",
-                "subtotal",
-                "total",
+                ("RFC", "tax_id"),
+                ("Nombre", "name"),
+                ("Definitivo (SAT)", "definitive_sat"),
+                ("Definitivo (DOF)", "definitive_dof"),
+                ("Versión de la lista", "list_version"),
+                ("Moneda", "currency"),
+                ("Comprobantes", "count"),
+                ("Subtotal", "subtotal"),
+                ("Total", "total"),
             ],
         ),
     ];
+    let mut lines = 0;
     for (title, key, columns) in sections {
         expected.push(vec![]);
         expected.push(vec![title.to_string()]);
-        expected.push(columns.iter().map(|c| c.to_string()).collect());
+        expected.push(columns.iter().map(|(h, _)| h.to_string()).collect());
         for line in json[key].as_array().expect("lines") {
-            let mut cells: Vec<String> =
-                columns.iter().map(|c| shown_field(c, &line[*c])).collect();
+            lines += 1;
+            let mut cells: Vec<String> = columns
+                .iter()
+                .map(|(_, field)| spanish(field, &line[*field]))
+                .collect();
             while cells.last().is_some_and(String::is_empty) {
                 cells.pop();
             }
             expected.push(cells);
         }
     }
+    assert!(lines > 10, "the month fills the sections: {lines} lines");
     expected.push(vec![]);
-    expected.push(vec!["Excluded".into()]);
-    for k in ["cancelled_documents", "cancelled_payments"] {
-        expected.push(vec![k.into(), shown(&json["excluded"][k])]);
+    expected.push(vec!["Excluidos".into()]);
+    for (label, k) in [
+        ("Comprobantes cancelados", "cancelled_documents"),
+        ("Pagos de complementos cancelados", "cancelled_payments"),
+    ] {
+        expected.push(vec![label.into(), shown(&json["excluded"][k])]);
     }
     assert_eq!(sheet, expected);
-    // Amounts are numbers, not text.
+    // No UUID names the taxpayer: the entity's id appears nowhere.
+    assert!(!sheet.iter().flatten().any(|c| c.contains(&m.entity)));
+    // Amounts are numbers, not text, with a currency format; rates are percentages;
+    // dates are date cells written day first.
     let mut book = Xlsx::new(Cursor::new(resp.body.clone())).expect("xlsx");
-    let range = book.worksheet_range("Summary").expect("sheet");
-    assert_eq!(range.get((7, 7)), Some(&Data::Float(1160.0)), "E's total");
-    // The period's dates are date cells (2020-01-01 is Excel's day 43831).
-    assert!(matches!(range.get((2, 1)), Some(Data::DateTime(d)) if d.as_f64() == 43831.0));
+    let range = book.worksheet_range("Resumen").expect("sheet");
+    assert_eq!(range.get((9, 7)), Some(&Data::Float(1160.0)), "E's total");
+    // 2020-01-01 is Excel's day 43831.
+    assert!(matches!(range.get((4, 1)), Some(Data::DateTime(d)) if d.as_f64() == 43831.0));
+    let mut zip = zip::ZipArchive::new(Cursor::new(resp.body.clone())).expect("a zip");
+    let mut styles = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("xl/styles.xml").expect("styles"),
+        &mut styles,
+    )
+    .expect("styles text");
+    for format in [
+        "$#,##0.00",
+        "$#,##0.00 &quot;USD&quot;",
+        "0.00##%",
+        "dd/mm/yyyy",
+    ] {
+        assert!(styles.contains(format), "{format} in {styles}");
+    }
 }
 
-const TAX_ALL: &[&str] = &[
-    "source",
-    "kind",
-    "tax",
-    "tax_name",
-    "factor",
-    "rate",
-    "currency",
-    "base",
-    "amount",
-    "count",
-    "base_mxn",
-    "amount_mxn",
+/// A section's columns: header, and the JSON field it shows.
+type Columns = &'static [(&'static str, &'static str)];
+
+const TAX_ALL: Columns = &[
+    ("Origen", "source"),
+    ("Tipo", "kind"),
+    ("Impuesto", "tax"),
+    ("Tipo factor", "factor"),
+    ("Tasa o cuota", "rate"),
+    ("Moneda", "currency"),
+    ("Base", "base"),
+    ("Importe", "amount"),
+    ("Comprobantes", "count"),
+    ("Base en pesos", "base_mxn"),
+    ("Importe en pesos", "amount_mxn"),
 ];
 
 #[test]

@@ -304,6 +304,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "cfdi",
             "retention",
             "samples",
+            "catalogs",
+            "format",
         ],
     ),
     ("settings", &["cli", "config", "data_dir"]),
