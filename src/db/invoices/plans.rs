@@ -77,3 +77,21 @@ fn the_default_order_still_reads_the_issued_at_indexes() {
         "invoices_entity_issued",
     );
 }
+
+/// A credit note is one row of `invoices_credited`, however many relations it writes.
+#[test]
+fn credits_are_an_index_lookup() {
+    let conn = Memory::new();
+    let args: &[&dyn Param] = &[&"id"];
+    let credits = conn
+        .all(
+            &format!("EXPLAIN QUERY PLAN {}", super::relations::CREDITS),
+            args,
+            |r| r.get::<String>(3),
+        )
+        .expect("explain")
+        .join("\n");
+    assert!(credits.contains("invoices_credited"), "{credits}");
+    assert!(!credits.contains("SCAN"), "{credits}");
+    assert!(!credits.contains("TEMP B-TREE"), "{credits}");
+}

@@ -6,13 +6,16 @@
 use crate::cfdi::Related;
 use crate::db::sql::params;
 use crate::db::Conn;
-use crate::domain::relations::{CREDITING, KINDS};
+use crate::domain::relations::{sole_credited, KINDS};
 
-/// Replaces the invoice's entries with `related`'s.
+/// Replaces the invoice's entries with `related`'s; `issued_at` is the invoice's own
+/// (the order of the documents naming another), and the one UUID its crediting
+/// relations name is kept on its row (`credits`).
 pub fn store(
     conn: &Conn,
     invoice_id: &str,
     entity_id: &str,
+    issued_at: &str,
     related: &[Related],
 ) -> anyhow::Result<()> {
     conn.exec(
@@ -21,17 +24,23 @@ pub fn store(
     )?;
     for (position, r) in related.iter().enumerate() {
         conn.exec(
-            "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO invoice_relations (invoice_id, position, entity_id, relation_type, related_uuid,
+                invoice_issued_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 invoice_id,
                 position as i64,
                 entity_id,
                 r.relation_type,
-                r.uuid
+                r.uuid,
+                issued_at
             ],
         )?;
     }
+    conn.exec(
+        "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1",
+        params![invoice_id, sole_credited(related)],
+    )?;
     Ok(())
 }
 
@@ -90,23 +99,19 @@ pub const EMPTY: &str = r#"{"relates_to":[],"related_by":[]}"#;
 /// The totals of the credit notes that reduce an invoice's due amount
 /// (`domain::relations::credited`). A credit note counts when it is a processed, active
 /// type E document of the invoice's entity and currency whose 01/03 relations name
-/// this invoice and no other: CFDI carry no amount per related document, so one naming
-/// several invoices cannot be split without guessing (it still shows in `relations`).
+/// this invoice and no other (its `credited_uuid`, `store`): CFDI carry no amount per
+/// related document, so one naming several invoices cannot be split without guessing
+/// (it still shows in `relations`). One row per credit note, however many relations it
+/// has (their order is no matter: the sum is exact).
 pub fn credits(conn: &Conn, invoice_id: &str) -> anyhow::Result<Vec<String>> {
-    let crediting = CREDITING.map(|c| format!("'{c}'")).join(", ");
-    let sql = format!(
-        "SELECT o.total FROM invoices i
-         JOIN invoice_relations r ON r.entity_id = i.entity_id AND r.related_uuid = i.uuid
-             AND r.relation_type IN ({crediting})
-         JOIN invoices o ON o.id = r.invoice_id
-         WHERE i.id = ?1 AND o.id <> i.id AND o.xml_processed = 1 AND o.type = 'E'
-             AND o.status <> 'cancelled' AND upper(o.currency) IS NOT DISTINCT FROM upper(i.currency) AND o.total IS NOT NULL
-             AND (SELECT COUNT(DISTINCT x.related_uuid) FROM invoice_relations x
-                  WHERE x.invoice_id = o.id AND x.relation_type IN ({crediting})) = 1
-         GROUP BY o.id ORDER BY o.id"
-    );
-    conn.all(&sql, params![invoice_id], |r| r.get(0))
+    conn.all(CREDITS, params![invoice_id], |r| r.get(0))
 }
+
+pub(super) const CREDITS: &str = "SELECT o.total FROM invoices i
+     JOIN invoices o ON o.entity_id = i.entity_id AND o.credited_uuid = i.uuid
+     WHERE i.id = ?1 AND o.id <> i.id AND o.xml_processed = 1 AND o.type = 'E'
+         AND o.status <> 'cancelled' AND upper(o.currency) IS NOT DISTINCT FROM upper(i.currency)
+         AND o.total IS NOT NULL";
 
 /// Processed invoices after `after` (by id), with their entity: the backfill's batches.
 pub fn processed_after(
