@@ -1,5 +1,5 @@
 -- cfdi-extract schema for PostgreSQL: the counterpart of the top-level schema.sql (the
--- SQLite schema) at version 17 (src/db/sqlite/migrate.rs VERSION), with everything
+-- SQLite schema) at version 18 (src/db/sqlite/migrate.rs VERSION), with everything
 -- migrate.rs's steps create outside schema.sql (the invoices_counterparty index). A
 -- change to one is made to the other, in the same commit.
 --
@@ -155,6 +155,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     sat_not_found_since TEXT COLLATE "C",          -- the first of the answers in a row that did not find it
     sat_check_at        TEXT COLLATE "C",          -- the next check; NULL: none planned
     sat_check_urgent    BIGINT NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
+    credited_uuid       TEXT COLLATE "C",          -- the one UUID its 01/03 relations name (db/invoices/relations.rs)
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -182,6 +183,10 @@ CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state
 CREATE INDEX IF NOT EXISTS invoices_counterparty
     ON invoices (upper(CASE WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END))
     WHERE xml_processed = 1;
+-- The documents that may credit an invoice (`credited_amount`), found by its UUID one row
+-- each, however many relations they write.
+CREATE INDEX IF NOT EXISTS invoices_credited ON invoices (entity_id, credited_uuid)
+    WHERE credited_uuid IS NOT NULL;
 
 -- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
@@ -218,15 +223,31 @@ CREATE TABLE IF NOT EXISTS invoice_item_pages (
 -- The CfdiRelacionados of each processed invoice (TipoRelacion and UUID), in document
 -- order, read both ways: an invoice's own (by invoice_id) and those naming it (by entity
 -- and UUID), so a related document links whenever it arrives (db/invoices/relations.rs).
+-- Each way is read a page at a time in its order off an index: the primary key, and
+-- `invoice_relations_named`, which carries the naming invoice's date for its order.
 CREATE TABLE IF NOT EXISTS invoice_relations (
     invoice_id     TEXT COLLATE "C" NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
     position       BIGINT NOT NULL,
     entity_id      TEXT COLLATE "C" NOT NULL,
     relation_type  TEXT COLLATE "C",
     related_uuid   TEXT COLLATE "C" NOT NULL,
+    invoice_issued_at TEXT COLLATE "C" NOT NULL DEFAULT '',   -- invoice_id's issued_at (it never changes)
     PRIMARY KEY (invoice_id, position)
 );
-CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+CREATE INDEX IF NOT EXISTS invoice_relations_named
+    ON invoice_relations (entity_id, related_uuid, invoice_issued_at, invoice_id, position);
+-- How many of each invoice's relations name each UUID: how many name an invoice is a sum
+-- over the documents naming it, not a count of their relations (one may name it 100,000
+-- times).
+CREATE TABLE IF NOT EXISTS invoice_relation_counts (
+    invoice_id     TEXT COLLATE "C" NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    related_uuid   TEXT COLLATE "C" NOT NULL,
+    entity_id      TEXT COLLATE "C" NOT NULL,
+    times          BIGINT NOT NULL,
+    PRIMARY KEY (invoice_id, related_uuid)
+);
+CREATE INDEX IF NOT EXISTS invoice_relation_counts_named
+    ON invoice_relation_counts (entity_id, related_uuid, invoice_id, times);
 
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,
