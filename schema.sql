@@ -163,7 +163,7 @@ CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state
 CREATE INDEX IF NOT EXISTS invoices_counterparty
     ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
 
--- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
+-- The SAT's 69-B list (`sat::list_69b`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
 CREATE TABLE IF NOT EXISTS efos_lists (
     id          INTEGER PRIMARY KEY,

@@ -2,7 +2,7 @@
 
 use crate::cli::List69bCommand;
 use crate::db::{self, Checkpoints, Db, Store};
-use crate::sat::efos_list::{self, refresh, Loaded, MAX_LIST_BYTES};
+use crate::sat::list_69b::{self, refresh, Loaded, MAX_LIST_BYTES};
 use anyhow::Context;
 use std::io::Read;
 
@@ -22,7 +22,7 @@ pub fn run(store: &Store, cmd: List69bCommand) -> anyhow::Result<()> {
                 file.display()
             );
             let source = file.display().to_string();
-            match efos_list::load(&db, &bytes, &source)
+            match list_69b::load(&db, &bytes, &source)
                 .with_context(|| format!("{source} refused; the current list is kept"))?
             {
                 Loaded::New(version, changed, events) => println!(
@@ -42,7 +42,7 @@ pub fn run(store: &Store, cmd: List69bCommand) -> anyhow::Result<()> {
         }
         List69bCommand::Show => {
             let conn = db.conn()?;
-            match db::efos::current(&conn)? {
+            match db::list_69b::current(&conn)? {
                 Some(v) => println!(
                     "version {}\tloaded {}\tupdated to {}\t{} taxpayers\t{}",
                     v.id,

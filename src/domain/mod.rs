@@ -36,10 +36,10 @@ macro_rules! wire_enum {
 }
 
 pub mod efirma;
-pub mod efos;
 pub mod entity;
 pub mod event;
 pub mod extraction;
+pub mod list_69b;
 pub mod listing;
 pub mod payments;
 pub mod relations;

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::emit;
-use crate::db::{self, efos::Changed, efos::Exposed, efos::Version, Tx};
-use crate::domain::efos::Tally;
+use crate::db::{self, list_69b::Changed, list_69b::Exposed, list_69b::Version, Tx};
 use crate::domain::event::Kind;
+use crate::domain::list_69b::Tally;
 use serde_json::{json, Value};
 
 /// Emits the events of a load that made `version` and changed `changed`; returns how
@@ -17,7 +17,7 @@ pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Resul
     let by_rfc: BTreeMap<&str, &Changed> = changed.iter().map(|c| (c.rfc.as_str(), c)).collect();
     let rfcs: Vec<&str> = by_rfc.keys().copied().collect();
     let mut tallies: BTreeMap<Exposed, Tally> = BTreeMap::new();
-    db::efos::each_invoice_with(tx, &rfcs, |exposed, invoice| {
+    db::list_69b::each_invoice_with(tx, &rfcs, |exposed, invoice| {
         tallies.entry(exposed).or_default().add(invoice)
     })?;
     let list = json!({
@@ -37,7 +37,7 @@ pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Resul
             "name": change.name,
             "previous_situation": change.from.map(|s| s.as_str()),
             "situation": change.to.map(|s| s.as_str()),
-            "entry": db::efos::entry(tx, &change.rfc)?.map(|l| l.view()),
+            "entry": db::list_69b::entry(tx, &change.rfc)?.map(|l| l.view()),
             "list": list,
         });
         tally.write_into(&mut object);

@@ -6,7 +6,7 @@ import { api, download, withQuery } from './api.js';
 import { h, badge, field, select, table, errorBox, flash, values, filtering } from './dom.js';
 import { money, satDate } from './format.js';
 import { allEntities, entityOptions } from './entities.js';
-import { situationBadge } from './list69b.js';
+import { situationBadge } from './list_69b.js';
 
 const PAGE = 50;
 const state = { filters: {}, cursors: [''] };

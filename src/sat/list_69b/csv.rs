@@ -6,7 +6,7 @@
 
 use chrono::NaiveDate;
 
-use crate::domain::efos::{Entry, List, Published, Situation};
+use crate::domain::list_69b::{Entry, List, Published, Situation};
 
 /// The columns, by position (1-based in the SAT's header).
 const COLUMNS: usize = 20;

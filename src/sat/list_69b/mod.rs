@@ -2,7 +2,7 @@
 //! of the CFF, "EFOS"): reading the published CSV (`csv`), loading it as a version
 //! (`load`, from a file or the configured address). Expenses backed by invoices of a
 //! `definitive` issuer are not deductible, so every invoice's counterparty is screened
-//! against the list loaded last (`db::efos`).
+//! against the list loaded last (`db::list_69b`).
 
 pub mod csv;
 pub mod refresh;
@@ -24,9 +24,9 @@ pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
 pub enum Loaded {
     /// A new version, the taxpayers whose situation it changed, and how many
     /// `counterparty.69b_changed` events that made.
-    New(db::efos::Version, Vec<db::efos::Changed>, usize),
+    New(db::list_69b::Version, Vec<db::list_69b::Changed>, usize),
     /// The same file as the current version: nothing changed.
-    Unchanged(db::efos::Version),
+    Unchanged(db::list_69b::Version),
 }
 
 /// Parses `bytes` (refused whole on any broken line, the current list kept) and makes
@@ -38,13 +38,15 @@ pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
         .map(|b| format!("{b:02x}"))
         .collect::<String>();
     let now = crate::time::now();
-    db.tx(|tx| match db::efos::load(tx, &list, source, &sha, &now)? {
-        Some((version, changed)) => {
-            let events = crate::events::list_69b::changed(tx, &version, &changed)?;
-            Ok(Loaded::New(version, changed, events))
-        }
-        None => Ok(Loaded::Unchanged(
-            db::efos::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
-        )),
-    })
+    db.tx(
+        |tx| match db::list_69b::load(tx, &list, source, &sha, &now)? {
+            Some((version, changed)) => {
+                let events = crate::events::list_69b::changed(tx, &version, &changed)?;
+                Ok(Loaded::New(version, changed, events))
+            }
+            None => Ok(Loaded::Unchanged(
+                db::list_69b::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
+            )),
+        },
+    )
 }

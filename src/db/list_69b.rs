@@ -5,7 +5,7 @@
 use super::sql::{params, Row};
 use super::Conn;
 
-use crate::domain::efos::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
+use crate::domain::list_69b::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
 
 /// A loaded version of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
