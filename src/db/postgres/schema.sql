@@ -169,6 +169,9 @@ CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updat
 -- The status checker's queue: on-demand checks first, then the planned ones by time.
 CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
     WHERE sat_check_at IS NOT NULL;
+-- Checks asked for on demand, by organization: the checker takes them in turns.
+CREATE INDEX IF NOT EXISTS invoices_sat_on_demand ON invoices (org_id, sat_check_at)
+    WHERE sat_check_urgent = 1;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
 -- Each invoice's counterparty (the receiver of an issued one, the issuer of a received
 -- one) as the 69-B list keys it: a list load finds the invoices of the taxpayers it
