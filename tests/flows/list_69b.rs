@@ -2,11 +2,14 @@
 //! counterparty, as a field and a filter.
 
 use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::engine::TestDb;
 use crate::common::fake_http::{Response, Server};
 use crate::common::invoices::*;
 use crate::flows::import::{REAL_40, REAL_40_ISSUER};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tempfile::TempDir;
 
 /// REAL_40's receiver, listed by `published_list`.
@@ -213,6 +216,49 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     std::thread::sleep(std::time::Duration::from_secs(3));
     assert!(show(&app).starts_with("version 2\t"), "{}", show(&app));
     assert_eq!(changed_events(&app).len(), 1);
+}
+
+/// A stop during a slow download (a server trickling the list) abandons it: the server
+/// exits well within the systemd unit's `TimeoutStopSec=30` (/docs/operations#stop-time),
+/// and the list in the database is the previous one, whole.
+#[test]
+fn a_stop_abandons_a_slow_download_and_keeps_the_list_whole() {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counted = requests.clone();
+    let fake = Server::start(Arc::new(move |_req| {
+        match counted.fetch_add(1, Ordering::SeqCst) {
+            0 => Response::new(200, "text/csv", list_with("Presunto")),
+            // Then a new list, a byte every 50 ms: minutes for the whole file.
+            _ => Response::new(200, "text/csv", list_with("Definitivo"))
+                .trickled(Duration::from_millis(50)),
+        }
+    }));
+    let url = fake.url("/cifras_sat/Documents/Listado_Completo_69-B.csv");
+    let mut app = TestApp::spawn_with(&["--list-69b-url", &url, "--list-69b-every", "1s"]);
+    eventually(DEADLINE, "the first download", || {
+        show(&app).starts_with("version 1\t").then_some(())
+    });
+    eventually(DEADLINE, "the slow download under way", || {
+        (requests.load(Ordering::SeqCst) >= 2).then_some(())
+    });
+    app.sigterm();
+    let status = app
+        .wait_exit(Duration::from_secs(20))
+        .expect("the server exits within 20 s of SIGTERM, whatever the download does");
+    assert!(status.success(), "a graceful stop: {status:?}");
+    let shown = show(&app);
+    assert!(
+        shown.starts_with("version 1\t") && shown.contains("\t3 taxpayers\t"),
+        "{shown}"
+    );
+    let mut db = TestDb::open(app.data_dir());
+    let entries = db.rows("SELECT rfc, situation FROM efos_entries ORDER BY rfc", &[]);
+    assert_eq!(entries.len(), 3, "the previous list, whole: {entries:?}");
+    let receiver = db.value(
+        "SELECT situation FROM efos_entries WHERE rfc = ?1",
+        &[REAL_40_RECEIVER],
+    );
+    assert_eq!(receiver.text().as_deref(), Some("presumed"));
 }
 
 #[test]
