@@ -218,6 +218,40 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     assert_eq!(changed_events(&app).len(), 1);
 }
 
+/// A broken line is named by the physical line an editor shows, in a file with CRLF
+/// ends (as the SAT writes it) and a quoted field spanning two lines, both by the CLI
+/// and by the scheduled refresh.
+#[test]
+fn a_broken_line_is_named_by_its_physical_line_in_the_cli_and_the_refresh() {
+    // Row 1's name spans lines 4 and 5, so row 2, cut short, is line 6.
+    let text = published_list()
+        .replace("AAA Y ACTIVOS, S.A.", "AAA Y ACTIVOS,\nS.A.")
+        .replace(",02/11/2017,,,,,,,,", ",02/11/2017")
+        .replace('\n', "\r\n");
+    let broken = windows_1252(&text);
+    let served = broken.clone();
+    let fake = Server::start(Arc::new(move |_req| {
+        Response::new(200, "text/csv", served.clone())
+    }));
+    let url = fake.url("/cifras_sat/Documents/Listado_Completo_69-B.csv");
+    let app = TestApp::spawn_with(&["--list-69b-url", &url, "--list-69b-every", "1h"]);
+    let last = eventually(DEADLINE, "the broken download refused", || {
+        let out = show(&app);
+        out.contains("refused").then_some(out)
+    });
+    assert!(last.contains("line 6: 12 columns, not 20"), "{last}");
+    let dir = TempDir::new().expect("temp dir");
+    let file = dir.path().join("Listado_Completo_69-B.csv");
+    std::fs::write(&file, &broken).expect("write");
+    let out = app.cli(&["list-69b", "load", &file.to_string_lossy()], None);
+    assert!(!out.status.success(), "refused: {}", out.stdout);
+    assert!(
+        out.stderr.contains("line 6: 12 columns, not 20"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// A stop during a slow download (a server trickling the list) abandons it: the server
 /// exits well within the systemd unit's `TimeoutStopSec=30` (/docs/operations#stop-time),
 /// and the list in the database is the previous one, whole.

@@ -2,7 +2,12 @@
 //! the fixtures' README): a single-byte Windows code page (or UTF-8, in case the SAT
 //! changes), a preamble (a legend with the cut-off date, a title), a 20-column header,
 //! then one row per taxpayer. Any line that breaks the format refuses the whole file,
-//! naming the line: a partial list would clear taxpayers that are on it.
+//! naming the line: a partial list would clear taxpayers that are on it. Lines are
+//! physical lines, as an editor numbers them, whatever the line ends (the SAT writes
+//! CRLF) and however many lines a quoted field spans.
+
+use std::collections::VecDeque;
+use std::io::Read;
 
 use chrono::NaiveDate;
 
@@ -72,25 +77,88 @@ fn fold(text: &str) -> String {
         .collect()
 }
 
+/// The text as the CSV reader reads it, remembering where its line breaks are: the csv
+/// crate's own line count is one short after each CRLF (it counts the `\n` of a
+/// record's end when it reads the next record).
+struct Lines<R> {
+    inner: R,
+    /// Bytes read so far.
+    read: u64,
+    /// Offsets of the line breaks read but not yet passed (at most a buffer's worth).
+    ahead: VecDeque<u64>,
+    passed: u64,
+}
+
+impl<R: Read> Read for Lines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let start = self.read;
+        self.ahead.extend(
+            buf[..n]
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| start + i as u64),
+        );
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R> Lines<R> {
+    fn new(inner: R) -> Lines<R> {
+        Lines {
+            inner,
+            read: 0,
+            ahead: VecDeque::new(),
+            passed: 0,
+        }
+    }
+
+    /// How many line breaks come before `offset` (asked in increasing order).
+    fn breaks_before(&mut self, offset: u64) -> u64 {
+        while self.ahead.front().is_some_and(|b| *b < offset) {
+            self.ahead.pop_front();
+            self.passed += 1;
+        }
+        self.passed
+    }
+}
+
+/// The physical line `record`, just read, starts on: the reader stands past the first
+/// byte of the record's end (or at the end of the text), so the line breaks before that
+/// byte, less those inside the record's quoted fields, are the lines before it.
+fn first_line<R: Read>(reader: &mut ::csv::Reader<Lines<R>>, record: &::csv::StringRecord) -> u64 {
+    let end = reader.position().byte().saturating_sub(1);
+    let inside: u64 = record
+        .iter()
+        .map(|field| field.bytes().filter(|b| *b == b'\n').count() as u64)
+        .sum();
+    1 + reader.get_mut().breaks_before(end).saturating_sub(inside)
+}
+
 /// Parses a whole file.
 pub fn parse(bytes: &[u8]) -> Result<List, ParseError> {
     let text = decode(bytes);
     let mut reader = ::csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(text.as_bytes());
+        .from_reader(Lines::new(text.as_bytes()));
     let mut updated_to = None;
     let mut header_seen = false;
     let mut by_rfc: std::collections::BTreeMap<String, Entry> = Default::default();
     let mut record = ::csv::StringRecord::new();
     loop {
-        let line = reader.position().line();
         match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
-            Err(e) => return Err(error(line, format!("not CSV: {e}"))),
+            Err(e) => {
+                let at = reader.position().byte();
+                let line = 1 + reader.get_mut().breaks_before(at);
+                return Err(error(line, format!("not CSV: {e}")));
+            }
         }
-        let line = record.position().map_or(line, |p| p.line());
+        let line = first_line(&mut reader, &record);
         if !header_seen {
             let first = record.get(0).unwrap_or("");
             if updated_to.is_none() {
@@ -293,6 +361,55 @@ mod tests {
         assert_eq!(parse(rfc.as_bytes()).map(|_| ()).unwrap_err().line, 5);
         assert!(parse(b"RFC,Nombre\nAAA010101AAA,X\n").is_err(), "no header");
         assert!(parse(b"").is_err());
+    }
+
+    #[test]
+    fn a_broken_line_is_named_by_its_physical_line_whatever_the_line_ends() {
+        let lf = String::from_utf8_lossy(&sample()).into_owned();
+        let line_of = |text: &str| parse(text.as_bytes()).map(|_| ()).unwrap_err().line;
+        for ends in ["\n", "\r\n"] {
+            let text = lf.replace('\n', ends);
+            // Row 1 is line 4, row 2 line 5.
+            assert_eq!(
+                line_of(&text.replace("25/06/2018", "2018-06-25")),
+                4,
+                "{ends:?}"
+            );
+            assert_eq!(
+                line_of(&text.replace("AAA191919HHH", "NOT AN RFC")),
+                5,
+                "{ends:?}"
+            );
+            // A blank line before row 2 moves it to line 6.
+            let blank = text.replace(&format!("{ends}2,AAA"), &format!("{ends}{ends}2,AAA"));
+            assert_eq!(
+                line_of(&blank.replace("AAA191919HHH", "NOT AN RFC")),
+                6,
+                "{ends:?}"
+            );
+            // Row 1's name spans lines 4 and 5 (a quoted line break): row 2 is line 6,
+            // and a broken row 1 is named by the line it starts on.
+            let spanning =
+                text.replace("AAA Y ACTIVOS, S.A.", &format!("AAA Y ACTIVOS,{ends}S.A."));
+            let list = parse(spanning.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                list.entries[0].name,
+                format!("AAA Y ACTIVOS,{ends}S.A. DE C.V.")
+            );
+            assert_eq!(
+                line_of(&spanning.replace("AAA191919HHH", "NOT AN RFC")),
+                6,
+                "{ends:?}"
+            );
+            assert_eq!(
+                line_of(&spanning.replace("25/06/2018", "2018-06-25")),
+                4,
+                "{ends:?}"
+            );
+            // The last row, without a line end after it.
+            let last = text.trim_end().replace("AAA292929HHH", "NOT AN RFC");
+            assert_eq!(line_of(&last), 6, "{ends:?}");
+        }
     }
 
     #[test]
