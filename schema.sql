@@ -208,6 +208,23 @@ CREATE TABLE IF NOT EXISTS invoice_relations (
     PRIMARY KEY (invoice_id, position)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+-- A load under way, in its own transaction (`db::list_69b::replace`): the rows of the
+-- list being loaded, then which taxpayers it changes. Both are empty outside a load.
+CREATE TABLE IF NOT EXISTS efos_staging (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    situation       TEXT NOT NULL,
+    presumed_sat    TEXT, presumed_dof   TEXT,
+    disproved_sat   TEXT, disproved_dof  TEXT,
+    definitive_sat  TEXT, definitive_dof TEXT,
+    favorable_sat   TEXT, favorable_dof  TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS efos_changes (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    previous        TEXT,            -- NULL: newly listed
+    situation       TEXT             -- NULL: no longer listed
+) WITHOUT ROWID;
 
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,

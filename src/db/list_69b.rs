@@ -1,11 +1,13 @@
 //! SQL for the SAT's 69-B list (`efos_lists`, `efos_entries`): the entries of the list
 //! loaded last, and every load as a version (`efos_lists`). A load replaces the entries
-//! in one transaction, so readers see the old list or the new one, never a mix.
+//! in one transaction, so readers see the old list or the new one, never a mix; its
+//! rows are staged (`efos_staging`) and compared with the current ones
+//! (`efos_changes`) in SQL, both tables empty outside a load.
 
 use super::sql::{params, Row};
 use super::Conn;
 
-use crate::domain::list_69b::{Entry, FlaggedInvoice, List, Listed, Published, Situation};
+use crate::domain::list_69b::{Entry, FlaggedInvoice, Listed, Published, Situation};
 
 /// A loaded version of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,76 +53,147 @@ pub fn current(conn: &Conn) -> anyhow::Result<Option<Version>> {
     )
 }
 
-/// Replaces the entries with `list`'s as a new version; returns it and the taxpayers
-/// whose situation changed. A list identical to the current one (same SHA-256) is not
-/// loaded again: None.
-pub fn load(
+/// Stages one row of a list being loaded (in the load's transaction); a repeated RFC
+/// keeps its last row. `replace` makes the staged rows the current list.
+pub fn stage(conn: &Conn, e: &Entry) -> anyhow::Result<()> {
+    conn.exec(
+        "INSERT INTO efos_staging (rfc, name, situation, presumed_sat, presumed_dof,
+            disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+         ON CONFLICT (rfc) DO UPDATE SET name = excluded.name, situation = excluded.situation,
+            presumed_sat = excluded.presumed_sat, presumed_dof = excluded.presumed_dof,
+            disproved_sat = excluded.disproved_sat, disproved_dof = excluded.disproved_dof,
+            definitive_sat = excluded.definitive_sat, definitive_dof = excluded.definitive_dof,
+            favorable_sat = excluded.favorable_sat, favorable_dof = excluded.favorable_dof",
+        params![
+            e.rfc,
+            e.name,
+            e.situation.as_str(),
+            date(e.presumed.sat),
+            date(e.presumed.dof),
+            date(e.disproved.sat),
+            date(e.disproved.dof),
+            date(e.definitive.sat),
+            date(e.definitive.dof),
+            date(e.favorable.sat),
+            date(e.favorable.dof),
+        ],
+    )?;
+    Ok(())
+}
+
+/// How many rows a statement of `replace` moves between the tables: one statement over
+/// a million rows would keep every page it rewrites (free pages the last load left,
+/// already in the file) in SQLite's statement journal, which is in memory
+/// (`temp_store = MEMORY`).
+const PAGE: i64 = 5000;
+
+/// Calls `f` with consecutive ranges `(from, to]` of `table`'s RFCs, `PAGE` at a time.
+fn by_pages(
     conn: &Conn,
-    list: &List,
+    table: &str,
+    mut f: impl FnMut(&str, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let sql = format!(
+        "SELECT max(rfc) FROM (SELECT rfc FROM {table} WHERE rfc > ?1 ORDER BY rfc LIMIT ?2) page"
+    );
+    let mut from = String::new();
+    while let Some(to) = conn.one::<Option<String>>(&sql, params![from, PAGE], |r| r.get(0))? {
+        f(&from, &to)?;
+        from = to;
+    }
+    Ok(())
+}
+
+/// Makes the staged rows the entries, as a new version; returns it and how many
+/// taxpayers' situation changed (newly listed, moved, or no longer listed), which stay
+/// in `efos_changes` for `change` and `each_invoice_changed` until `forget_changes`.
+/// All in SQL, a page at a time, so a load of any length takes the same memory.
+pub fn replace(
+    conn: &Conn,
+    updated_to: Option<chrono::NaiveDate>,
     source: &str,
     sha256: &str,
     now: &str,
-) -> anyhow::Result<Option<(Version, Vec<Changed>)>> {
-    if current(conn)?.is_some_and(|v| v.sha256 == sha256) {
-        return Ok(None);
-    }
-    let mut before: std::collections::BTreeMap<String, (String, String)> = Default::default();
-    conn.each(
-        "SELECT rfc, name, situation FROM efos_entries",
-        params![],
-        |r| {
-            before.insert(r.get(0)?, (r.get(1)?, r.get(2)?));
-            Ok(())
-        },
-    )?;
+) -> anyhow::Result<(Version, u64)> {
+    by_pages(conn, "efos_staging", |from, to| {
+        conn.exec(
+            "INSERT INTO efos_changes (rfc, name, previous, situation)
+             SELECT s.rfc, s.name, e.situation, s.situation
+             FROM efos_staging s LEFT JOIN efos_entries e ON e.rfc = s.rfc
+             WHERE s.rfc > ?1 AND s.rfc <= ?2 AND e.situation IS DISTINCT FROM s.situation",
+            params![from, to],
+        )?;
+        Ok(())
+    })?;
+    by_pages(conn, "efos_entries", |from, to| {
+        conn.exec(
+            "INSERT INTO efos_changes (rfc, name, previous, situation)
+             SELECT e.rfc, e.name, e.situation, NULL FROM efos_entries e
+             WHERE e.rfc > ?1 AND e.rfc <= ?2
+               AND NOT EXISTS (SELECT 1 FROM efos_staging s WHERE s.rfc = e.rfc)",
+            params![from, to],
+        )?;
+        Ok(())
+    })?;
     let id: i64 = conn.one(
-        "INSERT INTO efos_lists (loaded_at, updated_to, source, sha256, entries) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO efos_lists (loaded_at, updated_to, source, sha256, entries)
+         VALUES (?1, ?2, ?3, ?4, (SELECT count(*) FROM efos_staging))
          RETURNING id",
-        params![now, date(list.updated_to), source, sha256, list.entries.len() as i64],
+        params![now, date(updated_to), source, sha256],
         |r| r.get(0),
     )?;
-    conn.exec("DELETE FROM efos_entries", params![])?;
-    let mut changed = vec![];
-    for e in &list.entries {
+    // Not one DELETE: with foreign keys on, SQLite deletes the rows of a table that has
+    // one a row at a time (it does not truncate), every page into the statement journal.
+    by_pages(conn, "efos_entries", |from, to| {
+        conn.exec(
+            "DELETE FROM efos_entries WHERE rfc > ?1 AND rfc <= ?2",
+            params![from, to],
+        )?;
+        Ok(())
+    })?;
+    by_pages(conn, "efos_staging", |from, to| {
         conn.exec(
             "INSERT INTO efos_entries (rfc, list_id, name, situation, presumed_sat, presumed_dof,
-            disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                e.rfc,
-                id,
-                e.name,
-                e.situation.as_str(),
-                date(e.presumed.sat),
-                date(e.presumed.dof),
-                date(e.disproved.sat),
-                date(e.disproved.dof),
-                date(e.definitive.sat),
-                date(e.definitive.dof),
-                date(e.favorable.sat),
-                date(e.favorable.dof),
-            ],
+                disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof)
+             SELECT rfc, ?3, name, situation, presumed_sat, presumed_dof,
+                disproved_sat, disproved_dof, definitive_sat, definitive_dof, favorable_sat, favorable_dof
+             FROM efos_staging WHERE rfc > ?1 AND rfc <= ?2",
+            params![from, to, id],
         )?;
-        let from = before
-            .remove(&e.rfc)
-            .and_then(|(_, s)| Situation::parse(&s));
-        if from != Some(e.situation) {
-            changed.push(Changed {
-                rfc: e.rfc.clone(),
-                name: e.name.clone(),
-                from,
-                to: Some(e.situation),
-            });
-        }
-    }
-    changed.extend(before.into_iter().map(|(rfc, (name, s))| Changed {
-        rfc,
-        name,
-        from: Situation::parse(&s),
-        to: None,
-    }));
+        Ok(())
+    })?;
+    conn.exec("DELETE FROM efos_staging", params![])?;
+    let changed: i64 = conn.one("SELECT count(*) FROM efos_changes", params![], |r| r.get(0))?;
     let version = current(conn)?.ok_or_else(|| anyhow::anyhow!("the list just loaded is gone"))?;
-    Ok(Some((version, changed)))
+    Ok((version, changed.try_into()?))
+}
+
+/// How the load under way changed `rfc` (upper case), if it did.
+pub fn change(conn: &Conn, rfc: &str) -> anyhow::Result<Option<Changed>> {
+    conn.opt(
+        "SELECT rfc, name, previous, situation FROM efos_changes WHERE rfc = ?1",
+        params![rfc],
+        |r| {
+            let situation = |i: usize| -> anyhow::Result<_> {
+                Ok(r.get::<Option<String>>(i)?
+                    .as_deref()
+                    .and_then(Situation::parse))
+            };
+            Ok(Changed {
+                rfc: r.get(0)?,
+                name: r.get(1)?,
+                from: situation(2)?,
+                to: situation(3)?,
+            })
+        },
+    )
+}
+
+/// Ends a load: its changes are told (its events written).
+pub fn forget_changes(conn: &Conn) -> anyhow::Result<()> {
+    conn.exec("DELETE FROM efos_changes", params![])?;
+    Ok(())
 }
 
 /// An entry's columns (`l.`), with its version; `listed` reads them from `at` on.
@@ -251,20 +324,27 @@ fn invoices_with_sql(conn: &Conn) -> String {
     )
 }
 
-/// Calls `f` with each processed invoice, of any organization, whose counterparty is
-/// in `rfcs` (upper case).
-pub fn each_invoice_with(
+/// How many changed taxpayers `each_invoice_changed` looks up at once.
+const CHANGES_PAGE: i64 = 500;
+
+/// Calls `f` with each processed invoice, of any organization, whose counterparty the
+/// load under way changed (`replace`), a page of changed taxpayers at a time.
+pub fn each_invoice_changed(
     conn: &Conn,
-    rfcs: &[&str],
     mut f: impl FnMut(Exposed, &FlaggedInvoice),
 ) -> anyhow::Result<()> {
-    if rfcs.is_empty() {
-        return Ok(());
-    }
-    conn.each(
-        &invoices_with_sql(conn),
-        params![serde_json::to_string(rfcs)?],
-        |r| {
+    let sql = invoices_with_sql(conn);
+    let mut after = String::new();
+    loop {
+        let rfcs: Vec<String> = conn.all(
+            "SELECT rfc FROM efos_changes WHERE rfc > ?1 ORDER BY rfc LIMIT ?2",
+            params![after, CHANGES_PAGE],
+            |r| r.get(0),
+        )?;
+        let Some(last) = rfcs.last().cloned() else {
+            return Ok(());
+        };
+        conn.each(&sql, params![serde_json::to_string(&rfcs)?], |r| {
             let exposed = Exposed {
                 org_id: r.get(0)?,
                 entity_id: r.get(1)?,
@@ -272,8 +352,9 @@ pub fn each_invoice_with(
             };
             f(exposed, &flagged_invoice(r, 3)?);
             Ok(())
-        },
-    )
+        })?;
+        after = last;
+    }
 }
 
 /// The entry of `rfc` (upper case) on the list loaded last.
@@ -289,8 +370,83 @@ pub fn entry(conn: &Conn, rfc: &str) -> anyhow::Result<Option<Listed>> {
 
 #[cfg(test)]
 mod tests {
-    use super::params;
+    use super::*;
     use crate::db::Memory;
+
+    fn entry(rfc: &str, situation: Situation) -> Entry {
+        Entry {
+            rfc: rfc.into(),
+            name: format!("{rfc} SA"),
+            situation,
+            presumed: Published::default(),
+            disproved: Published::default(),
+            definitive: Published::default(),
+            favorable: Published::default(),
+        }
+    }
+
+    fn load(conn: &Conn, entries: &[Entry], sha: &str) -> (Version, u64) {
+        for e in entries {
+            stage(conn, e).expect("stage");
+        }
+        replace(conn, None, "test", sha, "now").expect("replace")
+    }
+
+    fn count(conn: &Conn, table: &str) -> i64 {
+        crate::db::testing::count(conn, table)
+    }
+
+    #[test]
+    fn a_load_replaces_the_entries_and_records_what_it_changed() {
+        use Situation::*;
+        let conn = Memory::new();
+        let (first, changed) = load(
+            &conn,
+            &[
+                entry("AAA010101AAA", Presumed),
+                entry("BBB010101BBB", Definitive),
+                entry("CCC010101CCC", Disproved),
+            ],
+            "1",
+        );
+        assert_eq!((first.entries, changed), (3, 3), "all newly listed");
+        forget_changes(&conn).expect("forget");
+        // A moves, B stays, C goes, D comes (twice: its last row counts).
+        let (second, changed) = load(
+            &conn,
+            &[
+                entry("AAA010101AAA", Definitive),
+                entry("BBB010101BBB", Definitive),
+                entry("DDD010101DDD", Presumed),
+                entry("DDD010101DDD", FavorableRuling),
+            ],
+            "2",
+        );
+        assert_eq!((second.id, second.entries, changed), (first.id + 1, 3, 3));
+        let moved = |rfc: &str| change(&conn, rfc).expect("change").map(|c| (c.from, c.to));
+        assert_eq!(
+            moved("AAA010101AAA"),
+            Some((Some(Presumed), Some(Definitive)))
+        );
+        assert_eq!(moved("BBB010101BBB"), None);
+        assert_eq!(moved("CCC010101CCC"), Some((Some(Disproved), None)));
+        assert_eq!(moved("DDD010101DDD"), Some((None, Some(FavorableRuling))));
+        let d = entry_of(&conn, "DDD010101DDD");
+        assert_eq!(
+            (d.entry.situation, d.list_version),
+            (FavorableRuling, second.id)
+        );
+        assert!(super::entry(&conn, "CCC010101CCC")
+            .expect("entry")
+            .is_none());
+        assert_eq!(count(&conn, "efos_staging"), 0, "staging is emptied");
+        forget_changes(&conn).expect("forget");
+        assert_eq!(count(&conn, "efos_changes"), 0);
+    }
+
+    fn entry_of(conn: &Conn, rfc: &str) -> Listed {
+        super::entry(conn, rfc).expect("entry").expect("listed")
+    }
 
     #[test]
     fn a_loads_events_find_invoices_by_their_counterparty_index() {

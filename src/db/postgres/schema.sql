@@ -208,6 +208,23 @@ CREATE TABLE IF NOT EXISTS efos_entries (
     definitive_sat  TEXT COLLATE "C", definitive_dof TEXT COLLATE "C",
     favorable_sat   TEXT COLLATE "C", favorable_dof  TEXT COLLATE "C"
 );
+-- A load under way, in its own transaction (`db::list_69b::replace`): the rows of the
+-- list being loaded, then which taxpayers it changes. Both are empty outside a load.
+CREATE TABLE IF NOT EXISTS efos_staging (
+    rfc             TEXT COLLATE "C" PRIMARY KEY,
+    name            TEXT COLLATE "C" NOT NULL,
+    situation       TEXT COLLATE "C" NOT NULL,
+    presumed_sat    TEXT COLLATE "C", presumed_dof   TEXT COLLATE "C",
+    disproved_sat   TEXT COLLATE "C", disproved_dof  TEXT COLLATE "C",
+    definitive_sat  TEXT COLLATE "C", definitive_dof TEXT COLLATE "C",
+    favorable_sat   TEXT COLLATE "C", favorable_dof  TEXT COLLATE "C"
+);
+CREATE TABLE IF NOT EXISTS efos_changes (
+    rfc             TEXT COLLATE "C" PRIMARY KEY,
+    name            TEXT COLLATE "C" NOT NULL,
+    previous        TEXT COLLATE "C",            -- NULL: newly listed
+    situation       TEXT COLLATE "C"             -- NULL: no longer listed
+);
 
 -- Concepts past the first 1,000 of an invoice, in pages of 1,000, so no read loads a
 -- huge document's items whole.

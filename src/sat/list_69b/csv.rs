@@ -4,14 +4,15 @@
 //! then one row per taxpayer. Any line that breaks the format refuses the whole file,
 //! naming the line: a partial list would clear taxpayers that are on it. Lines are
 //! physical lines, as an editor numbers them, whatever the line ends (the SAT writes
-//! CRLF) and however many lines a quoted field spans.
+//! CRLF) and however many lines a quoted field spans. The file is read as it goes, a
+//! row at a time, so a list of any length takes the same memory.
 
 use std::collections::VecDeque;
 use std::io::Read;
 
 use chrono::NaiveDate;
 
-use crate::domain::list_69b::{Entry, List, Published, Situation};
+use crate::domain::list_69b::{Entry, Published, Situation};
 
 /// The columns, by position (1-based in the SAT's header).
 const COLUMNS: usize = 20;
@@ -39,12 +40,81 @@ fn error(line: u64, message: impl Into<String>) -> ParseError {
     }
 }
 
-/// The file's text: UTF-8 when it is (a BOM dropped), otherwise Windows-1252, which
-/// keeps `Ñ` (satcfdi's windows-1250 would turn it into `Ń`).
-pub fn decode(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.trim_start_matches('\u{FEFF}').to_owned(),
-        Err(_) => bytes.iter().map(|b| windows_1252(*b)).collect(),
+/// The file's text as UTF-8, decoded as it is read: as it is when the whole file is
+/// UTF-8 (`Spooled::utf8`; a leading BOM dropped), otherwise as Windows-1252, which keeps
+/// `Ñ` (satcfdi's windows-1250 would turn it into `Ń`).
+pub struct Decoded<R> {
+    inner: R,
+    utf8: bool,
+    started: bool,
+    raw: Vec<u8>,
+    /// Text decoded and not yet read, from `at`.
+    text: Vec<u8>,
+    at: usize,
+}
+
+impl<R: Read> Decoded<R> {
+    pub fn new(inner: R, utf8: bool) -> Decoded<R> {
+        Decoded {
+            inner,
+            utf8,
+            started: false,
+            raw: vec![0; 32 * 1024],
+            text: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// Decodes the next piece of the file into `text`; false at its end.
+    fn more(&mut self) -> std::io::Result<bool> {
+        let n = loop {
+            match self.inner.read(&mut self.raw) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                read => break read?,
+            }
+        };
+        let raw = &self.raw[..n];
+        if self.utf8 {
+            self.text.extend_from_slice(raw);
+        } else {
+            let mut c = [0; 4];
+            for b in raw {
+                self.text
+                    .extend_from_slice(windows_1252(*b).encode_utf8(&mut c).as_bytes());
+            }
+        }
+        Ok(n > 0)
+    }
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.text.len() {
+            self.text.clear();
+            self.at = 0;
+            let more = if self.started {
+                self.more()?
+            } else {
+                self.started = true;
+                // A BOM is three bytes: have them before looking (a read may bring fewer).
+                let mut more = true;
+                while more && self.text.len() < 3 {
+                    more = self.more()?;
+                }
+                const BOM: &[u8] = "\u{FEFF}".as_bytes();
+                if self.utf8 && self.text.starts_with(BOM) {
+                    self.at = BOM.len();
+                }
+                more
+            };
+            if !more && self.at == self.text.len() {
+                return Ok(0);
+            }
+        }
+        let n = buf.len().min(self.text.len() - self.at);
+        buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -137,16 +207,20 @@ fn first_line<R: Read>(reader: &mut ::csv::Reader<Lines<R>>, record: &::csv::Str
     1 + reader.get_mut().breaks_before(end).saturating_sub(inside)
 }
 
-/// Parses a whole file.
-pub fn parse(bytes: &[u8]) -> Result<List, ParseError> {
-    let text = decode(bytes);
+/// Reads a list's text (`Decoded`), handing each taxpayer's row to `each` in file order
+/// (a repeated RFC comes again: the last one counts); returns the list's cut-off date.
+/// A broken line fails it with a `ParseError`, and so does a failure of `each`.
+pub fn read(
+    text: impl Read,
+    mut each: impl FnMut(Entry) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<NaiveDate>> {
     let mut reader = ::csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(Lines::new(text.as_bytes()));
+        .from_reader(Lines::new(text));
     let mut updated_to = None;
     let mut header_seen = false;
-    let mut by_rfc: std::collections::BTreeMap<String, Entry> = Default::default();
+    let mut rows = 0u64;
     let mut record = ::csv::StringRecord::new();
     loop {
         match reader.read_record(&mut record) {
@@ -155,7 +229,7 @@ pub fn parse(bytes: &[u8]) -> Result<List, ParseError> {
             Err(e) => {
                 let at = reader.position().byte();
                 let line = 1 + reader.get_mut().breaks_before(at);
-                return Err(error(line, format!("not CSV: {e}")));
+                return Err(error(line, format!("not CSV: {e}")).into());
             }
         }
         let line = first_line(&mut reader, &record);
@@ -169,30 +243,53 @@ pub fn parse(bytes: &[u8]) -> Result<List, ParseError> {
                     return Err(error(
                         line,
                         format!("the header has {} columns, not {COLUMNS}", record.len()),
-                    ));
+                    )
+                    .into());
                 }
                 header_seen = true;
             } else if line > 10 {
                 return Err(error(
                     line,
                     "no header (No, RFC, ...) in the first lines: not the 69-B list",
-                ));
+                )
+                .into());
             }
             continue;
         }
         if record.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
-        let entry = row(&record, line)?;
-        by_rfc.insert(entry.rfc.clone(), entry);
+        each(row(&record, line)?)?;
+        rows += 1;
     }
     if !header_seen {
-        return Err(error(1, "no header (No, RFC, ...): not the 69-B list"));
+        return Err(error(1, "no header (No, RFC, ...): not the 69-B list").into());
     }
-    if by_rfc.is_empty() {
-        return Err(error(1, "the list has no taxpayers"));
+    if rows == 0 {
+        return Err(error(1, "the list has no taxpayers").into());
     }
-    Ok(List {
+    Ok(updated_to)
+}
+
+/// A whole list in memory, as the tests read one.
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub updated_to: Option<NaiveDate>,
+    /// By RFC, each with its last row.
+    pub entries: Vec<Entry>,
+}
+
+#[cfg(test)]
+pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
+    let mut by_rfc = std::collections::BTreeMap::new();
+    let text = Decoded::new(bytes, std::str::from_utf8(bytes).is_ok());
+    let updated_to = read(text, |e| {
+        by_rfc.insert(e.rfc.clone(), e);
+        Ok(())
+    })
+    .map_err(|e| e.downcast::<ParseError>().expect("only the file can fail"))?;
+    Ok(Parsed {
         updated_to,
         entries: by_rfc.into_values().collect(),
     })
@@ -412,9 +509,45 @@ mod tests {
         }
     }
 
+    fn decode(bytes: &[u8], utf8: bool) -> String {
+        let mut text = String::new();
+        Decoded::new(bytes, utf8)
+            .read_to_string(&mut text)
+            .expect("decodes");
+        text
+    }
+
     #[test]
     fn windows_1252_maps_its_high_range() {
-        assert_eq!(decode(&[0x80, b' ', 0xD1, 0xF3]), "€ Ñó");
-        assert_eq!(decode("ya UTF-8 Ñ".as_bytes()), "ya UTF-8 Ñ");
+        assert_eq!(decode(&[0x80, b' ', 0xD1, 0xF3], false), "€ Ñó");
+        assert_eq!(decode("ya UTF-8 Ñ".as_bytes(), true), "ya UTF-8 Ñ");
+        assert_eq!(decode("\u{FEFF}No,RFC".as_bytes(), true), "No,RFC", "BOM");
+        assert_eq!(decode("\u{FEFF}".as_bytes(), true), "");
+        assert_eq!(decode(b"", true), "");
+    }
+
+    /// A reader handing out one byte at a time.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(1);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_list_read_a_byte_at_a_time_reads_the_same() {
+        let whole = parse(&sample()).unwrap_or_else(|e| panic!("{e}"));
+        let mut rows = vec![];
+        let bom = [b"\xEF\xBB\xBF".as_slice(), &sample()].concat();
+        let updated_to = read(Decoded::new(Trickle(&bom), true), |e| {
+            rows.push(e);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((updated_to, rows), (whole.updated_to, whole.entries));
     }
 }

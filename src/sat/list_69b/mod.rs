@@ -1,15 +1,17 @@
 //! The SAT's list of taxpayers presumed to invoice simulated operations (Article 69-B
 //! of the CFF, "EFOS"): reading the published CSV (`csv`), loading it as a version
-//! (`load`, from a file or the configured address). Expenses backed by invoices of a
-//! `definitive` issuer are not deductible, so every invoice's counterparty is screened
-//! against the list loaded last (`db::list_69b`).
+//! (`load`, from a file or the configured address, `spool`ed to disk first). Expenses
+//! backed by invoices of a `definitive` issuer are not deductible, so every invoice's
+//! counterparty is screened against the list loaded last (`db::list_69b`).
 
 pub mod csv;
 pub mod refresh;
-
-use sha2::{Digest, Sha256};
+pub mod spool;
 
 use crate::db::{self, Db};
+use crate::periodic::Stopping;
+
+use spool::Spooled;
 
 /// The SAT's copy of the full list (python-satcfdi reads it from here); a setting, as
 /// the SAT has moved it before.
@@ -19,34 +21,45 @@ pub const SAT_LIST_URL: &str =
 /// The most a list may weigh (the full list is a few MB).
 pub const MAX_LIST_BYTES: u64 = 64 * 1024 * 1024;
 
+/// How many rows a load reads between two looks at whether the server is stopping.
+const STOP_EVERY: u64 = 1024;
+
 /// What a load did.
 #[derive(Debug)]
 pub enum Loaded {
-    /// A new version, the taxpayers whose situation it changed, and how many
+    /// A new version, how many taxpayers' situation it changed, and how many
     /// `counterparty.69b_changed` events that made.
-    New(db::list_69b::Version, Vec<db::list_69b::Changed>, usize),
+    New(db::list_69b::Version, u64, usize),
     /// The same file as the current version: nothing changed.
     Unchanged(db::list_69b::Version),
 }
 
-/// Parses `bytes` (refused whole on any broken line, the current list kept) and makes
-/// it the current version, with its events in the same transaction.
-pub fn load(db: &Db, bytes: &[u8], source: &str) -> anyhow::Result<Loaded> {
-    let list = csv::parse(bytes)?;
-    let sha = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>();
+/// A load given up because the server is stopping: nothing changed.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the load was abandoned: the server is stopping")]
+pub struct Abandoned;
+
+/// Makes a spooled list the current version, with its events, in one transaction: its
+/// rows go to the database as they are read, and any broken line (or a stop) rolls the
+/// whole load back, the current list kept.
+pub fn load(db: &Db, list: Spooled, source: &str, stopping: &Stopping) -> anyhow::Result<Loaded> {
     let now = crate::time::now();
-    db.tx(
-        |tx| match db::list_69b::load(tx, &list, source, &sha, &now)? {
-            Some((version, changed)) => {
-                let events = crate::events::list_69b::changed(tx, &version, &changed)?;
-                Ok(Loaded::New(version, changed, events))
+    db.tx(|tx| {
+        if let Some(same) = db::list_69b::current(tx)?.filter(|v| v.sha256 == list.sha256) {
+            return Ok(Loaded::Unchanged(same));
+        }
+        let mut rows = 0u64;
+        let text = csv::Decoded::new(&list.file, list.utf8);
+        let updated_to = csv::read(text, |entry| {
+            rows += 1;
+            if rows % STOP_EVERY == 0 && stopping.is_set() {
+                return Err(Abandoned.into());
             }
-            None => Ok(Loaded::Unchanged(
-                db::list_69b::current(tx)?.ok_or_else(|| anyhow::anyhow!("no current list"))?,
-            )),
-        },
-    )
+            db::list_69b::stage(tx, &entry)
+        })?;
+        let (version, changed) = db::list_69b::replace(tx, updated_to, source, &list.sha256, &now)?;
+        let events = crate::events::list_69b::changed(tx, &version)?;
+        db::list_69b::forget_changes(tx)?;
+        Ok(Loaded::New(version, changed, events))
+    })
 }

@@ -13,7 +13,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use chrono::Utc;
 
-use super::{load, Loaded, MAX_LIST_BYTES};
+use super::spool::{spool, Spooled};
+use super::{load, Abandoned, Loaded, MAX_LIST_BYTES};
 use crate::db::{self, Db};
 use crate::periodic::{Periodic, Stopping};
 
@@ -48,10 +49,10 @@ impl Origin {
         }
     }
 
-    /// The list's bytes; None when the server stopped first.
-    fn fetch(&self, stopping: &Stopping) -> anyhow::Result<Option<Vec<u8>>> {
+    /// The list, spooled; None when the server stopped first.
+    fn fetch(&self, stopping: &Stopping) -> anyhow::Result<Option<Spooled>> {
         match self {
-            Origin::BuiltIn { bytes, .. } => Ok(Some(bytes.to_vec())),
+            Origin::BuiltIn { bytes, .. } => spool(*bytes, MAX_LIST_BYTES).map(Some),
             Origin::Url(url) => download_unless_stopped(url, stopping),
         }
     }
@@ -60,7 +61,7 @@ impl Origin {
 /// Downloads on a thread of its own and waits for it unless the server stops first:
 /// then the download is abandoned (its thread ends with the process, or at its
 /// timeout), whatever it was doing (resolving, connecting, a server trickling bytes).
-fn download_unless_stopped(url: &str, stopping: &Stopping) -> anyhow::Result<Option<Vec<u8>>> {
+fn download_unless_stopped(url: &str, stopping: &Stopping) -> anyhow::Result<Option<Spooled>> {
     let (done, result) = mpsc::sync_channel(1);
     let url = url.to_owned();
     std::thread::Builder::new()
@@ -71,7 +72,7 @@ fn download_unless_stopped(url: &str, stopping: &Stopping) -> anyhow::Result<Opt
         .context("cannot start the download")?;
     loop {
         match result.recv_timeout(STOP_POLL) {
-            Ok(bytes) => return bytes.map(Some),
+            Ok(list) => return list.map(Some),
             Err(RecvTimeoutError::Timeout) if stopping.is_set() => return Ok(None),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => anyhow::bail!("the download ended unanswered"),
@@ -79,7 +80,8 @@ fn download_unless_stopped(url: &str, stopping: &Stopping) -> anyhow::Result<Opt
     }
 }
 
-fn download(url: &str) -> anyhow::Result<Vec<u8>> {
+/// The download, spooled to disk as it arrives.
+fn download(url: &str) -> anyhow::Result<Spooled> {
     let config = ureq::Agent::config_builder()
         .timeout_global(Some(DOWNLOAD_TIMEOUT))
         .build();
@@ -87,12 +89,7 @@ fn download(url: &str) -> anyhow::Result<Vec<u8>> {
         .get(url)
         .call()
         .context("download failed")?;
-    response
-        .body_mut()
-        .with_config()
-        .limit(MAX_LIST_BYTES)
-        .read_to_vec()
-        .context("download failed")
+    spool(response.body_mut().as_reader(), MAX_LIST_BYTES).context("download failed")
 }
 
 /// The wait after a try.
@@ -125,24 +122,25 @@ pub fn start(db: Db, origin: Origin, every: Duration) -> anyhow::Result<Periodic
 }
 
 /// One try: fetch, parse, load; its outcome logged and kept. False when it failed. A
-/// try the stop cut short records nothing: the next start tries again.
+/// try the stop cut short (downloading or loading) records nothing: the next start
+/// tries again.
 fn try_once(db: &Db, origin: &Origin, stopping: &Stopping) -> bool {
     let source = origin.name();
     let loaded = match origin.fetch(stopping) {
-        Ok(None) => {
-            log::info!("69-B list from {source}: download abandoned, the server is stopping");
-            return true;
-        }
-        Ok(Some(bytes)) => load(db, &bytes, source),
+        Ok(None) => Err(Abandoned.into()),
+        Ok(Some(list)) => load(db, list, source, stopping),
         Err(e) => Err(e),
     };
+    if let Some(Abandoned) = loaded.as_ref().err().and_then(|e| e.downcast_ref()) {
+        log::info!("69-B list from {source}: abandoned, the server is stopping");
+        return true;
+    }
     let (outcome, ok) = match &loaded {
         Ok(Loaded::New(version, changed, events)) => {
             log::info!(
-                "69-B list from {source}: version {}, {} taxpayers, {} changed, {events} event(s)",
+                "69-B list from {source}: version {}, {} taxpayers, {changed} changed, {events} event(s)",
                 version.id,
                 version.entries,
-                changed.len()
             );
             (format!("loaded version {}", version.id), true)
         }
