@@ -30,7 +30,8 @@ impl Stopping {
         *stopped
     }
 
-    fn set(&self) {
+    /// Asks the thread to stop (`Periodic::stop` does).
+    pub fn set(&self) {
         let (lock, cond) = &*self.0;
         *lock.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cond.notify_all();

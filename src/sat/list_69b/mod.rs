@@ -63,3 +63,73 @@ pub fn load(db: &Db, list: Spooled, source: &str, stopping: &Stopping) -> anyhow
         Ok(Loaded::New(version, changed, events))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let path = format!(
+            "{}/tests/fixtures/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// The header of the sample, then `rows` taxpayers of our own.
+    fn long(rows: usize, last: &str) -> Vec<u8> {
+        let text = String::from_utf8_lossy(&sample()).into_owned();
+        let header: Vec<&str> = text.lines().take(3).collect();
+        let mut list = header.join("\n") + "\n";
+        for i in 0..rows {
+            list.push_str(&format!(
+                "{i},AAA{i:06}HH1,E{i},Presunto{}\n",
+                ",".repeat(16)
+            ));
+        }
+        list.push_str(last);
+        list.into_bytes()
+    }
+
+    fn load_bytes(db: &Db, bytes: &[u8], stopping: &Stopping) -> anyhow::Result<Loaded> {
+        let list = spool::spool(bytes, MAX_LIST_BYTES)?;
+        load(db, list, "test", stopping)
+    }
+
+    fn entries(db: &Db) -> i64 {
+        let conn = db.conn().expect("conn");
+        crate::db::testing::count(&conn, "efos_entries")
+    }
+
+    #[test]
+    fn a_broken_or_stopped_load_leaves_the_current_list_whole() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = Db::open(dir.path(), 2).expect("db");
+        let going = Stopping::default();
+        match load_bytes(&db, &sample(), &going).expect("loads") {
+            Loaded::New(v, changed, 0) => assert_eq!((v.id, v.entries, changed), (1, 3, 3)),
+            other => panic!("{other:?}"),
+        }
+        // Broken on its last line, after thousands of rows went to the database.
+        let broken = long(5000, "5001,NOT AN RFC,X,Presunto,,,,,,,,,,,,,,,,\n");
+        let err = load_bytes(&db, &broken, &going).expect_err("refused");
+        assert!(format!("{err:#}").contains("line 5004"), "{err:#}");
+        // A stop gives the load up, whatever it had read.
+        let stopped = Stopping::default();
+        stopped.set();
+        let err = load_bytes(&db, &long(5000, ""), &stopped).expect_err("abandoned");
+        assert!(err.downcast_ref::<Abandoned>().is_some(), "{err:#}");
+        let conn = db.conn().expect("conn");
+        let current = crate::db::list_69b::current(&conn).expect("current");
+        assert_eq!(current.map(|v| (v.id, v.entries)), Some((1, 3)));
+        assert_eq!(entries(&db), 3, "the first list, whole");
+        for table in ["efos_staging", "efos_changes"] {
+            assert_eq!(crate::db::testing::count(&conn, table), 0, "{table}");
+        }
+        // The same file again: nothing new.
+        assert!(matches!(
+            load_bytes(&db, &sample(), &going),
+            Ok(Loaded::Unchanged(v)) if v.id == 1
+        ));
+    }
+}
