@@ -157,6 +157,9 @@ CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updat
 -- The status checker's queue: on-demand checks first, then the planned ones by time.
 CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
     WHERE sat_check_at IS NOT NULL;
+-- Checks asked for on demand, by organization: the checker takes them in turns.
+CREATE INDEX IF NOT EXISTS invoices_sat_on_demand ON invoices (org_id, sat_check_at)
+    WHERE sat_check_urgent = 1;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
 -- Each invoice's counterparty (the receiver of an issued one, the issuer of a received
 -- one) as the 69-B list keys it: a list load finds the invoices of the taxpayers it
@@ -168,7 +171,7 @@ CREATE INDEX IF NOT EXISTS invoices_counterparty
 CREATE INDEX IF NOT EXISTS invoices_credited ON invoices (entity_id, credited_uuid)
     WHERE credited_uuid IS NOT NULL;
 
--- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
+-- The SAT's 69-B list (`sat::list_69b`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
 CREATE TABLE IF NOT EXISTS efos_lists (
     id          INTEGER PRIMARY KEY,
@@ -226,6 +229,23 @@ CREATE TABLE IF NOT EXISTS invoice_relation_counts (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS invoice_relation_counts_named
     ON invoice_relation_counts (entity_id, related_uuid, invoice_id, times);
+-- A load under way, in its own transaction (`db::list_69b::replace`): the rows of the
+-- list being loaded, then which taxpayers it changes. Both are empty outside a load.
+CREATE TABLE IF NOT EXISTS efos_staging (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    situation       TEXT NOT NULL,
+    presumed_sat    TEXT, presumed_dof   TEXT,
+    disproved_sat   TEXT, disproved_dof  TEXT,
+    definitive_sat  TEXT, definitive_dof TEXT,
+    favorable_sat   TEXT, favorable_dof  TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS efos_changes (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    previous        TEXT,            -- NULL: newly listed
+    situation       TEXT             -- NULL: no longer listed
+) WITHOUT ROWID;
 
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 
 import accountant
 import deliveries
+import list_69b
 import side_by_side
 from status_fake import StatusFake
 
@@ -524,6 +525,8 @@ def main():
     status = scenario_status(tmp)
     log("scenario 16: SAT calls in one e.firma extraction")
     calls = sat_calls()
+    log("scenario 17: the 69-B list at the cap")
+    list_rows = list_69b_rows()
     log("scenario 13: satcfdi side by side")
     side_by_side.satcfdi(ROOT, tmp, lambda *r: extra_rows.append(r))
 
@@ -663,7 +666,7 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
-    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)]:
+    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)] + list_rows:
         row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
@@ -782,6 +785,17 @@ def listing_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def list_69b_rows():
+    """Scenario 17 (bench/list_69b.py): the 69-B list at the cap, by the CLI and the refresh."""
+    return list_69b.scenario(BIN, Server, cli, wait_for, repeat, median_of)
+
+
+def list_69b_only():
+    """`bench/run list69b`: only scenario 17; prints the rows, writes nothing."""
+    for n, what, target, value, ok in list_69b_rows():
+        print(f"| {n} | {what} | {target} | {value} | {'met' if ok else 'MISSED'} |")
+
+
 def status_only():
     """`bench/run status`: only scenario 15 (SAT status checks a second against the local
     fake) on BENCH_STATUS_INVOICES seeded invoices; prints the row, writes nothing."""
@@ -889,5 +903,5 @@ def engines_only():
 
 if __name__ == "__main__":
     modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only,
-             "engines": engines_only}
+             "engines": engines_only, "list69b": list_69b_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -12,7 +12,7 @@ use crate::sandbox::Sandbox;
 use crate::sat::ciec::{Authority, CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
 use crate::sat::efirma::{EfirmaChannel, Service, Soap};
-use crate::sat::efos_list::{
+use crate::sat::list_69b::{
     self,
     refresh::{self, Origin},
 };
@@ -265,7 +265,7 @@ fn list_69b_refresh(config: &Config) -> Option<Origin> {
     }
     Some(match (&config.list_69b_url, config.sat.as_str()) {
         (Some(url), _) => Origin::Url(url.clone()),
-        (None, "portal") => Origin::Url(efos_list::SAT_LIST_URL.into()),
+        (None, "portal") => Origin::Url(list_69b::SAT_LIST_URL.into()),
         (None, _) => Origin::BuiltIn {
             name: crate::sandbox::list_69b::SOURCE,
             bytes: crate::sandbox::list_69b::LIST,

@@ -12,12 +12,12 @@ pub mod codec;
 pub mod deliveries;
 pub mod documents;
 pub mod efirmas;
-pub mod efos;
 pub mod entities;
 pub mod events;
 pub mod extractions;
 pub mod health;
 pub mod invoices;
+pub mod list_69b;
 
 pub mod jobs;
 pub mod lease;

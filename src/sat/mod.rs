@@ -16,7 +16,7 @@
 pub mod channel;
 pub mod ciec;
 pub mod efirma;
-pub mod efos_list;
+pub mod list_69b;
 pub mod status;
 
 pub use crate::domain::listing::{Document, Metadata};

@@ -5,7 +5,7 @@ import { t, tf, lang } from './i18n.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
-import { tone, publications } from './list69b.js';
+import { tone, publications } from './list_69b.js';
 
 function props(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [

@@ -5,7 +5,7 @@ import { h, badge, field, select } from './dom.js';
 import { money, satDate } from './format.js';
 import { entityOptions } from './entities.js';
 import { renderList } from './documents.js';
-import { situationBadge } from './list69b.js';
+import { situationBadge } from './list_69b.js';
 
 const state = { filters: {}, cursors: [''] };
 

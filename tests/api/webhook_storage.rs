@@ -92,6 +92,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE invoices DROP COLUMN items_count;
          ALTER TABLE invoices DROP COLUMN stated_taxes_json;
          DROP INDEX invoices_sat_check;
+         DROP INDEX invoices_sat_on_demand;
          DROP INDEX invoices_org_sat_state;
          ALTER TABLE invoices DROP COLUMN sat_state;
          ALTER TABLE invoices DROP COLUMN sat_cancellable;

@@ -95,7 +95,7 @@ fn list_sql<'a>(
     let mut q = Query::new(format!(
         "SELECT {} FROM invoices{} WHERE org_id = ",
         view::COLUMNS,
-        view::EFOS_JOIN
+        view::LIST_69B_JOIN
     ));
     q.bind(org_id);
     q.sql.push_str(" AND xml_processed = 1");
@@ -178,7 +178,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
              WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
             view::COLUMNS,
             relations::PRESENT,
-            view::EFOS_JOIN
+            view::LIST_69B_JOIN
         ),
         params![id, org_id],
         |r| {

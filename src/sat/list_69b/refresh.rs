@@ -3,24 +3,29 @@
 //! loads it as `list-69b load` does. An identical file makes no new version; a file
 //! that fails to download or to parse changes nothing (the line that broke it is
 //! logged and kept for `list-69b show`), and the next try comes sooner. The last try
-//! is kept in `settings`, so a restart neither repeats a refresh nor skips one.
+//! is kept in `settings`, so a restart neither repeats a refresh nor skips one. A stop
+//! abandons a download under way at once (a slow server cannot hold it past systemd's
+//! `TimeoutStopSec`), and the current list stays as it was.
 
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use chrono::Utc;
 
-use super::{load, Loaded, MAX_LIST_BYTES};
+use super::spool::{spool, Spooled};
+use super::{load, Abandoned, Loaded, MAX_LIST_BYTES};
 use crate::db::{self, Db};
-use crate::periodic::Periodic;
+use crate::periodic::{Periodic, Stopping};
 
 /// Where the last try is kept: `<RFC 3339 time> <outcome>`.
 pub const LAST_TRY_SETTING: &str = "list_69b_last_try";
 /// The longest a failed try waits for the next.
 const RETRY: Duration = Duration::from_secs(3600);
-/// The whole download (the list is a few MB). A stop waits for a download under way, so
-/// this also bounds how long a shutdown can wait for it.
+/// The whole download (the list is a few MB).
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often a try waiting for its download looks whether the server is stopping.
+const STOP_POLL: Duration = Duration::from_millis(100);
 /// How the last try's outcome starts when it failed.
 const REFUSED: &str = "refused";
 
@@ -44,15 +49,39 @@ impl Origin {
         }
     }
 
-    fn fetch(&self) -> anyhow::Result<Vec<u8>> {
+    /// The list, spooled; None when the server stopped first.
+    fn fetch(&self, stopping: &Stopping) -> anyhow::Result<Option<Spooled>> {
         match self {
-            Origin::BuiltIn { bytes, .. } => Ok(bytes.to_vec()),
-            Origin::Url(url) => download(url),
+            Origin::BuiltIn { bytes, .. } => spool(*bytes, MAX_LIST_BYTES).map(Some),
+            Origin::Url(url) => download_unless_stopped(url, stopping),
         }
     }
 }
 
-fn download(url: &str) -> anyhow::Result<Vec<u8>> {
+/// Downloads on a thread of its own and waits for it unless the server stops first:
+/// then the download is abandoned (its thread ends with the process, or at its
+/// timeout), whatever it was doing (resolving, connecting, a server trickling bytes).
+fn download_unless_stopped(url: &str, stopping: &Stopping) -> anyhow::Result<Option<Spooled>> {
+    let (done, result) = mpsc::sync_channel(1);
+    let url = url.to_owned();
+    std::thread::Builder::new()
+        .name("list-69b-download".into())
+        .spawn(move || {
+            let _ = done.send(download(&url));
+        })
+        .context("cannot start the download")?;
+    loop {
+        match result.recv_timeout(STOP_POLL) {
+            Ok(list) => return list.map(Some),
+            Err(RecvTimeoutError::Timeout) if stopping.is_set() => return Ok(None),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => anyhow::bail!("the download ended unanswered"),
+        }
+    }
+}
+
+/// The download, spooled to disk as it arrives.
+fn download(url: &str) -> anyhow::Result<Spooled> {
     let config = ureq::Agent::config_builder()
         .timeout_global(Some(DOWNLOAD_TIMEOUT))
         .build();
@@ -60,12 +89,7 @@ fn download(url: &str) -> anyhow::Result<Vec<u8>> {
         .get(url)
         .call()
         .context("download failed")?;
-    response
-        .body_mut()
-        .with_config()
-        .limit(MAX_LIST_BYTES)
-        .read_to_vec()
-        .context("download failed")
+    spool(response.body_mut().as_reader(), MAX_LIST_BYTES).context("download failed")
 }
 
 /// The wait after a try.
@@ -92,22 +116,31 @@ fn first_wait(last: Option<&str>, every: Duration, now: chrono::DateTime<Utc>) -
 pub fn start(db: Db, origin: Origin, every: Duration) -> anyhow::Result<Periodic> {
     let last = db::settings::get(&db.conn()?, LAST_TRY_SETTING)?;
     let first = first_wait(last.as_deref(), every, Utc::now());
-    Periodic::spawn("list-69b", first, move || {
-        wait_after(try_once(&db, &origin), every)
+    Periodic::spawn_watching("list-69b", first, move |stopping| {
+        wait_after(try_once(&db, &origin, stopping), every)
     })
 }
 
-/// One try: fetch, parse, load; its outcome logged and kept. False when it failed.
-fn try_once(db: &Db, origin: &Origin) -> bool {
+/// One try: fetch, parse, load; its outcome logged and kept. False when it failed. A
+/// try the stop cut short (downloading or loading) records nothing: the next start
+/// tries again.
+fn try_once(db: &Db, origin: &Origin, stopping: &Stopping) -> bool {
     let source = origin.name();
-    let loaded = origin.fetch().and_then(|bytes| load(db, &bytes, source));
+    let loaded = match origin.fetch(stopping) {
+        Ok(None) => Err(Abandoned.into()),
+        Ok(Some(list)) => load(db, list, source, stopping),
+        Err(e) => Err(e),
+    };
+    if let Some(Abandoned) = loaded.as_ref().err().and_then(|e| e.downcast_ref()) {
+        log::info!("69-B list from {source}: abandoned, the server is stopping");
+        return true;
+    }
     let (outcome, ok) = match &loaded {
         Ok(Loaded::New(version, changed, events)) => {
             log::info!(
-                "69-B list from {source}: version {}, {} taxpayers, {} changed, {events} event(s)",
+                "69-B list from {source}: version {}, {} taxpayers, {changed} changed, {events} event(s)",
                 version.id,
                 version.entries,
-                changed.len()
             );
             (format!("loaded version {}", version.id), true)
         }

@@ -54,15 +54,6 @@ pub struct Published {
     pub dof: Option<NaiveDate>,
 }
 
-/// A whole list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct List {
-    /// "Información actualizada al 31 de marzo de 2024": the list's cut-off date.
-    pub updated_to: Option<NaiveDate>,
-    /// Keyed by RFC: a repeated RFC keeps its last row.
-    pub entries: Vec<Entry>,
-}
-
 impl Published {
     fn view(&self) -> Value {
         let day = |d: Option<NaiveDate>| d.map(|d| d.format("%Y-%m-%d").to_string());
