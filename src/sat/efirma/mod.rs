@@ -34,7 +34,7 @@ pub mod client;
 pub mod credential;
 pub mod endpoints;
 pub mod envelope;
-mod names;
+pub(crate) mod names;
 pub mod package;
 pub mod responses;
 mod run;

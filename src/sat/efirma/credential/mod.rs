@@ -204,7 +204,7 @@ fn day(t: DateTime<Utc>) -> String {
 }
 
 /// ASCII digits as text (the SAT's convention), anything else as upper-case hex.
-fn serial_text(bytes: &[u8]) -> String {
+pub(crate) fn serial_text(bytes: &[u8]) -> String {
     let trimmed: &[u8] = match bytes.iter().position(|b| *b != 0) {
         Some(i) => &bytes[i..],
         None => bytes,
