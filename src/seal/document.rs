@@ -62,6 +62,17 @@ impl Kind {
         }
     }
 
+    /// The attributes of the root that hold the seal, the certificate and its number.
+    pub fn seal_attributes(self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            Kind::Cfdi32 => Some(("sello", "certificado", "noCertificado")),
+            Kind::Cfdi33 | Kind::Cfdi40 => Some(("Sello", "Certificado", "NoCertificado")),
+            Kind::Retenciones10 => Some(("Sello", "Cert", "NumCert")),
+            Kind::Retenciones20 => Some(("Sello", "Certificado", "NoCertificado")),
+            Kind::Tfd10 | Kind::Tfd11 => None,
+        }
+    }
+
     pub fn hashes(self) -> &'static [Hash] {
         match self {
             Kind::Cfdi32 | Kind::Retenciones10 => &[Hash::Sha1, Hash::Sha256],

@@ -15,6 +15,7 @@
 mod cadena;
 mod certificate;
 mod document;
+mod sign;
 mod trust;
 mod verdict;
 mod verify;
@@ -23,6 +24,7 @@ mod xslt;
 pub use cadena::original_string;
 pub use certificate::Certificate;
 pub use document::{Hash, Kind};
+pub use sign::{set_attribute, Signer, Subject};
 pub use trust::Trust;
 pub use verdict::{CertificateSummary, Check, Checks, Seal, Status};
 pub use verify::{verify_tree, Lookup, NoSatCertificates, SatCertificates};

@@ -15,7 +15,7 @@ use super::Trust;
 /// What a SAT certificate lookup found.
 #[derive(Debug, Clone)]
 pub enum Lookup {
-    Found(Certificate),
+    Found(Box<Certificate>),
     /// Not available (not stored, the repository unreachable...): why, in words.
     Missing(String),
 }
