@@ -27,6 +27,7 @@ mod postgres;
 pub mod retention_changes;
 pub mod retentions;
 pub mod sandbox;
+pub mod sat_certificates;
 pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;

@@ -16,11 +16,15 @@ const SCHEMA: &str = include_str!("schema.sql");
 const MIGRATIONS: i64 = 0x6366_6469_0002;
 
 /// Forward steps for databases older than `version` (PostgreSQL started at 16).
-const STEPS: &[(i64, &str)] = &[(
-    17,
-    "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\";
+const STEPS: &[(i64, &str)] = &[
+    (
+        17,
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\";
      ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until TEXT COLLATE \"C\";",
-)];
+    ),
+    // 18: `sat_certificates`, a new table `schema.sql` creates.
+    (18, ""),
+];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {
     let tx = Transaction::with_lock(conn, MIGRATIONS)?;

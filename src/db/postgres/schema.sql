@@ -454,6 +454,16 @@ CREATE TABLE IF NOT EXISTS login_failures (
     since     TEXT COLLATE "C" NOT NULL          -- when this count began
 );
 
+-- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline
+-- (src/seal, sat::certificates): fetched once from the SAT's repository, or loaded
+-- from files. Public certificates: nothing secret.
+CREATE TABLE IF NOT EXISTS sat_certificates (
+    number     TEXT COLLATE "C" PRIMARY KEY,     -- 20 digits, the certificate's serial
+    der        BYTEA NOT NULL,
+    source     TEXT COLLATE "C" NOT NULL CHECK (source IN ('repository', 'file')),
+    stored_at  TEXT COLLATE "C" NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS settings (
     name   TEXT COLLATE "C" PRIMARY KEY,
     value  TEXT COLLATE "C" NOT NULL

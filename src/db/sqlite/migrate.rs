@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 17;
+pub const VERSION: i64 = 18;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -29,6 +29,7 @@ const STEPS: &[(i64, &str)] = &[
     (15, STEP_15),
     (16, STEP_16),
     (17, STEP_17),
+    (18, STEP_18),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -206,6 +207,10 @@ const STEP_17: &str = "
 ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
 ALTER TABLE jobs ADD COLUMN lease_until TEXT;
 ";
+
+/// Version 18: the SAT's stamping certificates (`sat_certificates`, a new table that
+/// `schema.sql` creates), so stamps verify offline (`seal`). No existing row changes.
+const STEP_18: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
