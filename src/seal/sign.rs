@@ -108,51 +108,77 @@ impl Signer {
 
     /// Seals a document as its issuer: writes the certificate's number and the
     /// certificate, then the seal over the original string. The stamp, if any, is
-    /// left as it is (stamp it after).
+    /// left as it is (stamp it after). A document that already names this certificate
+    /// (the sandbox writes it) is parsed once.
     pub fn seal_document(&self, xml: &str) -> Result<String, String> {
-        let (kind, number_attr, cert_attr) = {
+        let number = self.certificate.number();
+        let (kind, root, ready) = {
             let doc = parse(xml)?;
-            let kind = Kind::of(doc.root_element()).ok_or("not a sealed class")?;
-            let (_, cert, number) = kind.seal_attributes().ok_or("not a sealed class")?;
-            (kind, number, cert)
+            let root = doc.root_element();
+            let kind = Kind::of(root).ok_or("not a sealed class")?;
+            let (_, cert_attr, number_attr) = kind.seal_attributes().ok_or("not a sealed class")?;
+            let named = root.attribute(number_attr) == Some(number.as_str())
+                && root.attribute(cert_attr) == Some(self.certificate_base64.as_str());
+            let ready = named.then(|| original_string(kind, root)).transpose()?;
+            (kind, root.range().start, ready)
         };
-        let xml = set_attribute(xml, 0, number_attr, &self.certificate.number())?;
-        let xml = set_attribute(&xml, 0, cert_attr, &self.certificate_base64)?;
-        let cadena = {
-            let doc = parse(&xml)?;
-            original_string(kind, doc.root_element())?
+        let (seal_attr, cert_attr, number_attr) =
+            kind.seal_attributes().ok_or("not a sealed class")?;
+        let (xml, cadena) = match ready {
+            Some(cadena) => (xml.to_string(), cadena),
+            None => {
+                let xml = set_attribute(xml, root, number_attr, &number)?;
+                let xml = set_attribute(&xml, root, cert_attr, &self.certificate_base64)?;
+                let cadena = original_string(kind, parse(&xml)?.root_element())?;
+                (xml, cadena)
+            }
         };
         let hash = kind.hashes().last().copied().unwrap_or(Hash::Sha256);
         let seal = self.sign(hash, cadena.as_bytes())?;
-        let (seal_attr, _, _) = kind.seal_attributes().ok_or("not a sealed class")?;
-        set_attribute(&xml, 0, seal_attr, &seal)
+        set_attribute(&xml, root, seal_attr, &seal)
     }
 
-    /// Stamps a sealed document as the SAT: its TimbreFiscalDigital (1.1) takes the
-    /// document's seal, this certificate's number and the SAT's seal over the stamp.
+    /// Stamps a sealed document as the SAT: its TimbreFiscalDigital (1.0 or 1.1) takes
+    /// the document's seal, this certificate's number and the SAT's seal over the stamp.
     pub fn stamp_document(&self, xml: &str) -> Result<String, String> {
-        let (start, seal) = {
+        let number = self.certificate.number();
+        let (start, seal, ready) = {
             let doc = parse(xml)?;
             let signed = Signed::read(doc.root_element()).ok_or("not a sealed class")?;
-            let stamp = signed
+            let node = signed
                 .stamp
                 .ok_or("the document has no TimbreFiscalDigital")?;
-            (stamp.range().start, signed.seal.unwrap_or("").to_string())
-        };
-        let xml = set_attribute(xml, start, "SelloCFD", &seal)?;
-        let xml = set_attribute(&xml, start, "NoCertificadoSAT", &self.certificate.number())?;
-        let (kind, cadena) = {
-            let doc = parse(&xml)?;
-            let node = doc
-                .descendants()
-                .find(|n| n.range().start == start)
-                .ok_or("the stamp moved")?;
             let stamp = Stamp::read(node);
-            let kind = stamp.kind.ok_or("the stamp's version is not 1.0 or 1.1")?;
-            (kind, original_string(kind, node)?)
+            let seal = signed.seal.unwrap_or("").to_string();
+            let ready = if stamp.seal_cfd == Some(seal.as_str())
+                && stamp.sat_certificate_number == Some(number.as_str())
+            {
+                let kind = stamp.kind.ok_or("the stamp's version is not 1.0 or 1.1")?;
+                Some((kind, original_string(kind, node)?))
+            } else {
+                None
+            };
+            (node.range().start, seal, ready)
         };
-        let hash = kind.hashes()[0];
-        let sat_seal = self.sign(hash, cadena.as_bytes())?;
+        let (xml, (kind, cadena)) = match ready {
+            Some(ready) => (xml.to_string(), ready),
+            None => {
+                let xml = set_attribute(xml, start, "SelloCFD", &seal)?;
+                let xml = set_attribute(&xml, start, "NoCertificadoSAT", &number)?;
+                let doc = parse(&xml)?;
+                let node = doc
+                    .descendants()
+                    .find(|n| n.range().start == start)
+                    .ok_or("the stamp moved")?;
+                let kind = Stamp::read(node)
+                    .kind
+                    .ok_or("the stamp's version is not 1.0 or 1.1")?;
+                let cadena = original_string(kind, node)?;
+                drop(doc);
+                (xml, (kind, cadena))
+            }
+        };
+        let sat_seal = self.sign(kind.hashes()[0], cadena.as_bytes())?;
         set_attribute(&xml, start, "SelloSAT", &sat_seal)
     }
 }
@@ -244,16 +270,13 @@ fn start_tag_end(xml: &str, start: usize) -> Option<usize> {
     None
 }
 
-/// `xml` with the attribute `name` of the element whose start tag begins at `from` (0:
-/// the root element) set to `value` (replaced where it is, else added at the tag's end). Values
+/// `xml` with the attribute `name` of the element whose start tag begins at byte
+/// `start` set to `value` (replaced where it is, else added at the tag's end). Values
 /// written here are base64 and digits: nothing to escape.
-pub fn set_attribute(xml: &str, from: usize, name: &str, value: &str) -> Result<String, String> {
-    // 0: the root element, past a declaration, comments and processing instructions.
-    let start = if from == 0 {
-        parse(xml)?.root_element().range().start
-    } else {
-        from
-    };
+pub fn set_attribute(xml: &str, start: usize, name: &str, value: &str) -> Result<String, String> {
+    if !xml[start..].starts_with('<') {
+        return Err("no element starts there".into());
+    }
     let end = start_tag_end(xml, start).ok_or("an unterminated start tag")?;
     let tag = &xml[start..end];
     let mut quote = None;

@@ -320,12 +320,13 @@ fn the_sats_stamp_verifies_with_its_certificate_and_waits_without_it() {
 #[test]
 fn set_attribute_replaces_in_place_or_adds() {
     let xml = "<?xml version=\"1.0\"?><!-- c --><r a=\"1\" b='x>y' c=\"3\"><r a=\"9\"/></r>";
+    let root = xml.find("<r").unwrap();
     assert_eq!(
-        set_attribute(xml, 0, "b", "2").unwrap(),
+        set_attribute(xml, root, "b", "2").unwrap(),
         "<?xml version=\"1.0\"?><!-- c --><r a=\"1\" b='2' c=\"3\"><r a=\"9\"/></r>"
     );
     assert_eq!(
-        set_attribute(xml, 0, "d", "4").unwrap(),
+        set_attribute(xml, root, "d", "4").unwrap(),
         "<?xml version=\"1.0\"?><!-- c --><r a=\"1\" b='x>y' c=\"3\" d=\"4\"><r a=\"9\"/></r>"
     );
     let inner = xml.rfind("<r").unwrap();
