@@ -163,14 +163,14 @@ impl SatCertificates for Store {
     }
 }
 
+/// What loading one file did: the certificate's number and whether it was new, or why
+/// it was refused.
+pub type Loaded = Result<(String, bool), String>;
+
 /// Loads certificates from files (`.cer`, DER or PEM) into the store: for each, its
 /// number and whether it was new. A certificate is stored only when the SAT (or the
 /// sandbox's authority, in the sandbox) issued it.
-pub fn load(
-    db: &Db,
-    trust: &Trust,
-    files: &[(String, Vec<u8>)],
-) -> Vec<(String, Result<(String, bool), String>)> {
+pub fn load(db: &Db, trust: &Trust, files: &[(String, Vec<u8>)]) -> Vec<(String, Loaded)> {
     files
         .iter()
         .map(|(name, bytes)| {
