@@ -8,9 +8,9 @@ use roxmltree::Node;
 use super::cadena::original_string;
 use super::certificate::Certificate;
 use super::document::{Kind, Signed, Stamp};
+use super::trust::Trust;
 use super::verdict::{CertificateSummary, Check, Checks, Seal};
 use super::xslt::normalize_space;
-use super::Trust;
 
 /// What a SAT certificate lookup found.
 #[derive(Debug, Clone)]
