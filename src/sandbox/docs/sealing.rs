@@ -109,11 +109,55 @@ pub(super) fn issuer(rfc: &str) -> Arc<Signer> {
     signer
 }
 
+/// A document's two seals, as its PDF prints them.
+#[derive(Debug, Clone)]
+pub(super) struct Seals {
+    /// `Sello` (also the stamp's `SelloCFD`).
+    pub seal: String,
+    pub sat_seal: String,
+}
+
+/// The seals of the documents sealed last, by UUID: an extraction asks for a document's
+/// PDF right after its XML, and the PDF prints the XML's seals. Signatures are
+/// deterministic, so this only saves sealing twice.
+static RECENT: LazyLock<Mutex<HashMap<String, Seals>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+const RECENT_MAX: usize = 4096;
+
 /// Seals a rendered document as its issuer and stamps it as the sandbox SAT.
-pub(super) fn seal_and_stamp(issuer_rfc: &str, xml: Vec<u8>) -> io::Result<Vec<u8>> {
+pub(super) fn seal_and_stamp(uuid: &str, issuer_rfc: &str, xml: Vec<u8>) -> io::Result<Vec<u8>> {
     let broken = |e: String| io::Error::other(format!("sealing a sandbox document: {e}"));
     let text = String::from_utf8(xml).map_err(|e| broken(e.to_string()))?;
     let sealed = issuer(issuer_rfc).seal_document(&text).map_err(broken)?;
     let stamped = SAT.stamp_document(&sealed).map_err(broken)?;
+    if let Some(seals) = read_seals(&stamped) {
+        let mut recent = RECENT.lock();
+        if recent.len() >= RECENT_MAX {
+            recent.clear();
+        }
+        recent.insert(uuid.to_string(), seals);
+    }
     Ok(stamped.into_bytes())
+}
+
+/// The seals of a sandbox document: from those sealed last, else by rendering it.
+pub(super) fn seals_of(uuid: &str, render: impl FnOnce() -> io::Result<Vec<u8>>) -> Option<Seals> {
+    if let Some(seals) = RECENT.lock().get(uuid) {
+        return Some(seals.clone());
+    }
+    let xml = render().ok()?;
+    read_seals(std::str::from_utf8(&xml).ok()?)
+}
+
+/// `Sello` and `SelloSAT` of a document the sandbox wrote (one root start tag, one stamp).
+fn read_seals(xml: &str) -> Option<Seals> {
+    let value = |from: usize, name: &str| -> Option<String> {
+        let at = from + xml[from..].find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(xml[at..at + xml[at..].find('"')?].to_string())
+    };
+    let stamp = xml.find("<tfd:TimbreFiscalDigital")?;
+    Some(Seals {
+        seal: value(0, "Sello")?,
+        sat_seal: value(stamp, "SelloSAT")?,
+    })
 }
