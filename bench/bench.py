@@ -653,7 +653,7 @@ def main():
     row(5, "seal verifications (issuer seal, certificate, stamp): genuine samples; a sandbox month of "
         f"{ingest['seal_month']:,} documents (bench/seal.rs)", "reported",
         f"{ingest['seal_samples']:,.0f} /s samples; {ingest['seal_sandbox']:,.0f} /s sandbox", True)
-    row(5, "sandbox generation with its documents sealed and stamped (RSA-1024, twice each)", "reported",
+    row(5, "sandbox generation with its documents sealed and stamped (RSA-512, twice each)", "reported",
         f"{ingest['sandbox_render']:,.0f} docs/s rendered; sealing alone {ingest['sandbox_sealing']:,.0f} docs/s",
         True)
     if webhook_error:

@@ -153,4 +153,28 @@ fn main() {
         }
     });
     println!("sandbox_seal_and_stamp_rate {sealing:.0}");
+    // Where sealing's time goes: the original string alone, and one signature.
+    let cadenas = rate(texts.len(), || {
+        for t in &texts {
+            let doc = roxmltree::Document::parse(t).expect("xml");
+            let root = doc.root_element();
+            let _ = cfdi_extract::seal::original_string(
+                cfdi_extract::seal::Kind::of(root).expect("kind"),
+                root,
+            );
+        }
+    });
+    println!("seal_cadena_rate {cadenas:.0}");
+    let signatures = rate(1000, || {
+        for i in 0..1000u32 {
+            let _ = issuer.sign(cfdi_extract::seal::Hash::Sha256, &i.to_le_bytes());
+        }
+    });
+    println!("seal_sandbox_sign_rate {signatures:.0}");
+    let parses = rate(texts.len(), || {
+        for t in &texts {
+            let _ = roxmltree::Document::parse(t).expect("xml");
+        }
+    });
+    println!("seal_parse_rate {parses:.0}");
 }
