@@ -474,6 +474,16 @@ CREATE TABLE IF NOT EXISTS login_failures (
     since     TEXT NOT NULL                      -- when this count began
 ) WITHOUT ROWID;
 
+-- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline
+-- (src/seal, sat::certificates): fetched once from the SAT's repository, or loaded
+-- from files. Public certificates: nothing secret.
+CREATE TABLE IF NOT EXISTS sat_certificates (
+    number     TEXT PRIMARY KEY,                 -- 20 digits, the certificate's serial
+    der        BLOB NOT NULL,
+    source     TEXT NOT NULL CHECK (source IN ('repository', 'file')),
+    stored_at  TEXT NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS settings (
     name   TEXT PRIMARY KEY,
     value  TEXT NOT NULL

@@ -241,8 +241,17 @@ def scenario_ingest(data_dir):
     # (5c) CFDI de Retenciones through their ingest path (bench/retentions.rs).
     retentions = subprocess.run(["cargo", "bench", "--quiet", "--bench", "retentions"],
                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    # (5d) Seal verification (bench/seal.rs): the samples and a sandbox month, and the
+    # sandbox's own sealing and stamping.
+    seal = subprocess.run(["cargo", "bench", "--quiet", "--bench", "seal"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    seal_figure = lambda name: float(re.search(name + r" (\d+)", seal).group(1))
     return {"ingest": median_of(results, "rate"), "n": results[0]["n"], "parse": parse_rate,
             "package": package_rate, "package_mib": package_mib,
+            "seal_samples": seal_figure("seal_samples_rate"), "seal_sandbox": seal_figure("seal_sandbox_rate"),
+            "seal_month": int(seal_figure("seal_sandbox_month")),
+            "sandbox_render": seal_figure("sandbox_render_rate"),
+            "sandbox_sealing": seal_figure("sandbox_seal_and_stamp_rate"),
             "retentions": float(re.search(r"retention_rate (\d+)", retentions).group(1)),
             "retention_docs": int(re.search(r"retention_documents (\d+)", retentions).group(1))}
 
@@ -644,6 +653,12 @@ def main():
         True)
     row(5, f"CFDI de Retenciones ingest: {ingest['retention_docs']:,} documents parsed, compressed and stored in "
         "batches of 500 (bench/retentions.rs)", "reported", f"{ingest['retentions']:,.0f} retentions/s", True)
+    row(5, "seal verifications (issuer seal, certificate, stamp): genuine samples; a sandbox month of "
+        f"{ingest['seal_month']:,} documents (bench/seal.rs)", "reported",
+        f"{ingest['seal_samples']:,.0f} /s samples; {ingest['seal_sandbox']:,.0f} /s sandbox", True)
+    row(5, "sandbox generation with its documents sealed and stamped (RSA-512, twice each)", "reported",
+        f"{ingest['sandbox_render']:,.0f} docs/s rendered; sealing alone {ingest['sandbox_sealing']:,.0f} docs/s",
+        True)
     if webhook_error:
         row(6, "webhook latency and fan-out", "p50 < 50 ms; >= 3,000 deliveries/s", f"failed: {webhook_error}", False)
     else:

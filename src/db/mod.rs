@@ -27,6 +27,7 @@ pub mod payment_entries;
 mod postgres;
 pub mod retentions;
 pub mod sandbox;
+pub mod sat_certificates;
 pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;

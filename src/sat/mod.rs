@@ -13,6 +13,7 @@
 //! `status` is not a channel: the SAT's public status service, asked about one CFDI
 //! the service already holds.
 
+pub mod certificates;
 pub mod channel;
 pub mod ciec;
 pub mod efirma;

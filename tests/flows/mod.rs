@@ -21,5 +21,6 @@ mod relations;
 mod retention_extractions;
 mod retentions;
 mod sat_status;
+mod seals;
 mod summary;
 mod upgrade;

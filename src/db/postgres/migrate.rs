@@ -45,6 +45,8 @@ const STEPS: &[(i64, &str)] = &[
              SELECT invoice_id, related_uuid, min(entity_id), count(*) FROM invoice_relations
              GROUP BY invoice_id, related_uuid;",
     ),
+    // 19: `sat_certificates`, a new table `schema.sql` creates.
+    (19, ""),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

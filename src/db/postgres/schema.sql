@@ -1,5 +1,5 @@
 -- cfdi-extract schema for PostgreSQL: the counterpart of the top-level schema.sql (the
--- SQLite schema) at version 18 (src/db/sqlite/migrate.rs VERSION), with everything
+-- SQLite schema) at version 19 (src/db/sqlite/migrate.rs VERSION), with everything
 -- migrate.rs's steps create outside schema.sql (the invoices_counterparty index). A
 -- change to one is made to the other, in the same commit.
 --
@@ -493,6 +493,16 @@ CREATE TABLE IF NOT EXISTS login_failures (
     key       TEXT COLLATE "C" PRIMARY KEY,      -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
     failures  BIGINT NOT NULL,
     since     TEXT COLLATE "C" NOT NULL          -- when this count began
+);
+
+-- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline
+-- (src/seal, sat::certificates): fetched once from the SAT's repository, or loaded
+-- from files. Public certificates: nothing secret.
+CREATE TABLE IF NOT EXISTS sat_certificates (
+    number     TEXT COLLATE "C" PRIMARY KEY,     -- 20 digits, the certificate's serial
+    der        BYTEA NOT NULL,
+    source     TEXT COLLATE "C" NOT NULL CHECK (source IN ('repository', 'file')),
+    stored_at  TEXT COLLATE "C" NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS settings (

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 18;
+pub const VERSION: i64 = 19;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -30,6 +30,7 @@ const STEPS: &[(i64, &str)] = &[
     (16, STEP_16),
     (17, STEP_17),
     (18, STEP_18),
+    (19, STEP_19),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -236,6 +237,10 @@ INSERT INTO invoice_relation_counts (invoice_id, related_uuid, entity_id, times)
     SELECT invoice_id, related_uuid, min(entity_id), count(*) FROM invoice_relations
     GROUP BY invoice_id, related_uuid;
 ";
+
+/// Version 19: the SAT's stamping certificates (`sat_certificates`, a new table that
+/// `schema.sql` creates), so stamps verify offline (`seal`). No existing row changes.
+const STEP_19: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -1,4 +1,5 @@
-//! X.509 distinguished names as the SAT's certificates carry them: reading one attribute
+//! X.509 names and serials as the SAT's certificates carry them (the e.firma's and the
+//! CSD's alike): reading one attribute
 //! (the RFC in `x500UniqueIdentifier`, the branch in `OU`) and writing the issuer the way
 //! the web service's `X509IssuerName` expects it (OpenSSL short names, in certificate
 //! order, joined by commas, unescaped: what the reference clients send).
@@ -80,4 +81,17 @@ pub fn issuer_text(name: &Name) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// ASCII digits as text (the SAT's convention), anything else as upper-case hex.
+pub fn serial_text(bytes: &[u8]) -> String {
+    let trimmed: &[u8] = match bytes.iter().position(|b| *b != 0) {
+        Some(i) => &bytes[i..],
+        None => bytes,
+    };
+    if !trimmed.is_empty() && trimmed.iter().all(u8::is_ascii_digit) {
+        String::from_utf8_lossy(trimmed).into_owned()
+    } else {
+        trimmed.iter().map(|b| format!("{b:02X}")).collect()
+    }
 }
