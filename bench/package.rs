@@ -12,7 +12,8 @@
 //! passes (until they add up to 2 s, at most 50), so its median is not one timer tick.
 
 use cfdi_extract::db::{self, Db};
-use cfdi_extract::domain::extraction::{Direction, DocumentClass, NewExtraction, Period};
+use cfdi_extract::domain::class::DocumentClass;
+use cfdi_extract::domain::extraction::{Direction, NewExtraction, Period};
 use cfdi_extract::ingest::Owner;
 use cfdi_extract::jobs::extraction::RunSink;
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, Direction as DocsDirection};

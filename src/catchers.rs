@@ -2,7 +2,8 @@
 //! failed). They give the same bodies as `ApiError`.
 
 use crate::auth::AuthUser;
-use crate::error::{ApiError, AuthFailure, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, AuthFailure};
 use rocket::http::Status;
 use rocket::outcome::Outcome;
 use rocket::{catch, catchers, Catcher, Request};
@@ -57,7 +58,7 @@ fn default(
     _req: &Request,
 ) -> rocket::response::status::Custom<rocket::serde::json::Json<serde_json::Value>> {
     let message = match status.code {
-        500..=599 => crate::error::INTERNAL_MESSAGE.to_string(),
+        500..=599 => crate::http::error::INTERNAL_MESSAGE.to_string(),
         _ => status.reason().unwrap_or("Error").to_string(),
     };
     rocket::response::status::Custom(

@@ -3,7 +3,7 @@
 //! It has no endpoint of its own: its scripts call the public `/v1` API.
 
 use crate::docs::{find, Asset};
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use rocket::http::uri::error::PathError;
 use rocket::{get, routes, Route};
 use std::path::PathBuf;

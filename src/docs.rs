@@ -3,7 +3,7 @@
 //! `<path>/index.html`; anything else is a JSON 404. The console (`/console`,
 //! src/console.rs) serves its files from the same embedded tree through [`find`].
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use include_dir::{include_dir, Dir, File};
 use rocket::http::uri::error::PathError;
 use rocket::http::{ContentType, Header};

@@ -4,8 +4,8 @@ use roxmltree::Node;
 
 use super::xml::{self, Attr, Reader, CFD3, CFD4};
 use super::{
-    pagos, stamp, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party, Related,
-    Version,
+    pagos, payroll, stamp, stated_taxes, taxes, Cfdi, CfdiError, InvoiceType, Item, ItemTax, Party,
+    Related, Version,
 };
 
 impl Cfdi {
@@ -137,6 +137,11 @@ fn parse_comprobante(root: Node<'_, '_>) -> Result<Cfdi, CfdiError> {
             pagos::totals(&complements)
         } else {
             None
+        },
+        payroll: if invoice_type == InvoiceType::N {
+            payroll::parse(&complements)
+        } else {
+            Vec::new()
         },
         stated_taxes: stated_taxes::parse(if legacy { &tax_breakdown } else { &[] }, &complements),
         tax_breakdown,

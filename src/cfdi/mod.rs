@@ -10,6 +10,7 @@ mod certification;
 mod document;
 pub(crate) mod limits;
 mod pagos;
+mod payroll;
 pub mod printed;
 pub(crate) mod stamp;
 mod stated_taxes;
@@ -145,6 +146,9 @@ pub struct Cfdi {
     /// The Pagos 2.0 Totales node (type P only).
     #[serde(skip)]
     pub payment_totals: Option<PaymentTotals>,
+    /// Every Nómina 1.2 complement (type N only), for the printed receipt.
+    #[serde(skip)]
+    pub payroll: Vec<Payroll>,
     /// Taxes stated outside the concepts' 3.3/4.0 breakdown (see [`StatedTaxes`]).
     pub stated_taxes: StatedTaxes,
 }
@@ -292,6 +296,71 @@ pub struct PaymentTotals {
     pub base_iva_exempt: Option<Decimal>,
     /// MontoTotalPagos.
     pub total_paid: Option<Decimal>,
+}
+
+/// A Nómina 1.2 complement: the receipt's period, the employee and each perception,
+/// deduction and other payment, as written (codes as codes; an amount that is not a
+/// decimal is None). Read for the printed receipt only; the period summary reads the
+/// ISR withheld through [`StatedTaxes::payroll`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Payroll {
+    /// TipoNomina: `O` ordinaria, `E` extraordinaria.
+    pub payroll_type: Option<String>,
+    pub paid_on: Option<String>,
+    pub period_from: Option<String>,
+    pub period_to: Option<String>,
+    pub days_paid: Option<Decimal>,
+    pub total_perceptions: Option<Decimal>,
+    pub total_deductions: Option<Decimal>,
+    pub total_other_payments: Option<Decimal>,
+    /// Emisor@RegistroPatronal.
+    pub employer_registration: Option<String>,
+    pub employee: Employee,
+    pub perceptions: Vec<PayrollLine>,
+    pub deductions: Vec<PayrollLine>,
+    pub other_payments: Vec<PayrollLine>,
+}
+
+/// The Nómina's Receptor.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Employee {
+    pub curp: Option<String>,
+    pub social_security_number: Option<String>,
+    pub employee_number: Option<String>,
+    /// FechaInicioRelLaboral.
+    pub started_on: Option<String>,
+    /// Antigüedad, as written (`P63W`).
+    pub seniority: Option<String>,
+    pub contract_type: Option<String>,
+    pub unionized: Option<String>,
+    pub workday_type: Option<String>,
+    pub regime_type: Option<String>,
+    pub department: Option<String>,
+    pub position: Option<String>,
+    pub job_risk: Option<String>,
+    pub payment_frequency: Option<String>,
+    pub bank: Option<String>,
+    pub account: Option<String>,
+    /// SalarioBaseCotApor.
+    pub base_salary: Option<Decimal>,
+    pub integrated_daily_salary: Option<Decimal>,
+    /// ClaveEntFed.
+    pub state: Option<String>,
+}
+
+/// A Percepcion, Deduccion or OtroPago.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PayrollLine {
+    /// TipoPercepcion, TipoDeduccion or TipoOtroPago.
+    pub kind: Option<String>,
+    /// Clave: the employer's own key.
+    pub key: Option<String>,
+    pub concept: Option<String>,
+    /// A perception's ImporteGravado and ImporteExento.
+    pub taxed: Option<Decimal>,
+    pub exempt: Option<Decimal>,
+    /// A deduction's or other payment's Importe.
+    pub amount: Option<Decimal>,
 }
 
 /// A DoctoRelacionado row. Amounts are in the document's currency (MonedaDR).

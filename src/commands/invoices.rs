@@ -3,15 +3,15 @@
 //! aggregates and visibility follow the same rules).
 //! `cfdi-extract invoices export`: one entity's period to a CSV or XLSX file.
 
-use crate::cfdi::{Cfdi, CfdiError, MAX_DOCUMENT_BYTES};
+use crate::cfdi::{CfdiError, MAX_DOCUMENT_BYTES};
 use crate::cli::InvoicesCommand;
 use crate::db::{self, entities::Entity, invoices::Filter, Checkpoints, Db, Store};
+use crate::domain::class::DocumentClass;
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
 use crate::events;
-use crate::export::{self, Format, Rows};
-use crate::ingest::{self, AnyPrepared, IngestError, Owner};
-use crate::retenciones::Retention;
+use crate::export::{self, Format};
+use crate::ingest::{self, IngestError, Owner};
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -49,7 +49,11 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
                 issued_before: Some(crate::time::day_after(to)),
                 ..Filter::default()
             };
-            let rows = if items { Rows::Items } else { Rows::Invoices };
+            let rows = if items {
+                &export::ITEMS
+            } else {
+                &export::INVOICES
+            };
             let format = Format::parse(&format).context("--format must be csv or xlsx")?;
             let file = std::fs::File::create(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
@@ -84,9 +88,10 @@ fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> an
     let mut failed = 0;
     for file in files {
         match import_file(&db, &entity, direction, file)? {
-            Ok(Stored::Invoice(id)) => println!("imported\t{}\t{id}", file.display()),
-            Ok(Stored::Retention(id)) => {
-                println!("imported\t{}\t{id}\tretention", file.display())
+            // An invoice's line is the contract's; another class names itself.
+            Ok((DocumentClass::Invoices, id)) => println!("imported\t{}\t{id}", file.display()),
+            Ok((class, id)) => {
+                println!("imported\t{}\t{id}\t{}", file.display(), class.singular())
             }
             Err(reason) => {
                 failed += 1;
@@ -100,12 +105,6 @@ fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> an
     Ok(())
 }
 
-/// What one file became.
-enum Stored {
-    Invoice(String),
-    Retention(String),
-}
-
 /// Imports one file: what it was stored as, or why the file was skipped. The outer
 /// error is for what stops the whole run (an unreadable file, the database).
 fn import_file(
@@ -113,7 +112,7 @@ fn import_file(
     entity: &Entity,
     direction: Direction,
     file: &Path,
-) -> anyhow::Result<Result<Stored, String>> {
+) -> anyhow::Result<Result<(DocumentClass, String), String>> {
     let xml = read_bounded(file).with_context(|| format!("cannot read {}", file.display()))?;
     let pdf = std::fs::read(file.with_extension("pdf")).ok();
     // Parsed and compressed before the write transaction: a large or hostile document
@@ -122,11 +121,7 @@ fn import_file(
         Ok(doc) => doc,
         Err(e) => return Ok(Err(IngestError::from(e).to_string())),
     };
-    let party = match &doc {
-        AnyPrepared::Invoice(doc) => wrong_party(&doc.cfdi, entity, direction),
-        AnyPrepared::Retention(doc) => wrong_retention_party(&doc.retention, entity, direction),
-    };
-    if let Some(reason) = party {
+    if let Some(reason) = not_the_entity(direction, doc.party(direction), entity) {
         return Ok(Err(reason));
     }
     // Each file is a batch of its own: its invoice events commit with it.
@@ -140,18 +135,13 @@ fn import_file(
     // error rolls the file back.
     db.tx(|tx| {
         tx.lock(db::Lock::Entity(&entity.id))?;
-        let stored = match &doc {
-            AnyPrepared::Invoice(doc) => {
-                ingest::store_document(tx, owner, direction, None, doc).map(Stored::Invoice)
-            }
-            AnyPrepared::Retention(doc) => {
-                ingest::store_retention(tx, owner, direction, None, doc).map(Stored::Retention)
-            }
-        };
+        let stored = doc
+            .store(tx, owner, direction, None)
+            .map(|id| (doc.class(), id));
         match stored {
             Err(IngestError::Storage(e)) => Err(e),
             other => {
-                events::invoices::flush(tx, &batch, i64::MAX)?;
+                events::documents::flush(tx, &batch, i64::MAX)?;
                 Ok(other.map_err(|e| e.to_string()))
             }
         }
@@ -170,32 +160,12 @@ fn read_bounded(file: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Why the document does not belong to the entity in this direction, if it does not:
-/// an issued invoice's issuer (a received one's receiver) must be the entity.
-fn wrong_party(cfdi: &Cfdi, entity: &Entity, direction: Direction) -> Option<String> {
-    let (role, party) = match direction {
-        Direction::Issued => ("issuer", &cfdi.issuer),
-        Direction::Received => ("receiver", &cfdi.receiver),
+/// an issued document's issuer (a received one's receiver) must be the entity.
+fn not_the_entity(direction: Direction, tax_id: &str, entity: &Entity) -> Option<String> {
+    let role = match direction {
+        Direction::Issued => "issuer",
+        Direction::Received => "receiver",
     };
-    not_the_entity(role, &party.tax_id, entity)
-}
-
-/// `wrong_party` for a retention: a received one's receiver is the entity when it is a
-/// national receiver (a foreign receiver has no RFC to be the entity's).
-fn wrong_retention_party(r: &Retention, entity: &Entity, direction: Direction) -> Option<String> {
-    let (role, rfc) = match direction {
-        Direction::Issued => ("issuer", r.issuer.tax_id.as_str()),
-        Direction::Received => (
-            "receiver",
-            r.receiver
-                .as_ref()
-                .and_then(|x| x.national.as_ref())
-                .map_or("", |n| n.tax_id.as_str()),
-        ),
-    };
-    not_the_entity(role, rfc, entity)
-}
-
-fn not_the_entity(role: &str, tax_id: &str, entity: &Entity) -> Option<String> {
     let rfc = normalize_tax_id(tax_id);
     (rfc != entity.tax_id).then(|| {
         format!(

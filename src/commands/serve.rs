@@ -9,16 +9,18 @@ use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db, Store};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
-use crate::sat::ciec::{CaptchaConfig, CiecChannel, Portal, PortalConfig};
+use crate::sat::certificates;
+use crate::sat::ciec::{Authority, CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
-use crate::sat::efirma::{EfirmaChannel, Soap};
-use crate::sat::efos_list::{
+use crate::sat::efirma::{EfirmaChannel, Service, Soap};
+use crate::sat::list_69b::{
     self,
     refresh::{self, Origin},
 };
 use crate::sat::status::policy::Pace;
 use crate::sat::status::{self, Checks, StatusService};
-use crate::sat::{Channel, Channels};
+use crate::sat::Channels;
+use crate::seal::Trust;
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -62,6 +64,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     }
     let ctx = Arc::new(Context {
         channels: channels(&config, &db)?,
+        sat_certificates: sat_certificates(&config, &db),
         agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
@@ -79,7 +82,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     let list_69b = list_69b_refresh(&config)
         .map(|origin| refresh::start(ctx.db.clone(), origin, config.list_69b_every))
         .transpose()?;
-    let retention = crate::events::retention::start(
+    let retention = crate::events::purge::start(
         ctx.db.clone(),
         config.event_retention,
         config.event_purge_every,
@@ -106,7 +109,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
 async fn launch(ctx: Arc<Context>) -> anyhow::Result<()> {
     let metrics = match ctx.config.metrics_address {
         Some(address) => Some(
-            crate::metrics::server::build(
+            crate::server::metrics::build(
                 address,
                 ctx.db.clone(),
                 ctx.metrics.clone(),
@@ -176,8 +179,27 @@ fn blocking_threads(db_connections: u32) -> usize {
 /// `--sat`: the sandbox's simulation of both channels, or the real SAT: its portal for
 /// the CIEC and its web service for the e.firma. `--sat-ws-url` points the e.firma
 /// channel at another web service (a fake) either way; the retentions' hosts are
-/// `--sat-ws-retentions-url`, the SAT's own by default.
+/// `--sat-ws-retentions-url`, the SAT's own by default. The registry: the e.firma is
+/// preferred (no captcha, far larger requests), the CIEC is the contract's channel.
 fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
+    let (portal, sandbox_service): (Arc<dyn Authority>, _) = if config.sat == "portal" {
+        let portal = PortalConfig::from_settings(
+            config.sat_login_url.as_deref(),
+            config.sat_portal_url.as_deref(),
+            config.sat_timeout,
+            config.captcha_command.as_deref(),
+            &config.anticaptcha_url,
+            config.anticaptcha_key.as_ref().map(Secret::expose),
+        )
+        .map_err(anyhow::Error::msg)?;
+        if matches!(portal.captcha, CaptchaConfig::None) {
+            log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
+        }
+        (Arc::new(Portal::new(portal)), None)
+    } else {
+        let sandbox = Sandbox::open(&config.data_dir, config.sim_latency)?;
+        (sandbox.portal, Some(sandbox.web_service))
+    };
     let retentions = match &config.sat_ws_retentions_url {
         Some(base) => {
             let download = config
@@ -188,51 +210,56 @@ fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
         }
         None => Endpoints::sat_retentions(),
     };
-    let web_service = |endpoints| -> Arc<dyn Channel> {
-        let soap = Soap::new(endpoints, retentions.clone(), config.sat_timeout);
-        Arc::new(EfirmaChannel::new(
-            Arc::new(soap),
-            db.clone(),
-            config.sat_ws_poll,
-        ))
+    let soap = |endpoints| -> Arc<dyn Service> {
+        Arc::new(Soap::new(endpoints, retentions.clone(), config.sat_timeout))
     };
-    let configured = config.sat_ws_url.as_ref().map(|base| {
-        let download = config.sat_ws_download_url.as_deref().unwrap_or(base);
-        web_service(Endpoints::new(base, download))
-    });
-    if config.sat != "portal" {
-        let sandbox: Arc<dyn Channel> = Arc::new(Sandbox::open(
-            &config.data_dir,
+    let web_service = match (&config.sat_ws_url, sandbox_service) {
+        (Some(base), _) => {
+            let download = config.sat_ws_download_url.as_deref().unwrap_or(base);
+            soap(Endpoints::new(base, download))
+        }
+        (None, Some(sandbox)) => sandbox,
+        (None, None) => soap(Endpoints::sat()),
+    };
+    Ok(Channels::new(vec![
+        Arc::new(EfirmaChannel::new(
+            web_service,
             db.clone(),
-            config.sim_latency,
             config.sat_ws_poll,
-        )?);
-        return Ok(Channels {
-            efirma: configured.unwrap_or_else(|| sandbox.clone()),
-            ciec: sandbox,
-        });
-    }
-    let portal = PortalConfig::from_settings(
-        config.sat_login_url.as_deref(),
-        config.sat_portal_url.as_deref(),
-        config.sat_timeout,
-        config.captcha_command.as_deref(),
-        &config.anticaptcha_url,
-        config.anticaptcha_key.as_ref().map(Secret::expose),
-    )
-    .map_err(anyhow::Error::msg)?;
-    if matches!(portal.captcha, CaptchaConfig::None) {
-        log::warn!("--sat portal without a captcha resolver: validations stay pending and extractions fail sat_unavailable until --captcha-command or --anticaptcha-key is set");
-    }
-    Ok(Channels {
-        ciec: Arc::new(CiecChannel::new(Arc::new(Portal::new(portal)))),
-        efirma: configured.unwrap_or_else(|| web_service(Endpoints::sat())),
-    })
+        )),
+        Arc::new(CiecChannel::new(portal)),
+    ]))
 }
 
 /// The SAT status checker: the sandbox's simulation, or the SAT's service with
 /// `--sat portal`; `--sat-status-url` points it at another one (a fake) either way.
 /// None with `--sat-status-rate 0`.
+/// The SAT's stamping certificates: fetched from `--sat-certificates-url`, else the
+/// SAT's repository with `--sat portal` and the sandbox's otherwise; the sandbox's
+/// authority is trusted only with `--sat sandbox`.
+fn sat_certificates(config: &Config, db: &Db) -> Arc<certificates::Store> {
+    let sandbox = config.sat != "portal";
+    let http = |url: &str| -> Arc<dyn certificates::Repository> {
+        Arc::new(certificates::repository::Http::new(url, config.sat_timeout))
+    };
+    let repository = match (&config.sat_certificates_url, sandbox) {
+        (Some(url), _) => http(url),
+        (None, false) => http(certificates::SAT_REPOSITORY_URL),
+        (None, true) => Arc::new(crate::sandbox::rccf::SandboxRepository),
+    };
+    let trust = if sandbox {
+        Trust::sat().and(crate::sandbox::docs::authority_certificate().clone())
+    } else {
+        Trust::sat()
+    };
+    Arc::new(certificates::Store::new(
+        db.clone(),
+        repository,
+        trust,
+        config.sat_certificates_rate,
+    ))
+}
+
 fn sat_status(config: &Config) -> Option<Checks> {
     if config.sat_status_rate <= 0.0 {
         log::info!("SAT status checks are off (--sat-status-rate 0)");
@@ -267,7 +294,7 @@ fn list_69b_refresh(config: &Config) -> Option<Origin> {
     }
     Some(match (&config.list_69b_url, config.sat.as_str()) {
         (Some(url), _) => Origin::Url(url.clone()),
-        (None, "portal") => Origin::Url(efos_list::SAT_LIST_URL.into()),
+        (None, "portal") => Origin::Url(list_69b::SAT_LIST_URL.into()),
         (None, _) => Origin::BuiltIn {
             name: crate::sandbox::list_69b::SOURCE,
             bytes: crate::sandbox::list_69b::LIST,

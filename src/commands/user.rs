@@ -78,7 +78,7 @@ pub fn run(store: &Store, data_dir: &Path, cmd: UserCommand) -> anyhow::Result<(
                 bail!("no user with email {}", db::users::normalize_email(&email));
             }
             // After the commit: a running server retires cached logins on its next request.
-            crate::users_stamp::bump(data_dir)?;
+            crate::auth::users_stamp::bump(data_dir)?;
             println!("password updated");
         }
     }

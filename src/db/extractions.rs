@@ -2,9 +2,8 @@
 
 use super::sql::{params, Row};
 use super::Conn;
-use crate::domain::extraction::{
-    Channel, Direction, DocumentClass, FailedReason, NewExtraction, Status,
-};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{Direction, FailedReason, NewExtraction, Status, CONTRACT_CHANNEL};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]
@@ -21,7 +20,8 @@ pub struct Extraction {
     pub finished_at: Option<String>,
     pub failed_reason: Option<String>,
     /// Decided when the run starts.
-    pub channel: Option<Channel>,
+    /// The channel's name (`sat::Channel::name`) once the run started.
+    pub channel: Option<String>,
     pub invoices_found: i64,
     pub invoices_processed: i64,
     pub created_at: String,
@@ -53,9 +53,10 @@ impl Extraction {
         if self.document_class != DocumentClass::Invoices {
             view["options"]["document_class"] = json!(self.document_class.as_str());
         }
-        // Only e.firma runs say so: CIEC runs keep the contract's exact shape.
-        if self.channel == Some(Channel::Efirma) {
-            view["channel"] = json!(Channel::Efirma.as_str());
+        // Only runs of another channel than the CIEC say which: CIEC runs keep the
+        // contract's exact shape.
+        if let Some(channel) = self.channel.as_deref().filter(|c| *c != CONTRACT_CHANNEL) {
+            view["channel"] = json!(channel);
         }
         // Likewise only scheduled runs name their schedule.
         if let Some(schedule_id) = &self.schedule_id {
@@ -109,9 +110,7 @@ fn from_row(r: &Row) -> anyhow::Result<Extraction> {
         invoices_processed: r.get(11)?,
         created_at: r.get(12)?,
         updated_at: r.get(13)?,
-        channel: r
-            .get::<Option<String>>(14)?
-            .and_then(|c| Channel::parse(&c)),
+        channel: r.get(14)?,
         schedule_id: r.get(15)?,
         document_class: {
             let class: String = r.get(16)?;
@@ -190,7 +189,7 @@ pub fn insert(
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
             e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at,
-            e.channel.map(Channel::as_str), e.schedule_id, e.document_class.as_str()
+            e.channel.as_deref(), e.schedule_id, e.document_class.as_str()
         ],
     )?;
     Ok(e)
@@ -279,7 +278,7 @@ pub fn update(conn: &Conn, e: &Extraction) -> anyhow::Result<()> {
             e.invoices_found,
             e.invoices_processed,
             e.updated_at,
-            e.channel.map(Channel::as_str)
+            e.channel.as_deref()
         ],
     )?;
     Ok(())

@@ -6,18 +6,19 @@
 //! crate passes `Conn` / `Tx` along and never names the driver. Sealed values come
 //! back as bytes: the caller opens them (`crypto`).
 
+pub mod changes;
+pub mod classes;
 pub mod codec;
 pub mod deliveries;
 pub mod documents;
 pub mod efirmas;
-pub mod efos;
 pub mod entities;
 pub mod events;
 pub mod extractions;
 pub mod health;
 pub mod idempotency;
-pub mod invoice_changes;
 pub mod invoices;
+pub mod list_69b;
 
 pub mod jobs;
 pub mod lease;
@@ -25,9 +26,9 @@ pub mod login_failures;
 pub mod orgs;
 pub mod payment_entries;
 mod postgres;
-pub mod retention_changes;
 pub mod retentions;
 pub mod sandbox;
+pub mod sat_certificates;
 pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;

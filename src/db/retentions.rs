@@ -1,11 +1,15 @@
-//! SQL for `retentions` (their files are `documents::Class::Retention`). The API's view
-//! of a retention is rendered by SQLite as JSON text, splicing the stored JSON parts
-//! as they are, like the invoice view.
+//! SQL for `retentions`, the CFDI de Retenciones' class (`Stored` for `RetentionClass`:
+//! its files in `retention_documents`, its change marks in `retention_changes`). The
+//! API's view of a retention is rendered by the database as JSON text, splicing the
+//! stored JSON parts as they are, like the invoice view.
 
+use super::classes::{Files, ListRow, Order, Stored, Tracked};
 use super::sql::{params, Query};
 use super::Conn;
+use crate::domain::class::{DocumentClass, RetentionClass};
+use crate::domain::event::Kind;
 use crate::domain::extraction::Direction;
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 
 /// Who a row belongs to (the ingestion path's owner).
 pub use crate::db::invoices::write::Owner;
@@ -25,14 +29,6 @@ const VIEW_JSON: &str = "json_object(
     'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
     'created_at', created_at, 'updated_at', updated_at)";
 
-/// One retention of a list page: its sort keys and its view as JSON text.
-pub struct RetentionRow {
-    pub id: String,
-    pub issued_at: String,
-    pub updated_at: String,
-    pub view: String,
-}
-
 /// Filters of `GET /v1/retentions`, already validated.
 #[derive(Debug, Default, Clone)]
 pub struct Filter {
@@ -49,8 +45,8 @@ pub struct Filter {
     pub period_to: Option<String>,
     /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
     pub updated_since: Option<String>,
-    /// Oldest `updated_at` first instead of newest `issued_at` first.
-    pub updated_order: bool,
+    /// Not a filter, but the list and the exports share it with the filters.
+    pub order: Order,
 }
 
 /// The period's first month as `YYYY-MM`, to compare with a bound.
@@ -95,14 +91,14 @@ fn conditions<'f>(conn: &Conn, f: &'f Filter) -> Vec<(&'f Option<String>, String
     ]
 }
 
-/// The retentions matching `f`, after the `(timestamp, id)` key `after`.
-pub fn list(
+/// The retentions matching `f` in `f.order`, after the `(timestamp, id)` key `after`.
+fn list(
     conn: &Conn,
     org_id: &str,
     f: &Filter,
     after: Option<(&str, &str)>,
     limit: i64,
-) -> anyhow::Result<Vec<RetentionRow>> {
+) -> anyhow::Result<Vec<ListRow>> {
     let mut q = Query::new(format!(
         "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = "
     ));
@@ -114,24 +110,14 @@ pub fn list(
             q.bind(v);
         }
     }
-    let (after_clause, order_by) = if f.updated_order {
-        (
-            " AND (updated_at, id) > ",
-            " ORDER BY updated_at, id LIMIT ",
-        )
-    } else {
-        (
-            " AND (issued_at, id) < ",
-            " ORDER BY issued_at DESC, id DESC LIMIT ",
-        )
-    };
+    let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = &after {
         q.after(after_clause, at, id);
     }
     q.sql.push_str(order_by);
     q.bind(&limit);
     conn.all(&q.sql, &q.params, |r| {
-        Ok(RetentionRow {
+        Ok(ListRow {
             id: r.get(0)?,
             issued_at: r.get(1)?,
             updated_at: r.get(2)?,
@@ -141,7 +127,7 @@ pub fn list(
 }
 
 /// A retention of the organization as `GET /v1/retentions/{id}` shows it (JSON text).
-pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     conn.opt(
         &format!("SELECT {VIEW_JSON} FROM retentions WHERE id = ?1 AND org_id = ?2"),
         params![id, org_id],
@@ -150,12 +136,53 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
 }
 
 /// The fiscal UUID of a retention of the organization.
-pub fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     conn.opt(
         "SELECT uuid FROM retentions WHERE id = ?1 AND org_id = ?2",
         params![id, org_id],
         |r| r.get(0),
     )
+}
+
+impl Stored for RetentionClass {
+    const CLASS: DocumentClass = DocumentClass::Retentions;
+    type Filter = Filter;
+    const FILES: Files = Files {
+        table: "retention_documents",
+        key: "retention_id",
+        name: "retention",
+    };
+    const TRACKED: Tracked = Tracked {
+        table: "retention_changes",
+        key: "retention_id",
+        source: "retentions",
+        snapshot: "json_object('status', status, 'cancelled_at', cancelled_at,
+            'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END))",
+    };
+    const CREATED: Kind = Kind::RetentionCreated;
+    const UPDATED: Kind = Kind::RetentionUpdated;
+
+    fn order(f: &Filter) -> Order {
+        f.order
+    }
+
+    fn list(
+        conn: &Conn,
+        org_id: &str,
+        f: &Filter,
+        after: Option<(&str, &str)>,
+        limit: i64,
+    ) -> anyhow::Result<Vec<ListRow>> {
+        list(conn, org_id, f, after, limit)
+    }
+
+    fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+        get(conn, org_id, id)
+    }
+
+    fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
+        uuid(conn, org_id, id)
+    }
 }
 
 /// The id of an entity's retention with this UUID.

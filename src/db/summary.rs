@@ -12,7 +12,7 @@ use super::sql::{params, Row};
 use super::Conn;
 use crate::cfdi::{ItemTax, StatedTaxes};
 use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
-use crate::retenciones::WithheldTax;
+use crate::retention::WithheldTax;
 
 /// One entity's documents of one direction, issued (or paid) on or after `from` and
 /// before `before` (both `YYYY-MM-DD`).

@@ -4,7 +4,7 @@
 //! by `sat::efirma::credential` once the entity is known.
 
 use super::required_string;
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{Map, Value};

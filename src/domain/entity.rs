@@ -1,7 +1,7 @@
 //! Entities: a taxpayer (RFC), its name and its CIEC password.
 
 use super::{optional_string, required_string};
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use serde_json::{Map, Value};
 
 pub const NAME_MAX: usize = 255;

@@ -1,6 +1,6 @@
 //! Event types and the filters of the events feed (`GET /v1/events`).
 
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 
 /// Every event the service publishes. The one list of names: webhooks subscribe to
 /// them, the feed filters by them, and `events.event` holds them.

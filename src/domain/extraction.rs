@@ -1,7 +1,8 @@
 //! Extractions: one run against the tax authority for an entity, a period and a direction.
 
+use super::class::DocumentClass;
 use super::{optional_string, required_object, required_string};
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
 
@@ -82,39 +83,9 @@ impl FailedReason {
     }
 }
 
-/// How a run reached the SAT: the CIEC portal or the e.firma web service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    Ciec,
-    Efirma,
-}
-
-impl Channel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Ciec => "ciec",
-            Channel::Efirma => "efirma",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ciec" => Some(Channel::Ciec),
-            "efirma" => Some(Channel::Efirma),
-            _ => None,
-        }
-    }
-}
-
-wire_enum! {
-    /// Which class of document a run extracts (`options.document_class`): invoices
-    /// (CFDI, the default) or CFDI de Retenciones, which the SAT serves apart (the e.firma
-    /// web service's own hosts; the CIEC portal not at all).
-    DocumentClass {
-        Invoices => "invoices",
-        Retentions => "retentions",
-    }
-}
+/// The channel of the contract's runs (the CIEC portal): a run through it keeps the
+/// contract's exact shape, without a `channel` field.
+pub const CONTRACT_CHANNEL: &str = "ciec";
 
 /// The SAT keeps about six years of CFDI online; a longer period is a mistake, and an
 /// unbounded one would keep a worker busy for hours.

@@ -35,11 +35,13 @@ macro_rules! wire_enum {
     };
 }
 
+pub mod class;
 pub mod efirma;
-pub mod efos;
 pub mod entity;
 pub mod event;
 pub mod extraction;
+mod field_errors;
+pub mod list_69b;
 pub mod listing;
 pub mod payments;
 pub mod relations;
@@ -48,7 +50,7 @@ pub mod schedule;
 pub mod summary;
 pub mod webhook;
 
-use crate::error::FieldErrors;
+pub use field_errors::FieldErrors;
 use serde_json::{Map, Value};
 
 pub const BLANK: &str = "can't be blank";

@@ -2,7 +2,7 @@
 
 use super::extraction::{Direction, Period};
 use super::{optional_string, required_string};
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use chrono::{DateTime, Days, NaiveTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde_json::{Map, Value};

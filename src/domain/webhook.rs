@@ -2,7 +2,7 @@
 
 use super::event::Kind;
 use super::required_string;
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use serde_json::{Map, Value};
 
 /// How many webhooks one organization may register: each event is one delivery per

@@ -2,12 +2,11 @@
 //! pending delivery (and its job) per webhook of the organization that wants it, so a
 //! state change and its notifications commit or roll back together; the transaction
 //! wakes the workers once it commits (`db::Tx`), and dates the first delivery. Invoice
-//! and retention events are coalesced per batch (`invoices`, `retentions`).
+//! and retention events are coalesced per batch, every class alike (`documents`).
 
-pub mod invoices;
+pub mod documents;
 pub mod list_69b;
-pub mod retention;
-pub mod retentions;
+pub mod purge;
 
 use crate::db::{self, jobs::Kind as JobKind, Tx};
 use crate::domain::event::Kind;

@@ -1,5 +1,6 @@
-//! Spreadsheet exports of invoices and of their concepts (line items), and of
-//! retentions, with their list's filters, as CSV or XLSX. Rows are read a page at a
+//! Spreadsheet exports of any document class with its list's filters, as CSV or XLSX,
+//! written once for every class: a class's row kinds (`Rows`: invoices, their concepts,
+//! retentions) name its columns and how a document becomes rows. Rows are read a page at a
 //! time with the list's keyset paging (a fresh connection per page, so an export never
 //! pins one) and written as they come: memory stays flat whatever the number of rows.
 //! Everything here blocks; the HTTP edge runs it on the heavy pool into a spool and
@@ -15,11 +16,13 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
-use crate::db::{self, invoices::Filter, Db};
+use crate::db::{self, classes::Stored, Conn, Db};
+use crate::domain::class::{InvoiceClass, RetentionClass};
 use columns::{Cell, Column};
 use sheet::Sheet;
+use std::marker::PhantomData;
 
-/// Invoices per page read from the database.
+/// Documents per page read from the database.
 const PAGE: i64 = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,41 +55,61 @@ impl Format {
     }
 }
 
-/// What one row of an export is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rows {
-    Invoices,
-    Items,
+/// Where each row of an export goes: called once per row, in the list's order.
+type Emit<'e> = &'e mut dyn FnMut(&Value) -> anyhow::Result<()>;
+
+/// A row kind of an export: a class's documents, each written as one row (or one per
+/// concept) with these columns.
+pub struct Rows<C: Stored> {
+    pub columns: &'static [Column],
+    pub file_stem: &'static str,
+    /// Turns one document's view into its rows.
+    expand: fn(&Conn, &str, Value, Emit) -> anyhow::Result<()>,
+    class: PhantomData<C>,
 }
 
-impl Rows {
-    pub fn columns(self) -> &'static [Column] {
-        match self {
-            Rows::Invoices => columns::INVOICE,
-            Rows::Items => columns::ITEM,
-        }
-    }
+/// One row per invoice: the list's invoice object.
+pub const INVOICES: Rows<InvoiceClass> = Rows {
+    columns: columns::INVOICE,
+    file_stem: "invoices",
+    expand: |_, _, view, emit| emit(&view),
+    class: PhantomData,
+};
 
-    pub fn file_stem(self) -> &'static str {
-        match self {
-            Rows::Invoices => "invoices",
-            Rows::Items => "invoice-items",
-        }
-    }
-}
+/// One row per concept of each invoice, with the invoice's identity.
+pub const ITEMS: Rows<InvoiceClass> = Rows {
+    columns: columns::ITEM,
+    file_stem: "invoice-items",
+    expand: |conn, org_id, view, emit| {
+        let id = view["id"].as_str().unwrap_or_default().to_string();
+        each_item(conn, org_id, &id, |line, item| {
+            let taxes = columns::item_taxes(&item);
+            emit(&json!({"invoice": &view, "line": line, "item": item, "taxes": taxes}))
+        })
+    },
+    class: PhantomData,
+};
 
-/// Writes the organization's invoices matching `filter` (or their concepts) to `out`;
-/// returns the number of rows written.
-pub fn write<W: Write + Send>(
+/// One row per retention, its withheld taxes added up by tax.
+pub const RETENTIONS: Rows<RetentionClass> = Rows {
+    columns: columns::RETENTION,
+    file_stem: "retentions",
+    expand: |_, _, view, emit| emit(&columns::retention_row(view)),
+    class: PhantomData,
+};
+
+/// Writes the organization's documents of a class matching `filter` to `out`, as
+/// `rows` lays them out; returns the number of rows written.
+pub fn write<C: Stored, W: Write + Send>(
     db: &Db,
     org_id: &str,
-    filter: &Filter,
-    rows: Rows,
+    filter: &C::Filter,
+    rows: &Rows<C>,
     format: Format,
     out: W,
 ) -> anyhow::Result<u64> {
     let mut sheet = open_sheet(format, out)?;
-    let columns = rows.columns();
+    let columns = rows.columns;
     sheet.header(columns)?;
     let mut written = 0u64;
     let mut emit = |row: &Value| -> anyhow::Result<()> {
@@ -95,24 +118,23 @@ pub fn write<W: Write + Send>(
         written += 1;
         Ok(())
     };
+    let order = C::order(filter);
     let mut after: Option<(String, String)> = None;
     loop {
         let conn = db.conn()?;
         let key = after.as_ref().map(|(at, id)| (at.as_str(), id.as_str()));
-        let page = db::invoices::list(&conn, org_id, filter, key, PAGE)?;
-        for invoice in &page {
-            let view: Value = serde_json::from_str(&invoice.view)?;
-            match rows {
-                Rows::Invoices => emit(&view)?,
-                Rows::Items => each_item(&conn, org_id, &invoice.id, |line, item| {
-                    let taxes = columns::item_taxes(&item);
-                    emit(&json!({"invoice": &view, "line": line, "item": item, "taxes": taxes}))
-                })?,
-            }
+        let page = C::list(&conn, org_id, filter, key, PAGE)?;
+        for document in &page {
+            (rows.expand)(
+                &conn,
+                org_id,
+                serde_json::from_str(&document.view)?,
+                &mut emit,
+            )?;
         }
         match page.last() {
             Some(last) if page.len() as i64 == PAGE => {
-                after = Some((last.sort_at(filter.order).to_string(), last.id.clone()));
+                after = Some((last.sort_at(order).to_string(), last.id.clone()));
             }
             _ => break,
         }
@@ -131,50 +153,10 @@ fn open_sheet<'w, W: Write + Send + 'w>(
     })
 }
 
-/// Writes the organization's retentions matching `filter` to `out` (the columns of
-/// [`columns::RETENTION`]), a page at a time like invoices; returns the rows written.
-pub fn write_retentions<W: Write + Send>(
-    db: &Db,
-    org_id: &str,
-    filter: &db::retentions::Filter,
-    format: Format,
-    out: W,
-) -> anyhow::Result<u64> {
-    let mut sheet = open_sheet(format, out)?;
-    let columns = columns::RETENTION;
-    sheet.header(columns)?;
-    let mut written = 0u64;
-    let mut after: Option<(String, String)> = None;
-    loop {
-        let conn = db.conn()?;
-        let key = after.as_ref().map(|(at, id)| (at.as_str(), id.as_str()));
-        let page = db::retentions::list(&conn, org_id, filter, key, PAGE)?;
-        for retention in &page {
-            let row = columns::retention_row(serde_json::from_str(&retention.view)?);
-            let cells: Vec<Cell> = columns.iter().map(|c| c.cell(&row)).collect();
-            sheet.row(&cells)?;
-            written += 1;
-        }
-        match page.last() {
-            Some(last) if page.len() as i64 == PAGE => {
-                let at = if filter.updated_order {
-                    &last.updated_at
-                } else {
-                    &last.issued_at
-                };
-                after = Some((at.clone(), last.id.clone()));
-            }
-            _ => break,
-        }
-    }
-    sheet.finish()?;
-    Ok(written)
-}
-
 /// Calls `f` with each concept of an invoice and its 1-based position, a stored page
 /// of concepts at a time.
 fn each_item(
-    conn: &crate::db::Conn,
+    conn: &Conn,
     org_id: &str,
     invoice_id: &str,
     mut f: impl FnMut(usize, Value) -> anyhow::Result<()>,

@@ -44,6 +44,15 @@ impl Default for DateFormats {
 }
 
 impl DateFormats {
+    /// Day first, as Mexico writes dates (`dd/mm/yyyy`, `dd/mm/yyyy hh:mm:ss`): the
+    /// accountant's sheets.
+    pub(crate) fn day_first() -> Self {
+        DateFormats {
+            day: Format::new().set_num_format("dd/mm/yyyy"),
+            time: Format::new().set_num_format("dd/mm/yyyy hh:mm:ss"),
+        }
+    }
+
     /// `text` as a date cell when it is a date or timestamp Excel can hold (years 1900
     /// to 9999), else as text: nothing written is lost.
     pub(crate) fn write(

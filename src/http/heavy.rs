@@ -14,7 +14,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult};
 
 /// Heavy requests of one organization that may wait for its turn; more are refused.
 pub const QUEUE: usize = 8;

@@ -11,7 +11,7 @@
 use crate::app::Context;
 use crate::db::idempotency::{Claim, KEEP};
 use crate::db::{self, Tx};
-use crate::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult};
 use rocket::http::{Header, Status};
 use rocket::request::{FromRequest, Outcome};
 use rocket::response::{self, content::RawJson, Responder};

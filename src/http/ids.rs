@@ -1,7 +1,7 @@
 //! Path ids: a value that is not a UUID is a 404, like a missing resource, never a 422
 //! or a Rocket forward.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use uuid::Uuid;
 
 /// Parses a path id into the canonical lower-case hyphenated form stored in the database.

@@ -3,7 +3,7 @@
 //! character (`\u0000`, which PostgreSQL's text cannot hold and no field means) is a
 //! 422 on its field on both engines, before anything is written.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use rocket::data::{Data, FromData, Outcome, ToByteUnit};
 use rocket::http::Status;
 use rocket::Request;

@@ -1,7 +1,9 @@
-//! Request-side helpers of the HTTP edge: body reading, ids, pagination, and the
+//! The HTTP edge's own ground: its one error type (`error`), body reading, ids,
+//! pagination, and the
 //! per-request fairing (request id, access log line, request metrics), and the pool
 //! heavy requests share fairly.
 
+pub mod error;
 pub mod heavy;
 pub mod idempotency;
 pub mod ids;

@@ -4,7 +4,8 @@
 
 use crate::app::Context;
 use crate::db::Conn;
-use crate::error::{ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::ApiResult;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use rocket::response::content::RawJson;
@@ -66,7 +67,7 @@ impl Page {
     pub fn from_query(
         query: &crate::http::query::Query,
         key_len: usize,
-    ) -> Result<Page, crate::error::ApiError> {
+    ) -> Result<Page, crate::http::error::ApiError> {
         let mut errors = FieldErrors::new();
         let page = Page::parse(
             query.get("limit"),

@@ -4,7 +4,7 @@
 //! both engines (PostgreSQL's text cannot hold it), before the handler reads or
 //! streams anything (the 422 catcher reads the errors this guard leaves).
 
-use crate::error::FieldErrors;
+use crate::domain::FieldErrors;
 use crate::http::json_body::NUL_MESSAGE;
 use rocket::http::Status;
 use rocket::request::{FromRequest, Outcome, Request};
@@ -49,7 +49,7 @@ impl<'r> FromRequest<'r> for Query {
 
 impl Query {
     /// An optional UUID parameter (canonical form); a malformed one is a 422 on its name.
-    pub fn uuid(&self, name: &str, errors: &mut crate::error::FieldErrors) -> Option<String> {
+    pub fn uuid(&self, name: &str, errors: &mut crate::domain::FieldErrors) -> Option<String> {
         let v = self.get(name)?;
         match uuid::Uuid::parse_str(v.trim()) {
             Ok(u) => Some(u.to_string()),
@@ -65,7 +65,7 @@ impl Query {
         &self,
         name: &str,
         allowed: &[&str],
-        errors: &mut crate::error::FieldErrors,
+        errors: &mut crate::domain::FieldErrors,
     ) -> Option<String> {
         let v = self.get(name)?;
         if allowed.contains(&v) {
@@ -77,7 +77,7 @@ impl Query {
     }
 
     /// An optional boolean parameter (`true`/`1` or `false`/`0`).
-    pub fn flag(&self, name: &str, errors: &mut crate::error::FieldErrors) -> Option<bool> {
+    pub fn flag(&self, name: &str, errors: &mut crate::domain::FieldErrors) -> Option<bool> {
         match self.get(name)? {
             "true" | "1" => Some(true),
             "false" | "0" => Some(false),

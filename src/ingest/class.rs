@@ -1,10 +1,15 @@
 //! Which class a document is: its root element decides (a `Comprobante` is an
 //! invoice, a `Retenciones` a retention), read from one tree built under the same
-//! limits for both.
+//! limits for both; and the one place that sends a document, or a listing, down its
+//! class's path, so the channels' sink and the import name no class.
 
-use super::{Prepared, PreparedRetention};
+use super::{IngestError, Owner, Prepared, PreparedRetention};
 use crate::cfdi::{xml, Cfdi, CfdiError};
-use crate::retenciones::Retention;
+use crate::db::{Conn, Tx};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::Direction;
+use crate::domain::listing::Metadata;
+use crate::retention::Retention;
 
 /// A stamped document of either class, parsed and encoded for storing.
 #[derive(Debug)]
@@ -51,4 +56,61 @@ pub fn prepare_any(xml: &[u8], pdf: Option<&[u8]>) -> Result<AnyPrepared, CfdiEr
             AnyPrepared::Retention(Box::new(PreparedRetention::of(*retention, xml, pdf)))
         }
     })
+}
+
+impl AnyPrepared {
+    pub fn class(&self) -> DocumentClass {
+        match self {
+            AnyPrepared::Invoice(_) => DocumentClass::Invoices,
+            AnyPrepared::Retention(_) => DocumentClass::Retentions,
+        }
+    }
+
+    /// The RFC of the party an entity is in `direction` (the issuer of what it issued,
+    /// the receiver of what it received), as written; empty when the document names
+    /// none (a retention's foreign receiver).
+    pub fn party(&self, direction: Direction) -> &str {
+        match (self, direction) {
+            (AnyPrepared::Invoice(doc), Direction::Issued) => &doc.cfdi.issuer.tax_id,
+            (AnyPrepared::Invoice(doc), Direction::Received) => &doc.cfdi.receiver.tax_id,
+            (AnyPrepared::Retention(doc), Direction::Issued) => &doc.retention.issuer.tax_id,
+            (AnyPrepared::Retention(doc), Direction::Received) => doc
+                .retention
+                .receiver
+                .as_ref()
+                .and_then(|x| x.national.as_ref())
+                .map_or("", |n| n.tax_id.as_str()),
+        }
+    }
+
+    /// Stores it down its class's path (stage 2); the stored document's id.
+    pub fn store(
+        &self,
+        tx: &Tx,
+        owner: Owner,
+        direction: Direction,
+        listed: Option<&Metadata>,
+    ) -> Result<String, IngestError> {
+        match self {
+            AnyPrepared::Invoice(doc) => super::store_invoice(tx, owner, direction, listed, doc),
+            AnyPrepared::Retention(doc) => {
+                super::store_retention(tx, owner, direction, listed, doc)
+            }
+        }
+    }
+}
+
+/// Stage 1 of a run of `class`: records its listing; returns the positions whose XML
+/// is still to be stored.
+pub fn record_listing_of(
+    class: DocumentClass,
+    tx: &Conn,
+    owner: Owner,
+    direction: Direction,
+    rows: &[Metadata],
+) -> anyhow::Result<Vec<usize>> {
+    match class {
+        DocumentClass::Invoices => super::record_listing(tx, owner, direction, rows),
+        DocumentClass::Retentions => super::record_retention_listing(tx, owner, rows),
+    }
 }

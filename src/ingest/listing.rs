@@ -3,7 +3,9 @@
 //! (`apply_status`, also what the SAT's status service's answers go through).
 
 use super::{payments, Owner};
+use crate::db::classes::Stored;
 use crate::db::{self, invoices::write, invoices::write::Known, Conn};
+use crate::domain::class::InvoiceClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use std::collections::BTreeSet;
@@ -79,7 +81,7 @@ pub fn apply_status(
     cancelled_at: Option<&str>,
     now: &str,
 ) -> anyhow::Result<()> {
-    db::invoice_changes::mark(tx, owner.batch, &known.id)?;
+    db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, &known.id)?;
     write::set_status(tx, &known.id, status, cancelled_at, now)?;
     if known.processed {
         let mut affected = BTreeSet::from([uuid.to_owned()]);

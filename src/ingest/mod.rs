@@ -1,15 +1,15 @@
-//! The one ingestion path for invoices and retentions (`class` tells them apart by
-//! their root element; `retentions` stores the second class), shared by both channels'
-//! extractions, the `invoices import` command and tests. Stage 1 (`listing`) records what the
-//! authority's listing says (metadata-only rows, invisible through the API, and status
-//! changes such as cancellations); stage 2 (`documents`) stores a parsed document byte
-//! for byte with its PDF; `payments` keeps payment aggregates right whatever order
+//! The one ingestion path for every document class (`class` tells them apart by their
+//! root element and sends each down its class's path: `invoices`, `retentions`), shared
+//! by the channels' extractions, the `invoices import` command and tests. Stage 1
+//! (`listing`) records what the authority's listing says (metadata-only rows, invisible
+//! through the API, and status changes such as cancellations); stage 2 (`invoices`)
+//! stores a parsed invoice byte for byte with its PDF; `payments` keeps payment aggregates right whatever order
 //! documents arrive in: every change recomputes the invoices it can affect from all
 //! stored entries. All SQL is in `db::invoices::write`, `db::documents` and
 //! `db::payment_entries`.
 
 mod class;
-mod documents;
+mod invoices;
 mod listing;
 mod payments;
 mod retentions;
@@ -18,8 +18,8 @@ mod retentions;
 mod tests;
 
 pub use crate::db::invoices::write::Owner;
-pub use class::{prepare_any, AnyPrepared};
-pub use documents::{ingest_document, prepare, same_document, store_document, Prepared};
+pub use class::{prepare_any, record_listing_of, AnyPrepared};
+pub use invoices::{ingest_invoice, prepare, same_document, store_invoice, Prepared};
 pub use listing::{apply_status, record_listing};
 pub use retentions::{
     prepare_retention, record_retention_listing, set_retention_status, store_retention,

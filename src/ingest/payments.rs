@@ -3,7 +3,9 @@
 
 use super::Owner;
 use crate::cfdi::{Cfdi, InvoiceType};
+use crate::db::classes::Stored;
 use crate::db::{self, invoices::write, Conn};
+use crate::domain::class::InvoiceClass;
 use crate::domain::payments::{self, Aggregate, Entry};
 use std::collections::BTreeSet;
 
@@ -86,7 +88,7 @@ fn recompute(tx: &Conn, owner: Owner, uuid: &str) -> anyhow::Result<()> {
         cancelled: basis.cancelled,
     };
     let agg = aggregate_of(tx, entity_id, uuid, &invoice)?;
-    db::invoice_changes::mark(tx, owner.batch, &basis.id)?;
+    db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, &basis.id)?;
     write::set_payments(tx, &basis.id, &agg)
 }
 

@@ -1,20 +1,23 @@
 //! A CFDI de Retenciones through the ingestion path: parsed and compressed before the
 //! write transaction, then stored under the invoices' rules for a UUID seen again (the
 //! same bytes, or the same document written out again, are idempotent; another document
-//! claiming a stored UUID is refused and the stored one kept). A retention has no
+//! claiming a stored UUID, a stored invoice's included, is refused and the stored one
+//! kept). A retention has no
 //! metadata-only row: a listing's entries (stage 1, `record_retention_listing`) keep
 //! their status in `retention_listings` for the XML stored after them, and apply it to
 //! one already stored. Its events (`retention.created`, `retention.updated`) are
-//! coalesced per batch like the invoices' (`db::retention_changes`, flushed with them).
+//! coalesced per batch like the invoices' (`db::changes`, flushed with them).
 
 use super::IngestError;
 use crate::cfdi::CfdiError;
-use crate::db::documents::{self, Class, ToStore};
+use crate::db::classes::Stored;
+use crate::db::documents::{self, ToStore};
 use crate::db::retentions::{self, Owner};
-use crate::db::{retention_changes, Conn, Tx};
+use crate::db::{changes, invoices, Conn, Tx};
+use crate::domain::class::RetentionClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
-use crate::retenciones::Retention;
+use crate::retention::Retention;
 
 /// A retention parsed and encoded for storing.
 #[derive(Debug)]
@@ -66,8 +69,13 @@ pub fn store_retention(
             return Err(IngestError::UuidTaken { uuid });
         }
     }
+    // One UUID, one document of either class: a stored invoice of the entity holds it
+    // (its metadata-only row, a listing's entry, is no document yet).
+    if let Some((_, true)) = invoices::find(tx, owner.entity_id, &uuid)? {
+        return Err(IngestError::UuidTaken { uuid });
+    }
     if let Some(id) = &existing {
-        retention_changes::mark(tx, owner.batch, id)?;
+        changes::mark(tx, &RetentionClass::TRACKED, owner.batch, id)?;
     }
     let new = existing.is_none();
     let id = existing.unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -91,9 +99,9 @@ pub fn store_retention(
         doc.pdf.is_some(),
     )?;
     if new {
-        retention_changes::mark_new(tx, owner.batch, &id)?;
+        changes::mark_new(tx, &RetentionClass::TRACKED, owner.batch, &id)?;
     }
-    documents::put_files(tx, Class::Retention, &id, &doc.xml, doc.pdf.as_ref())?;
+    documents::put_files(tx, RetentionClass::FILES, &id, &doc.xml, doc.pdf.as_ref())?;
     Ok(id)
 }
 
@@ -127,7 +135,7 @@ pub fn set_retention_status(tx: &Conn, batch: &str, id: &str, m: &Metadata) -> a
     if stored == status && stored_at == cancelled_at {
         return Ok(());
     }
-    retention_changes::mark(tx, batch, id)?;
+    changes::mark(tx, &RetentionClass::TRACKED, batch, id)?;
     retentions::set_status(tx, id, &status, cancelled_at.as_deref())?;
     Ok(())
 }
@@ -143,10 +151,10 @@ fn listing_status(m: &Metadata) -> (String, Option<String>) {
 /// Whether `doc` is the document stored as retention `id`: the same XML bytes, or an
 /// XML that reads the same (every parsed field equal, the stamp included).
 fn is_stored(tx: &Conn, id: &str, doc: &PreparedRetention) -> anyhow::Result<bool> {
-    if documents::holds_xml_of(tx, Class::Retention, id, &doc.xml)? {
+    if documents::holds_xml_of(tx, RetentionClass::FILES, id, &doc.xml)? {
         return Ok(true);
     }
-    let Some(stored) = documents::get_of(tx, Class::Retention, id, "xml")? else {
+    let Some(stored) = documents::get_of(tx, RetentionClass::FILES, id, "xml")? else {
         return Ok(true);
     };
     Ok(Retention::parse(&stored).is_ok_and(|stored| stored == doc.retention))

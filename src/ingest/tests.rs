@@ -53,7 +53,7 @@ fn field(conn: &db::Conn, uuid: &str, name: &str) -> Option<String> {
 
 fn ingest_all(conn: &db::Conn, docs: &[Vec<u8>]) {
     for d in docs {
-        ingest_document(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
+        ingest_invoice(conn, OWNER, Direction::Issued, None, d, None).expect("ingests");
     }
 }
 
@@ -134,10 +134,10 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
     let xml = sample("cfdi33-pago10-duplicate-docto-bom.xml");
     let stamped = sample("cfdi40-ingreso-pue-real-tfd.xml");
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, None, &xml, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, None, &xml, None),
         Err(IngestError::Cfdi(CfdiError::Unstamped))
     ));
-    let a = ingest_document(
+    let a = ingest_invoice(
         &conn,
         OWNER,
         Direction::Issued,
@@ -146,7 +146,7 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
         Some(b"%PDF-1.7"),
     )
     .expect("first");
-    let b = ingest_document(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
+    let b = ingest_invoice(&conn, OWNER, Direction::Issued, None, &stamped, None).expect("again");
     assert_eq!(a, b);
     let n = testing::count(&conn, "invoices");
     assert_eq!(n, 1);
@@ -191,7 +191,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
     };
     assert_eq!(visible(&conn), 0);
     let xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
-    ingest_document(&conn, OWNER, Direction::Issued, Some(&meta), &xml, None).expect("ingest");
+    ingest_invoice(&conn, OWNER, Direction::Issued, Some(&meta), &xml, None).expect("ingest");
     assert_eq!(visible(&conn), 1);
     assert!(
         record_listing(&conn, OWNER, Direction::Issued, std::slice::from_ref(&meta))
@@ -208,7 +208,7 @@ fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply(
     assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("0.00"));
     let wrong = meta_for("00000000-0000-0000-0000-000000000001");
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, Some(&wrong), &xml, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, Some(&wrong), &xml, None),
         Err(IngestError::UuidMismatch { .. })
     ));
 }
@@ -253,7 +253,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     let mut taken = vec![];
     for (name, bytes) in crate::samples::xml_files("cfdi-samples") {
         let parsed = Cfdi::parse_stamped(&bytes);
-        let ingested = ingest_document(&conn, OWNER, Direction::Received, None, &bytes, None);
+        let ingested = ingest_invoice(&conn, OWNER, Direction::Received, None, &bytes, None);
         if let Err(IngestError::UuidTaken { uuid }) = &ingested {
             taken.push((name, uuid.clone()));
             continue;
@@ -273,7 +273,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     );
     let half = &sample("cfdi40-ingreso-pue-real-tfd.xml")[..500];
     assert!(matches!(
-        ingest_document(&conn, OWNER, Direction::Issued, None, half, None),
+        ingest_invoice(&conn, OWNER, Direction::Issued, None, half, None),
         Err(IngestError::Cfdi(_))
     ));
 }
@@ -281,7 +281,7 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
 /// The events of `batch` once it ends: (event, invoice uuid, changes).
 fn flush_events(conn: &db::Memory, batch: &str) -> Vec<(String, String, serde_json::Value)> {
     let before = testing::count(conn, "events");
-    conn.tx(|tx| crate::events::invoices::flush(tx, batch, i64::MAX))
+    conn.tx(|tx| crate::events::documents::flush(tx, batch, i64::MAX))
         .expect("flush");
     testing::event_payloads(conn, before)
         .into_iter()
@@ -315,7 +315,7 @@ fn each_batch_sends_one_event_per_invoice_it_changed_visibly() {
     // Processed: each appears once, as it is at the end (paid), however often touched.
     let ppd_xml = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
     for (xml, meta) in [(&ppd_xml, &listing[0]), (&pay_xml, &listing[1])] {
-        ingest_document(&conn, batch("b"), Direction::Issued, Some(meta), xml, None)
+        ingest_invoice(&conn, batch("b"), Direction::Issued, Some(meta), xml, None)
             .expect("ingest");
     }
     let created = flush_events(&conn, "b");
@@ -428,7 +428,7 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
     assert!(!entries_before.is_empty());
 
     let forged = with_uuid("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", uuid);
-    let refused = ingest_document(&conn, OWNER, Direction::Issued, None, &forged, None);
+    let refused = ingest_invoice(&conn, OWNER, Direction::Issued, None, &forged, None);
     match refused {
         Err(IngestError::UuidTaken { uuid: u }) => assert_eq!(u, uuid),
         other => panic!("refused, not {other:?}"),
@@ -447,10 +447,10 @@ fn a_different_document_under_a_stored_uuid_is_refused_and_nothing_of_the_first_
     assert_eq!(n, 2);
 
     // The same bytes, and the same document written out again, are still accepted.
-    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &complement, None);
+    let again = ingest_invoice(&conn, OWNER, Direction::Issued, None, &complement, None);
     assert_eq!(again.expect("the same bytes"), id);
     let rewritten = [&complement[..], b"\n"].concat();
-    let again = ingest_document(&conn, OWNER, Direction::Issued, None, &rewritten, None);
+    let again = ingest_invoice(&conn, OWNER, Direction::Issued, None, &rewritten, None);
     assert_eq!(again.expect("written out again"), id);
     assert_eq!(
         db::documents::get(&conn, &id, "xml").expect("xml"),
@@ -542,4 +542,51 @@ fn a_retention_listing_keeps_its_status_for_the_xml_and_updates_a_stored_one_onc
             "cancelled_at": {"from": "2015-03-01T10:00:00", "to": null}
         })
     );
+}
+
+/// One stamp UUID names one document of an entity, whichever class it is: an invoice
+/// and a retention under the same UUID, in either order, store the first and refuse
+/// the second (and nothing of it is written).
+#[test]
+fn an_invoice_and_a_retention_never_share_a_uuid_in_either_order() {
+    let retention_xml = retention_sample("ret10-intereses-tfd10.xml");
+    let retention = prepare_retention(&retention_xml, None).expect("prepares");
+    let uuid = retention.retention.uuid().expect("stamped").to_string();
+    let invoice_xml = variant("cfdi40-ingreso-pue-real-tfd.xml", &uuid, "MXN", "1000.00");
+    let invoice = prepare(&invoice_xml, None).expect("prepares");
+    assert_eq!(invoice.cfdi.uuid().expect("stamped"), uuid);
+    let store_invoice = |conn: &db::Memory| {
+        conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice)))
+            .expect("tx")
+    };
+    let store_ret = |conn: &db::Memory| {
+        conn.tx(|tx| {
+            Ok(store_retention(
+                tx,
+                OWNER,
+                Direction::Issued,
+                None,
+                &retention,
+            ))
+        })
+        .expect("tx")
+    };
+    let taken = |r: Result<String, IngestError>| match r {
+        Err(IngestError::UuidTaken { uuid: u }) => u,
+        other => panic!("refused as taken, got {other:?}"),
+    };
+
+    let conn = db();
+    store_invoice(&conn).expect("the invoice first");
+    assert_eq!(taken(store_ret(&conn)), uuid);
+    assert_eq!(testing::count(&conn, "retentions"), 0);
+    assert_eq!(testing::count(&conn, "retention_documents"), 0);
+    store_invoice(&conn).expect("the invoice again is itself");
+
+    let conn = db();
+    store_ret(&conn).expect("the retention first");
+    assert_eq!(taken(store_invoice(&conn)), uuid);
+    assert_eq!(testing::count(&conn, "invoices"), 0);
+    assert_eq!(testing::count(&conn, "documents"), 0);
+    store_ret(&conn).expect("the retention again is itself");
 }

@@ -1,4 +1,5 @@
-//! Running an extraction: choose its channel, then let the channel advance it, storing
+//! Running an extraction: the registry chooses its channel (which opens its own
+//! credential), then the channel advances it, storing
 //! what it fetches through the ingest path (`RunSink`) with the run's counts. Each state
 //! change and its `extraction.update` commit together. A run cut short (stop, crash, a
 //! wait on the SAT) is picked up again where its channel left it.
@@ -6,14 +7,13 @@
 use super::outcome::Outcome;
 use crate::app::Context;
 use crate::db::{self, extractions::Extraction, jobs::Job, Db};
-use crate::domain::efirma::EfirmaStatus;
-use crate::domain::entity::CredentialStatus;
+use crate::domain::class::DocumentClass;
 use crate::domain::event::Kind;
-use crate::domain::extraction::{Channel, Direction, DocumentClass, FailedReason, Status};
+use crate::domain::extraction::{Direction, FailedReason, Status};
 use crate::domain::listing::Metadata;
 use crate::events;
-use crate::ingest::{self, AnyPrepared, IngestError, Owner};
-use crate::sat::{Credential, Fetched, Resume, Run, RunContext, Secret, Sink, Step};
+use crate::ingest::{self, IngestError, Owner};
+use crate::sat::{self, Fetched, Resume, Run, RunContext, Secret, Sink, Step, Verdict};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// After this many attempts that ended in an unexpected error, the run fails
@@ -32,12 +32,7 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         }
         Err(e) if job.attempts >= MAX_ATTEMPTS => {
             log::error!("extraction {} failed for good: {e:#}", job.target_id);
-            finish(
-                ctx,
-                &job.target_id,
-                Some(FailedReason::InternalError),
-                Refused::Nothing,
-            )?;
+            finish(ctx, &job.target_id, Some(FailedReason::InternalError), None)?;
             Ok(Outcome::Done)
         }
         Err(e) => Err(e),
@@ -54,115 +49,36 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     let Some(entity) = db::entities::get_any(&ctx.db.conn()?, &ext.entity_id)? else {
         return Ok(Outcome::Done);
     };
-    let channel = match ext.channel {
-        Some(channel) => channel,
-        // The SAT serves CFDI de Retenciones through the e.firma web service only: a run
-        // of them needs a usable e.firma (checked when it was asked for, and again now).
-        None if ext.document_class == DocumentClass::Retentions => {
-            match entity.efirma.as_ref().map(|f| f.current_status()) {
-                Some(EfirmaStatus::Valid) => {}
-                Some(EfirmaStatus::Pending) => {
-                    return fail(
-                        ctx,
-                        &ext.id,
-                        FailedReason::CredentialsNotValidated,
-                        Refused::Nothing,
-                    )
-                }
-                _ => {
-                    log::warn!(
-                        "extraction {}: retentions need the entity's e.firma, which it no longer has in force",
-                        ext.id
-                    );
-                    return fail(
-                        ctx,
-                        &ext.id,
-                        FailedReason::InvalidCredentials,
-                        Refused::Nothing,
-                    );
-                }
+    let channel = match ext.channel.as_deref() {
+        Some(name) => ctx
+            .channels
+            .named(name)
+            .ok_or_else(|| anyhow::anyhow!("extraction {}: no channel {name:?}", ext.id))?,
+        None => match ctx.channels.choose(&entity, ext.document_class) {
+            Ok(channel) => {
+                start(ctx, &ext.id, channel.name())?;
+                channel
             }
-            start(ctx, &ext.id, Channel::Efirma)?;
-            Channel::Efirma
-        }
-        None => {
-            // An e.firma checked by the service and in force is preferred: no captcha
-            // and far larger requests. Otherwise the CIEC, which must be valid.
-            let channel = if entity.efirma.as_ref().is_some_and(|f| f.usable()) {
-                Channel::Efirma
-            } else {
-                match entity.credential_status {
-                    CredentialStatus::Valid => Channel::Ciec,
-                    CredentialStatus::Pending => {
-                        return fail(
-                            ctx,
-                            &ext.id,
-                            FailedReason::CredentialsNotValidated,
-                            Refused::Nothing,
-                        )
-                    }
-                    CredentialStatus::Invalid => {
-                        return fail(
-                            ctx,
-                            &ext.id,
-                            FailedReason::InvalidCredentials,
-                            Refused::Nothing,
-                        )
-                    }
-                }
-            };
-            start(ctx, &ext.id, channel)?;
-            channel
-        }
+            Err(reason) => {
+                log::info!(
+                    "extraction {}: no channel can run it now: {}",
+                    ext.id,
+                    reason.as_str()
+                );
+                return fail(ctx, &ext.id, reason, None);
+            }
+        },
     };
     let Some(period) = ext.period() else {
-        return fail(ctx, &ext.id, FailedReason::InternalError, Refused::Nothing);
+        return fail(ctx, &ext.id, FailedReason::InternalError, None);
     };
-    // The credential the channel logs in with, and the one it would turn invalid.
-    let sealed;
-    let (secret, refused) = match channel {
-        Channel::Ciec => {
-            let credential = Credential {
-                tax_id: entity.tax_id.clone(),
-                password: ctx.cipher.open(&entity.ciec_ciphertext)?,
-            };
-            (Secret::Ciec(credential), Refused::Ciec)
-        }
-        Channel::Efirma => {
-            let Some(stored) = db::efirmas::sealed(&ctx.db.conn()?, &entity.id)? else {
-                log::warn!(
-                    "extraction {}: the e.firma was removed during the run",
-                    ext.id
-                );
-                return fail(
-                    ctx,
-                    &ext.id,
-                    FailedReason::InvalidCredentials,
-                    Refused::Nothing,
-                );
-            };
-            sealed = stored;
-            if entity
-                .efirma
-                .as_ref()
-                .is_none_or(|e| e.current_status() == EfirmaStatus::Expired)
-            {
-                log::warn!(
-                    "extraction {}: the e.firma expired or was removed during the run",
-                    ext.id
-                );
-                return fail(
-                    ctx,
-                    &ext.id,
-                    FailedReason::InvalidCredentials,
-                    Refused::Nothing,
-                );
-            }
-            (
-                Secret::Efirma(super::credential::efirma_key(ctx, &sealed, &entity.tax_id)?),
-                Refused::Efirma(&sealed),
-            )
-        }
+    let Some(secret) = channel.open(&ctx.db.conn()?, &ctx.cipher, &entity)? else {
+        log::warn!(
+            "extraction {}: the {} credential was removed or lapsed during the run",
+            ext.id,
+            channel.name()
+        );
+        return fail(ctx, &ext.id, FailedReason::InvalidCredentials, None);
     };
     let run = Run {
         context: RunContext {
@@ -187,12 +103,17 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         direction: ext.direction,
         class: ext.document_class,
     };
-    match ctx.channels.get(channel).advance(&run, &sink)? {
-        Step::Done => finish(ctx, &ext.id, None, Refused::Nothing).map(|_| Outcome::Done),
+    match channel.advance(&run, &sink)? {
+        Step::Done => finish(ctx, &ext.id, None, None).map(|_| Outcome::Done),
         Step::Wait(after) => Ok(Outcome::Wait { after }),
         Step::Retry { after, error } => Ok(Outcome::Retry { after, error }),
-        Step::Failed(reason) => fail(ctx, &ext.id, reason, Refused::Nothing),
-        Step::CredentialRefused => fail(ctx, &ext.id, FailedReason::InvalidCredentials, refused),
+        Step::Failed(reason) => fail(ctx, &ext.id, reason, None),
+        Step::CredentialRefused => fail(
+            ctx,
+            &ext.id,
+            FailedReason::InvalidCredentials,
+            Some((channel, &secret)),
+        ),
     }
 }
 
@@ -222,14 +143,8 @@ impl Sink for RunSink<'_> {
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
         self.db.tx(|tx| {
             tx.lock(db::Lock::Entity(self.owner.entity_id))?;
-            let pending = match self.class {
-                DocumentClass::Invoices => {
-                    ingest::record_listing(tx, self.owner, self.direction, rows)?
-                }
-                DocumentClass::Retentions => {
-                    ingest::record_retention_listing(tx, self.owner, rows)?
-                }
-            };
+            let pending =
+                ingest::record_listing_of(self.class, tx, self.owner, self.direction, rows)?;
             db::extractions::add_counts(tx, self.extraction_id, rows.len() as i64, 0)?;
             resume(tx)?;
             Ok(pending)
@@ -245,12 +160,7 @@ impl Sink for RunSink<'_> {
                 // A bad document is logged and left metadata-only; it never stops the others.
                 let (owner, direction, listed) = (self.owner, self.direction, doc.listed);
                 let stored = match &doc.prepared {
-                    Ok(AnyPrepared::Invoice(prepared)) => {
-                        ingest::store_document(tx, owner, direction, listed, prepared)
-                    }
-                    Ok(AnyPrepared::Retention(prepared)) => {
-                        ingest::store_retention(tx, owner, direction, listed, prepared)
-                    }
+                    Ok(prepared) => prepared.store(tx, owner, direction, listed),
                     Err(e) => Err(IngestError::Cfdi(e.clone())),
                 };
                 match stored {
@@ -314,13 +224,13 @@ fn transition(
     })
 }
 
-fn start(ctx: &Context, id: &str, channel: Channel) -> anyhow::Result<()> {
+fn start(ctx: &Context, id: &str, channel: &str) -> anyhow::Result<()> {
     transition(
         ctx,
         id,
         |e| {
             let now = crate::time::now();
-            e.channel = Some(channel);
+            e.channel = Some(channel.to_string());
             e.status = Status::Running;
             e.started_at = Some(now.clone());
             e.updated_at = now;
@@ -329,13 +239,9 @@ fn start(ctx: &Context, id: &str, channel: Channel) -> anyhow::Result<()> {
     )
 }
 
-/// Which credential the authority refused during the run: it turns `invalid` (with its
-/// `entity.update`) in the transaction that fails the extraction.
-enum Refused<'a> {
-    Nothing,
-    Ciec,
-    Efirma(&'a db::efirmas::SealedEfirma),
-}
+/// The credential the authority refused during the run, and its channel: it turns
+/// `invalid` (with its `entity.update`) in the transaction that fails the extraction.
+type Refused<'a> = Option<(&'a dyn sat::Channel, &'a Secret)>;
 
 fn fail(
     ctx: &Context,
@@ -357,7 +263,7 @@ fn finish(
     reason: Option<FailedReason>,
     refused: Refused,
 ) -> anyhow::Result<()> {
-    events::invoices::flush_all(&ctx.db, id)?;
+    events::documents::flush_all(&ctx.db, id)?;
     transition(
         ctx,
         id,
@@ -371,21 +277,12 @@ fn finish(
             }
         },
         |tx, ext| {
-            events::invoices::flush(tx, id, i64::MAX)?;
+            events::documents::flush(tx, id, i64::MAX)?;
             match refused {
-                Refused::Nothing => Ok(()),
-                Refused::Ciec => match db::entities::get_any(tx, &ext.entity_id)? {
-                    Some(mut entity) if entity.credential_status != CredentialStatus::Invalid => {
-                        super::credential::set_status(tx, &mut entity, CredentialStatus::Invalid)
-                    }
-                    _ => Ok(()),
-                },
-                Refused::Efirma(sealed) => super::credential::set_efirma_status(
-                    tx,
-                    &ext.entity_id,
-                    sealed,
-                    EfirmaStatus::Invalid,
-                ),
+                Some((channel, secret)) => {
+                    super::credential::record(tx, channel, &ext.entity_id, secret, Verdict::Invalid)
+                }
+                None => Ok(()),
             }
         },
     )

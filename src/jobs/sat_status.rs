@@ -4,7 +4,8 @@
 //! (`db::invoices::sat_status`), planned by `sat::status::policy`.
 //!
 //! - Rate: at most `--sat-status-rate` checks a second, service-wide (one thread per
-//!   server, one server per data directory).
+//!   server, one server per data directory). Checks asked for on demand come first,
+//!   taking turns between organizations (`store::next_due`).
 //! - Outage: an answer that is not the service's (unreachable, timeout, HTTP error,
 //!   SOAP fault, garbage) pauses every check, 1 s, 2 s, 4 s ... up to 5 minutes; the
 //!   pause is kept in `settings`, so a restart keeps backing off, and the first good
@@ -19,8 +20,10 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 use crate::app::Context;
 use crate::cfdi::Cfdi;
+use crate::db::classes::Stored;
 use crate::db::Work;
 use crate::db::{self, invoices::sat_status as store, Tx};
+use crate::domain::class::InvoiceClass;
 use crate::domain::sat_status::{Efos, State};
 use crate::ingest::{apply_status, Owner};
 use crate::sat::status::policy::{self, Facts, Pace};
@@ -77,6 +80,8 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
         );
     }
     let mut last_start: Option<Instant> = None;
+    // Whose check went last: checks on demand take turns between organizations.
+    let mut last_org: Option<String> = None;
     while !ctx.stopping() {
         let seen = ctx.db.waker().current(Work::StatusChecks);
         if let Some(pause) = outage.pause() {
@@ -92,9 +97,14 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
             continue;
         }
         let now = crate::time::now();
-        match ctx.db.conn().and_then(|c| store::next_due(&c, &now)) {
+        let next = ctx
+            .db
+            .conn()
+            .and_then(|c| store::next_due(&c, &now, last_org.as_deref()));
+        match next {
             Ok(Some(due)) => {
                 last_start = Some(Instant::now());
+                last_org = Some(due.org_id.clone());
                 if let Err(e) = check(ctx, checker, &due, &mut outage) {
                     log::error!("sat status: checking invoice {} failed: {e:#}", due.id);
                     ctx.db.waker().wait(Work::StatusChecks, seen, IDLE_POLL);
@@ -219,7 +229,7 @@ fn record(tx: &Tx, pace: &Pace, due: &store::Due, answer: &Answer) -> anyhow::Re
     let now_text = crate::time::format(now);
     // A cancellation recomputes the entity's balances (`db::Lock::Entity`).
     tx.lock(db::Lock::Entity(&due.entity_id))?;
-    db::invoice_changes::mark(tx, &batch, &due.id)?;
+    db::changes::mark(tx, &InvoiceClass::TRACKED, &batch, &due.id)?;
     let found = decision.state != State::NotFound && decision.state != State::NotRegistered;
     store::record(
         tx,
@@ -240,8 +250,8 @@ fn record(tx: &Tx, pace: &Pace, due: &store::Due, answer: &Answer) -> anyhow::Re
             apply_status(tx, owner, &known, &due.uuid, "cancelled", None, &now_text)?;
         }
     }
-    while crate::events::invoices::flush(tx, &batch, crate::events::invoices::CHUNK)?
-        == crate::events::invoices::CHUNK as usize
+    while crate::events::documents::flush(tx, &batch, crate::events::documents::CHUNK)?
+        == crate::events::documents::CHUNK as usize
     {}
     Ok(())
 }

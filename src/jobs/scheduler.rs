@@ -6,9 +6,11 @@
 
 use crate::app::Context;
 use crate::db::{self, schedules::Schedule, Conn, Tx};
-use crate::domain::extraction::{DocumentClass, NewExtraction};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::NewExtraction;
 use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
 use crate::periodic::Periodic;
+use crate::sat::Channels;
 use std::sync::Arc;
 
 /// The scheduler's thread: a `Periodic` task every `--schedule-tick`.
@@ -20,7 +22,7 @@ impl Scheduler {
         let periodic = Periodic::spawn("scheduler", interval, move || {
             // The runs it queues wake the workers when it commits. Busy or failed: the
             // same schedules are due at the next tick.
-            if let Err(e) = ctx.db.tx(|tx| tick(tx, chrono::Utc::now())) {
+            if let Err(e) = ctx.db.tx(|tx| tick(tx, &ctx.channels, chrono::Utc::now())) {
                 log::warn!("scheduler tick failed: {e:#}");
             }
             interval
@@ -33,21 +35,22 @@ impl Scheduler {
     }
 }
 
-/// Whether the entity can run an extraction on some channel: its CIEC is not known to
-/// be invalid, or it has a usable e.firma. A pending CIEC counts (the run waits for it).
-fn credentials_usable(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
-    use crate::domain::entity::CredentialStatus;
-    Ok(db::entities::get_any(conn, entity_id)?.is_some_and(|e| {
-        e.credential_status != CredentialStatus::Invalid
-            || e.efirma.as_ref().is_some_and(|f| f.usable())
-    }))
+/// Whether the entity's scheduled runs may work on some channel: one whose credential
+/// is in force or waiting for its check (the run waits for it).
+fn credentials_usable(conn: &Conn, channels: &Channels, entity_id: &str) -> anyhow::Result<bool> {
+    Ok(db::entities::get_any(conn, entity_id)?
+        .is_some_and(|e| channels.may_run(&e, DocumentClass::Invoices)))
 }
 
 /// One pass at `now`; returns how many extractions it queued.
-pub fn tick(conn: &Tx, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
+pub fn tick(
+    conn: &Tx,
+    channels: &Channels,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<usize> {
     conn.lock(db::Lock::Scheduler)?;
     for mut s in db::schedules::credential_changes(conn)? {
-        let usable = credentials_usable(conn, &s.entity_id)?;
+        let usable = credentials_usable(conn, channels, &s.entity_id)?;
         if s.active && !usable {
             s.pause(PAUSED_INVALID_CREDENTIALS);
             db::schedules::update(conn, &s)?;
@@ -58,7 +61,7 @@ pub fn tick(conn: &Tx, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usi
     }
     let mut queued = 0;
     for mut s in db::schedules::due(conn, &crate::time::format(now))? {
-        if !credentials_usable(conn, &s.entity_id)? {
+        if !credentials_usable(conn, channels, &s.entity_id)? {
             s.pause(PAUSED_INVALID_CREDENTIALS);
         } else if !db::extractions::schedule_has_open_run(conn, &s.id)? {
             queued += run(conn, &mut s, now)?;
@@ -115,6 +118,32 @@ mod tests {
             .expect("found")
     }
 
+    /// The CIEC channel, over a portal the scheduler never calls.
+    fn channels() -> Channels {
+        struct Unreachable;
+        impl crate::sat::ciec::Authority for Unreachable {
+            fn validate(
+                &self,
+                _: &crate::sat::ciec::Credential,
+            ) -> Result<(), crate::sat::SatError> {
+                Err(crate::sat::SatError::Unavailable(
+                    "not in these tests".into(),
+                ))
+            }
+            fn login(
+                &self,
+                _: &crate::sat::ciec::Credential,
+                _: &crate::sat::RunContext,
+            ) -> Result<Box<dyn crate::sat::ciec::Session>, crate::sat::SatError> {
+                Err(crate::sat::SatError::Unavailable(
+                    "not in these tests".into(),
+                ))
+            }
+        }
+        let ciec = crate::sat::ciec::CiecChannel::new(Arc::new(Unreachable));
+        Channels::new(vec![Arc::new(ciec)])
+    }
+
     fn set_credential(conn: &Conn, entity: &db::entities::Entity, status: &str) {
         db::testing::set_credential_status(conn, &entity.id, status);
     }
@@ -123,20 +152,26 @@ mod tests {
     fn a_due_slot_queues_each_direction_once_and_skips_while_its_run_is_open() {
         let (conn, _, s) = setup();
         let now = chrono::Utc::now();
-        assert_eq!(conn.tx(|tx| tick(tx, now)).expect("tick"), 2);
+        assert_eq!(conn.tx(|tx| tick(tx, &channels(), now)).expect("tick"), 2);
         let after = reload(&conn, &s);
         assert_eq!(
             after.next_run_at,
             crate::time::format(now + chrono::Duration::hours(1))
         );
-        assert_eq!(conn.tx(|tx| tick(tx, now)).expect("not due"), 0);
+        assert_eq!(
+            conn.tx(|tx| tick(tx, &channels(), now)).expect("not due"),
+            0
+        );
         // Two hours later the runs are still pending: the slot is skipped, not queued.
         let later = now + chrono::Duration::hours(2);
-        assert_eq!(conn.tx(|tx| tick(tx, later)).expect("skipped"), 0);
+        assert_eq!(
+            conn.tx(|tx| tick(tx, &channels(), later)).expect("skipped"),
+            0
+        );
         assert!(reload(&conn, &s).next_run_at > crate::time::format(later));
         db::testing::finish_extractions(&conn);
         assert_eq!(
-            conn.tx(|tx| tick(tx, later + chrono::Duration::hours(2)))
+            conn.tx(|tx| tick(tx, &channels(), later + chrono::Duration::hours(2)))
                 .expect("runs"),
             2
         );
@@ -146,7 +181,11 @@ mod tests {
     fn invalid_credentials_pause_and_valid_ones_resume() {
         let (conn, entity, s) = setup();
         set_credential(&conn, &entity, "invalid");
-        assert_eq!(conn.tx(|tx| tick(tx, chrono::Utc::now())).expect("tick"), 0);
+        assert_eq!(
+            conn.tx(|tx| tick(tx, &channels(), chrono::Utc::now()))
+                .expect("tick"),
+            0
+        );
         let paused = reload(&conn, &s);
         assert!(!paused.active);
         assert_eq!(
@@ -154,7 +193,11 @@ mod tests {
             Some(PAUSED_INVALID_CREDENTIALS)
         );
         set_credential(&conn, &entity, "valid");
-        assert_eq!(conn.tx(|tx| tick(tx, chrono::Utc::now())).expect("tick"), 2);
+        assert_eq!(
+            conn.tx(|tx| tick(tx, &channels(), chrono::Utc::now()))
+                .expect("tick"),
+            2
+        );
         let resumed = reload(&conn, &s);
         assert!(resumed.active && resumed.paused_reason.is_none());
     }

@@ -3,8 +3,6 @@
 //! from the database at each scrape. Served by `scrape` on `--metrics-address`, a
 //! listener of its own (`server`), never on the API's port.
 
-pub mod server;
-
 use crate::db::stats::Counts;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;

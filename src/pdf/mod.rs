@@ -6,12 +6,15 @@
 //! [`Canvas`] lays text out from the top of a page down and starts a new page when one
 //! is full, wrapping each line to its column with Adobe's metrics of the two fonts
 //! ([`Font::fit`]), so nothing runs past the margin; [`invoice`] renders a parsed
-//! CFDI; the sandbox renders its own invoices.
+//! CFDI and [`retention`] a CFDI de Retenciones, as Mexico prints them (`text`: amounts
+//! with `$` and separators, dates day first, each SAT code with its catalog's
+//! description, totals in words); the sandbox renders its own invoices.
 
 pub mod invoice;
 mod qr;
 pub mod retention;
 mod stamp;
+mod text;
 pub mod verification;
 
 use std::sync::LazyLock;

@@ -1,8 +1,10 @@
 //! The stamp's block every printed CFDI ends with: the TimbreFiscalDigital's data beside
 //! the verification QR code, then the seals and the stamp's original string.
 
+use super::text::or_dash;
 use super::{Canvas, Font, LEFT};
 use crate::cfdi::Stamp;
+use crate::format::date_time;
 
 /// Side of the verification QR code, in points (about 3.5 cm).
 const QR_SIDE: f32 = 100.0;
@@ -18,10 +20,6 @@ pub(super) struct Stamped<'a> {
     pub verification: Option<String>,
     /// The closing line saying what the page represents.
     pub closing: &'a str,
-}
-
-fn or_dash(value: Option<&str>) -> &str {
-    value.filter(|v| !v.is_empty()).unwrap_or("-")
 }
 
 /// The stamp's data beside the verification QR code, then the seals and the
@@ -42,7 +40,10 @@ pub(super) fn block(canvas: &mut Canvas, doc: &Stamped) {
         format!("Folio fiscal (UUID): {}", or_dash(stamp.uuid.as_deref())),
         format!(
             "Fecha y hora de certificación: {}",
-            or_dash(stamp.certified_at.as_deref())
+            stamp
+                .certified_at
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), date_time)
         ),
         format!(
             "RFC del proveedor de certificación: {}",

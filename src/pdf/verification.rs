@@ -17,7 +17,7 @@
 
 use crate::cfdi::printed::{legacy_total, seal_tail, total as total_text};
 use crate::cfdi::{Cfdi, Version};
-use crate::retenciones::{self, Retention};
+use crate::retention::{self, Retention};
 
 const VERIFY_URL: &str = "https://verificacfdi.facturaelectronica.sat.gob.mx/default.aspx";
 const RETENTION_VERIFY_URL: &str = "https://prodretencionverificacion.clouda.sat.gob.mx/";
@@ -54,10 +54,10 @@ pub fn retention_payload(r: &Retention) -> Option<String> {
     };
     let total = r.totals.operation;
     Some(match r.version {
-        retenciones::Version::V10 => {
+        retention::Version::V10 => {
             format!("?re={re}&{to}&tt={}&id={uuid}", legacy_total(total))
         }
-        retenciones::Version::V20 => format!(
+        retention::Version::V20 => format!(
             "{RETENTION_VERIFY_URL}?id={uuid}&re={re}&{to}&tt={}&fe={}",
             total_text(total),
             encode(seal_tail(r.seal.as_deref().unwrap_or("")))

@@ -7,8 +7,8 @@ use crate::auth::AuthUser;
 use crate::db::{self, efirmas::SealedEfirma};
 use crate::domain::efirma::EfirmaCertificate;
 use crate::domain::efirma::NewEfirma;
-use crate::error::{ApiError, ApiResult};
 use crate::events;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
 use crate::http::{heavy::Heavy, request_log::RequestId};
 use crate::http::{
@@ -60,7 +60,7 @@ async fn put_entity_efirma(
             }
             db::efirmas::upsert(tx, &id, &sealed, &summary)?;
             credential::enqueue(tx, &id)?;
-            credential::enqueue_expiry(tx, &id, &summary.valid_to)?;
+            credential::enqueue_lapse(tx, &id, &summary.valid_to)?;
             let entity = db::entities::get(tx, &user.org_id, &id)?;
             if let Some(e) = &entity {
                 events::entity_changed(tx, e)?;

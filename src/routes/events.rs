@@ -4,7 +4,8 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::event::FeedFilter;
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::keyed_by_id;
 use crate::http::Ctx;
 use crate::http::{ids, pagination::Page, query::Query};

@@ -5,12 +5,12 @@
 use rocket::response::{self, stream::ReaderStream, Responder, Response};
 use rocket::{get, routes, Request, Route, State};
 
-use super::invoices::parse_filter;
-use super::retentions::parse_filter as parse_retention_filter;
+use super::documents::Served;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
 use crate::export::spool::{self, Spooled, Start};
 use crate::export::{self, Format, Rows};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::heavy::{Download, Heavy};
 use crate::http::query::Query;
 use crate::http::Ctx;
@@ -20,27 +20,6 @@ pub fn routes() -> Vec<Route> {
     routes![export_invoices, export_items, export_retentions]
 }
 
-/// What an export writes.
-enum Source {
-    Invoices(Rows),
-    Retentions,
-}
-
-/// A source with its validated filters.
-enum Job {
-    Invoices(Rows, crate::db::invoices::Filter),
-    Retentions(crate::db::retentions::Filter),
-}
-
-impl Source {
-    fn file_stem(&self) -> &'static str {
-        match self {
-            Source::Invoices(rows) => rows.file_stem(),
-            Source::Retentions => "retentions",
-        }
-    }
-}
-
 #[get("/v1/invoices/export")]
 async fn export_invoices(
     user: AuthUser,
@@ -48,7 +27,7 @@ async fn export_invoices(
     ctx: &Ctx,
     heavy: &State<Heavy>,
 ) -> ApiResult<Export> {
-    start(user, &query, ctx, heavy, Source::Invoices(Rows::Invoices)).await
+    start(user, &query, ctx, heavy, &export::INVOICES).await
 }
 
 #[get("/v1/invoices/export/items")]
@@ -58,7 +37,7 @@ async fn export_items(
     ctx: &Ctx,
     heavy: &State<Heavy>,
 ) -> ApiResult<Export> {
-    start(user, &query, ctx, heavy, Source::Invoices(Rows::Items)).await
+    start(user, &query, ctx, heavy, &export::ITEMS).await
 }
 
 #[get("/v1/retentions/export")]
@@ -68,19 +47,19 @@ async fn export_retentions(
     ctx: &Ctx,
     heavy: &State<Heavy>,
 ) -> ApiResult<Export> {
-    start(user, &query, ctx, heavy, Source::Retentions).await
+    start(user, &query, ctx, heavy, &export::RETENTIONS).await
 }
 
 /// Validates the query, starts writing on the heavy pool (in the organization's turn)
 /// into a spool and waits for the first bytes: an export that fails before writing
 /// anything is a 500, not an empty 200. The turn ends when the file is written, however
 /// slowly the client reads it.
-async fn start(
+async fn start<C: Served>(
     user: AuthUser,
     query: &Query,
     ctx: &Ctx,
     heavy: &Heavy,
-    source: Source,
+    rows: &'static Rows<C>,
 ) -> ApiResult<Export> {
     let mut errors = FieldErrors::new();
     let format = match query.get("format") {
@@ -90,11 +69,7 @@ async fn start(
             Format::Csv
         }),
     };
-    let file_stem = source.file_stem();
-    let job = match source {
-        Source::Invoices(rows) => Job::Invoices(rows, parse_filter(query, &mut errors)),
-        Source::Retentions => Job::Retentions(parse_retention_filter(query, &mut errors)),
-    };
+    let filter = C::parse_filter(query, &mut errors);
     errors.into_result()?;
     let download = heavy.download(&user.org_id)?;
     let turn = heavy.turn(&user.org_id).await?;
@@ -103,14 +78,7 @@ async fn start(
     let task = heavy.spawn(move || {
         let _turn = turn;
         let mut out = out;
-        let written = match &job {
-            Job::Invoices(rows, filter) => {
-                export::write(&db, &user.org_id, filter, *rows, format, &mut out)
-            }
-            Job::Retentions(filter) => {
-                export::write_retentions(&db, &user.org_id, filter, format, &mut out)
-            }
-        };
+        let written = export::write(&db, &user.org_id, &filter, rows, format, &mut out);
         out.finish(written.is_ok());
         written
     });
@@ -134,7 +102,7 @@ async fn start(
         spooled,
         download,
         format,
-        file_stem,
+        file_stem: rows.file_stem,
     })
 }
 

@@ -2,9 +2,10 @@
 
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::efirma::EfirmaStatus;
-use crate::domain::extraction::{Channel, DocumentClass, NewExtraction, Status};
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{NewExtraction, Status};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;
@@ -35,11 +36,15 @@ async fn create_extraction(
     let once = key.once(Some(&body))?;
     let new = NewExtraction::parse(&body).map_err(ApiError::Validation)?;
     let org_id = user.org_id.clone();
+    let channels = ctx.channels.clone();
     idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
         let Some(entity) = db::entities::get(tx, &org_id, &new.entity_id)? else {
             return Ok(Err(ApiError::FieldNotFound("entity_id")));
         };
-        if new.document_class == DocumentClass::Retentions && !can_extract_retentions(&entity) {
+        // The contract's invoice runs are always taken (one without a usable
+        // credential fails `invalid_credentials`); other classes need a channel.
+        let class = new.document_class;
+        if class != DocumentClass::Invoices && !channels.may_run(&entity, class) {
             let mut errors = FieldErrors::new();
             errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
             return Ok(Err(ApiError::Validation(errors)));
@@ -53,20 +58,10 @@ async fn create_extraction(
     .await?
 }
 
-/// Why an entity without an e.firma cannot have its retentions extracted.
+/// Why an entity without an e.firma cannot have its retentions extracted (the only
+/// class some entities have no channel for: the CIEC's status is the contract's, and
+/// an invoice run of an entity whose CIEC is invalid fails `invalid_credentials`).
 const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
-
-/// The SAT serves CFDI de Retenciones through the e.firma web service only: the entity
-/// needs an e.firma that is, or may still turn out, in force (a pending one is checked
-/// before the run starts).
-fn can_extract_retentions(entity: &db::entities::Entity) -> bool {
-    entity.efirma.as_ref().is_some_and(|f| {
-        matches!(
-            f.current_status(),
-            EfirmaStatus::Valid | EfirmaStatus::Pending
-        )
-    })
-}
 
 #[get("/v1/extractions")]
 async fn list_extractions(
@@ -99,6 +94,7 @@ async fn list_extractions(
 #[get("/v1/extractions/<id>")]
 async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
     let id = ids::parse(id)?;
+    let channels = ctx.channels.clone();
     let found = ctx
         .db
         .read(move |c| {
@@ -106,9 +102,13 @@ async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<V
                 return Ok(None);
             };
             let mut view = ext.view();
-            // An e.firma run says what it waits on at the SAT, and when it checks next.
-            if ext.channel == Some(Channel::Efirma) && ext.status == Status::Running {
-                view["waiting"] = db::sat_requests::waiting_view(c, &ext.id)?.into();
+            // A run says what it waits on at the SAT, and when it checks next, when its
+            // channel keeps one.
+            let channel = ext.channel.as_deref().and_then(|n| channels.named(n));
+            if let Some(channel) = channel.filter(|_| ext.status == Status::Running) {
+                if let Some(waiting) = channel.waiting(c, &ext.id)? {
+                    view["waiting"] = waiting;
+                }
             }
             Ok(Some(view))
         })

@@ -4,6 +4,7 @@
 //! path ids only after validating their input. An unknown `/v1` path is answered by the
 //! 404 catcher, which authenticates first (see `catchers`).
 
+pub mod documents;
 pub mod efirmas;
 pub mod entities;
 pub mod events;
@@ -12,6 +13,7 @@ pub mod extractions;
 pub mod invoices;
 pub mod retentions;
 pub mod schedules;
+pub mod seals;
 pub mod service;
 pub mod summary;
 pub mod webhooks;
@@ -27,6 +29,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(retentions::routes());
     all.extend(exports::routes());
     all.extend(schedules::routes());
+    all.extend(seals::routes());
     all.extend(summary::routes());
     all.extend(webhooks::routes());
     all

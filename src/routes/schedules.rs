@@ -3,7 +3,8 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::schedule::{NewSchedule, SchedulePatch, PAUSED_BY_USER};
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;

@@ -7,11 +7,12 @@ use rocket::serde::json::Json;
 use rocket::{get, routes, Request, Route, State};
 use serde::Serialize;
 
-use super::invoices::date;
+use super::documents::date;
 use crate::auth::AuthUser;
-use crate::db::{self, summary::Period};
-use crate::domain::efos::{Exposures, Situation};
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::db::{self, entities::Entity, summary::Period};
+use crate::domain::list_69b::{Exposures, Situation};
+use crate::domain::FieldErrors;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
 use crate::http::{heavy::Heavy, ids, query::Query};
 use crate::summary::{self, Builder};
@@ -81,12 +82,12 @@ async fn entity_summary(
     let direction = params.direction.clone();
     let (db, org) = (ctx.db.clone(), user.org_id.clone());
     // A year of documents: heavy work, in the organization's turn on its own pool.
-    let view = heavy
-        .run(&org, move || -> anyhow::Result<Option<View>> {
+    let found = heavy
+        .run(&org, move || -> anyhow::Result<Option<(View, Entity)>> {
             let c = &*db.conn()?;
-            if db::entities::get(c, &user.org_id, &id)?.is_none() {
+            let Some(entity) = db::entities::get(c, &user.org_id, &id)? else {
                 return Ok(None);
-            }
+            };
             let (from_text, before) = (day(from), crate::time::day_after(to));
             let period = Period {
                 org_id: &user.org_id,
@@ -123,10 +124,10 @@ async fn entity_summary(
                 summary: builder.finish(),
                 definitive_69b_issuers,
             };
-            Ok(Some(view))
+            Ok(Some((view, entity)))
         })
-        .await?
-        .ok_or(ApiError::NotFound)?;
+        .await?;
+    let (view, entity) = found.ok_or(ApiError::NotFound)?;
     if !params.xlsx {
         return Ok(Summary::Json(Json(Box::new(view))));
     }
@@ -139,7 +140,11 @@ async fn entity_summary(
     );
     let bytes = heavy
         .run(&org, move || {
-            summary::sheet::write(&view).map_err(|e| ApiError::Internal(e.into()))
+            let taxpayer = summary::sheet::Taxpayer {
+                tax_id: &entity.tax_id,
+                name: &entity.name,
+            };
+            summary::sheet::write(&view, &taxpayer).map_err(|e| ApiError::Internal(e.into()))
         })
         .await?;
     Ok(Summary::Xlsx { bytes, filename })
@@ -168,12 +173,14 @@ pub struct View {
 /// last, cancelled ones left out.
 fn definitive_issuers(c: &db::Conn, p: &Period) -> anyhow::Result<Vec<serde_json::Value>> {
     let mut exposures = Exposures::default();
-    let which = db::efos::Flagged {
+    let which = db::list_69b::Flagged {
         direction: Some("received"),
         period: Some((p.from, p.before)),
         situation: Some(Situation::Definitive),
     };
-    db::efos::each_flagged_invoice(c, p.org_id, p.entity_id, &which, |l, i| exposures.add(l, i))?;
+    db::list_69b::each_flagged_invoice(c, p.org_id, p.entity_id, &which, |l, i| {
+        exposures.add(l, i)
+    })?;
     Ok(exposures.lines())
 }
 

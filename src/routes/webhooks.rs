@@ -3,7 +3,7 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::webhook::{self, NewWebhook};
-use crate::error::{ApiError, ApiResult};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{keyed_by_id, list_by_id};
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;

@@ -12,8 +12,9 @@
 use super::docs::{self as sandbox_docs, SandboxInvoice};
 use crate::db::sandbox::{listings, SandboxStore};
 use crate::domain::extraction::{Direction, Period};
+use crate::sat::ciec::Credential;
 use crate::sat::ciec::{Authority, Session};
-use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
+use crate::sat::{Document, Metadata, RunContext, SatError};
 use std::collections::HashMap;
 use std::time::Duration;
 

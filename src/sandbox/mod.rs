@@ -11,58 +11,28 @@ pub mod ciec;
 pub mod docs;
 pub mod efirma;
 pub mod list_69b;
+pub mod rccf;
 pub mod status;
 
 use crate::db::sandbox::SandboxStore;
-use crate::db::Db;
-use crate::sat::ciec::CiecChannel;
-use crate::sat::efirma::EfirmaChannel;
-use crate::sat::{Channel, Run, SatError, Secret, Sink, Step};
+use crate::sat::{ciec::Authority, efirma::Service};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Both channels against the simulated SAT.
+/// The simulated SAT's side of both channels, for the channels' own runs.
 pub struct Sandbox {
-    ciec: CiecChannel,
-    efirma: EfirmaChannel,
+    pub portal: Arc<dyn Authority>,
+    pub web_service: Arc<dyn Service>,
 }
 
 impl Sandbox {
-    /// Opens the sandbox's store in `data_dir`. `db` keeps the e.firma channel's
-    /// requests, as with the real SAT; `poll` is `--sat-ws-poll`, `latency` is
-    /// `--sim-latency`.
-    pub fn open(
-        data_dir: &Path,
-        db: Db,
-        latency: Duration,
-        poll: Duration,
-    ) -> anyhow::Result<Sandbox> {
+    /// Opens the sandbox's store in `data_dir`; `latency` is `--sim-latency`.
+    pub fn open(data_dir: &Path, latency: Duration) -> anyhow::Result<Sandbox> {
         let store = SandboxStore::open(data_dir)?;
         Ok(Sandbox {
-            ciec: CiecChannel::new(Arc::new(ciec::SandboxPortal::new(store.clone(), latency))),
-            efirma: EfirmaChannel::new(
-                Arc::new(efirma::SandboxService::new(store, latency)),
-                db,
-                poll,
-            ),
+            portal: Arc::new(ciec::SandboxPortal::new(store.clone(), latency)),
+            web_service: Arc::new(efirma::SandboxService::new(store, latency)),
         })
-    }
-
-    fn channel(&self, secret: &Secret) -> &dyn Channel {
-        match secret {
-            Secret::Ciec(_) => &self.ciec,
-            Secret::Efirma(_) => &self.efirma,
-        }
-    }
-}
-
-impl Channel for Sandbox {
-    fn validate(&self, secret: &Secret) -> Result<(), SatError> {
-        self.channel(secret).validate(secret)
-    }
-
-    fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
-        self.channel(run.secret).advance(run, sink)
     }
 }

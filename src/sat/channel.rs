@@ -1,14 +1,24 @@
-//! The interface of a tax-authority channel. The extraction job hands a channel the run
-//! and a sink (the ingest path, counting for the run); the channel advances the run as
-//! far as it can now and answers what comes next (`Step`). Everything a channel must
-//! remember between steps (the e.firma's request ids) it stores itself, committed with
-//! the documents it hands the sink, so a run killed at any moment resumes where it was.
+//! The interface of a tax-authority channel, and the registry of those in force. A
+//! channel owns its credential: it says whether an entity's is ready, opens it from the
+//! vault, validates it with the SAT and records the verdict. The extraction job asks the
+//! registry for the channel a run takes, then hands it the run and a sink (the ingest
+//! path, counting for the run); the channel advances the run as far as it can now and
+//! answers what comes next (`Step`). Everything a channel must remember between steps
+//! (the e.firma's request ids) it stores itself, committed with the documents it hands
+//! the sink, so a run killed at any moment resumes where it was. The jobs name no
+//! channel: a new one is its folder under `sat/` and its place in the registry
+//! (`commands/serve.rs`).
 
 use crate::cfdi::CfdiError;
+use crate::crypto::Cipher;
+use crate::db::entities::Entity;
 use crate::db::Conn;
-use crate::domain::extraction::{Channel as Kind, Direction, DocumentClass, FailedReason, Period};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::domain::listing::Metadata;
 use crate::ingest::AnyPrepared;
+use serde_json::Value;
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,42 +34,71 @@ pub enum SatError {
     Internal(#[from] anyhow::Error),
 }
 
-/// An entity's login at the portal. Never logged.
-pub struct Credential {
-    pub tax_id: String,
-    pub password: String,
+/// A channel's credential, opened from the vault for one call: the entity's RFC and
+/// what the channel stored, which only that channel reads (each puts its own type in).
+/// Never logged.
+pub struct Secret {
+    tax_id: String,
+    opened: Box<dyn Any + Send + Sync>,
 }
 
-impl std::fmt::Debug for Credential {
+impl Secret {
+    pub fn new<T: Any + Send + Sync>(tax_id: &str, opened: T) -> Secret {
+        Secret {
+            tax_id: tax_id.to_string(),
+            opened: Box::new(opened),
+        }
+    }
+
+    pub fn tax_id(&self) -> &str {
+        &self.tax_id
+    }
+
+    /// What the channel put in; an error when it is another channel's.
+    pub fn opened<T: Any>(&self, channel: &str) -> Result<&T, SatError> {
+        self.opened.downcast_ref().ok_or_else(|| {
+            SatError::Internal(anyhow::anyhow!(
+                "the {channel} channel was given another channel's credential"
+            ))
+        })
+    }
+}
+
+impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credential")
+        f.debug_struct("Secret")
             .field("tax_id", &self.tax_id)
             .finish_non_exhaustive()
     }
 }
 
-/// A stored e.firma, unsealed: the certificate, the encrypted private key and its
-/// password. The channel opens it (it passed every check when uploaded).
-pub struct EfirmaKey {
-    pub tax_id: String,
-    pub certificate: Vec<u8>,
-    pub key: Vec<u8>,
-    pub password: String,
+/// A channel's credential for an entity, as stored: what a run may expect of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// Checked and in force.
+    Ready,
+    /// Not checked yet: a run waits for the check.
+    Pending,
+    /// Absent, refused or lapsed.
+    Unusable,
 }
 
-/// The credential a channel is given, opened from the vault for one call.
-pub enum Secret {
-    Ciec(Credential),
-    Efirma(EfirmaKey),
+/// A check's verdict on a stored credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Valid,
+    Invalid,
+    /// Lapsed (an e.firma's certificate): recorded without asking the SAT.
+    Expired,
 }
 
-impl Secret {
-    pub fn tax_id(&self) -> &str {
-        match self {
-            Secret::Ciec(c) => &c.tax_id,
-            Secret::Efirma(k) => &k.tax_id,
-        }
-    }
+/// What a credential check of one channel has to do now.
+pub enum Due {
+    Nothing,
+    /// Ask the SAT whether it accepts the credential.
+    Check(Secret),
+    /// Record a verdict known without the SAT.
+    Record(Secret, Verdict),
 }
 
 /// Identifies the run a conversation belongs to (the sandbox keys its state on it).
@@ -129,31 +168,82 @@ pub trait Sink: Sync {
 }
 
 pub trait Channel: Send + Sync {
+    /// The channel's name: an extraction's `channel`, as the API shows and the database
+    /// keeps it.
+    fn name(&self) -> &'static str;
+    /// Whether it serves this class of documents.
+    fn offers(&self, class: DocumentClass) -> bool;
+    /// Its credential for the entity, as stored.
+    fn readiness(&self, entity: &Entity) -> Readiness;
+    /// Opens its stored credential for one call; None when the entity has none in force
+    /// (removed or lapsed since the run started).
+    fn open(&self, conn: &Conn, cipher: &Cipher, entity: &Entity)
+        -> anyhow::Result<Option<Secret>>;
+    /// What a check of its credential has to do now.
+    fn due(&self, conn: &Conn, cipher: &Cipher, entity: &Entity) -> anyhow::Result<Due>;
     /// Checks a credential once: `InvalidCredentials` when the SAT refuses it.
     fn validate(&self, secret: &Secret) -> Result<(), SatError>;
+    /// Records a verdict on the stored credential `secret` was opened from, in the
+    /// caller's transaction, unless it changed since (then the check queued by that
+    /// change decides). True when the stored status changed.
+    fn record(
+        &self,
+        tx: &Conn,
+        entity_id: &str,
+        secret: &Secret,
+        verdict: Verdict,
+    ) -> anyhow::Result<bool>;
     /// Advances the run as far as it can go now.
     fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step>;
-}
-
-/// The channels in force, by the API's `channel`.
-#[derive(Clone)]
-pub struct Channels {
-    pub ciec: Arc<dyn Channel>,
-    pub efirma: Arc<dyn Channel>,
-}
-
-impl Channels {
-    pub fn get(&self, kind: Kind) -> &dyn Channel {
-        match kind {
-            Kind::Ciec => &*self.ciec,
-            Kind::Efirma => &*self.efirma,
-        }
+    /// What a running extraction of this channel waits on at the SAT, for its view.
+    fn waiting(&self, _conn: &Conn, _extraction_id: &str) -> anyhow::Result<Option<Value>> {
+        Ok(None)
     }
 }
 
-/// A secret of another channel: a bug of the caller.
-pub fn wrong_secret(channel: &str) -> SatError {
-    SatError::Internal(anyhow::anyhow!(
-        "the {channel} channel was given another channel's credential"
-    ))
+/// The channels in force, in order of preference.
+#[derive(Clone)]
+pub struct Channels(Vec<Arc<dyn Channel>>);
+
+impl Channels {
+    /// `preferred` first: a run takes the first one ready for it.
+    pub fn new(preferred: Vec<Arc<dyn Channel>>) -> Channels {
+        Channels(preferred)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &dyn Channel> {
+        self.0.iter().map(|c| &**c)
+    }
+
+    /// The channel of that name (an extraction's `channel`).
+    pub fn named(&self, name: &str) -> Option<&dyn Channel> {
+        self.all().find(|c| c.name() == name)
+    }
+
+    /// The channel a run of `class` for `entity` takes now: the first one ready, in
+    /// order of preference. When none is, why: the last channel that serves the class
+    /// decides (`credentials_not_validated` while its credential waits for its check).
+    pub fn choose(
+        &self,
+        entity: &Entity,
+        class: DocumentClass,
+    ) -> Result<&dyn Channel, FailedReason> {
+        let mut reason = FailedReason::InvalidCredentials;
+        for channel in self.all().filter(|c| c.offers(class)) {
+            match channel.readiness(entity) {
+                Readiness::Ready => return Ok(channel),
+                Readiness::Pending => reason = FailedReason::CredentialsNotValidated,
+                Readiness::Unusable => reason = FailedReason::InvalidCredentials,
+            }
+        }
+        Err(reason)
+    }
+
+    /// Whether a run of `class` for `entity` may work: some channel that serves it has a
+    /// credential in force or waiting for its check.
+    pub fn may_run(&self, entity: &Entity, class: DocumentClass) -> bool {
+        self.all()
+            .filter(|c| c.offers(class))
+            .any(|c| c.readiness(entity) != Readiness::Unusable)
+    }
 }

@@ -6,20 +6,22 @@
 //!
 //! Each channel talks to the SAT through its own conversation trait (`ciec::Authority`,
 //! `efirma::Service`), implemented by the real SAT's client and by the sandbox
-//! (`crate::sandbox`), so the sandbox runs the channels' own logic. A new channel is a
-//! new folder here implementing `Channel`, and one line in `Channels`.
+//! (`crate::sandbox`), so the sandbox runs the channels' own logic. Each channel also
+//! keeps its own credential (its `vault.rs`). A new channel is a new folder here
+//! implementing `Channel`, and its place in the registry (`commands/serve.rs`).
 //!
 //! `status` is not a channel: the SAT's public status service, asked about one CFDI
 //! the service already holds.
 
+pub mod certificates;
 pub mod channel;
 pub mod ciec;
 pub mod efirma;
-pub mod efos_list;
+pub mod list_69b;
 pub mod status;
 
 pub use crate::domain::listing::{Document, Metadata};
 pub use channel::{
-    Channel, Channels, Credential, EfirmaKey, Fetched, Resume, Run, RunContext, SatError, Secret,
-    Sink, Step,
+    Channel, Channels, Due, Fetched, Readiness, Resume, Run, RunContext, SatError, Secret, Sink,
+    Step, Verdict,
 };

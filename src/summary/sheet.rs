@@ -1,173 +1,342 @@
-//! The summary as a one-sheet XLSX, written from its JSON (so the sheet holds exactly
-//! what the API answers): the period, then one block per section with a bold title
-//! and header, amounts as numbers where Excel holds them exactly and dates as date
-//! cells (as the exports do).
+//! The summary as a one-sheet XLSX for an accountant, written from its JSON (so the
+//! sheet holds exactly the figures the API answers): the taxpayer by RFC and name and
+//! the period, then one block per section with a bold Spanish title and headers. Codes
+//! carry their catalog's description (`I - Ingreso`, `002 - IVA`), the API's words are
+//! Spanish (`Facturas`, `Trasladado`, why a payment was left out), amounts are numbers
+//! with a currency format (`$#,##0.00`, the currency's code after it when it is not
+//! pesos) where Excel holds them exactly, rates percentages, and dates date cells
+//! (`dd/mm/yyyy`).
+
+use std::collections::HashMap;
 
 use rust_xlsxwriter::{Format, Workbook, Worksheet, XlsxError};
 use serde_json::Value;
 
+use crate::catalogs::{Catalog, Edition};
 use crate::export::xlsx::{number, DateFormats};
+use crate::format::is_pesos;
 
-/// Each section: its title, the summary's key and the columns of its rows.
-const SECTIONS: &[(&str, &str, &[&str])] = &[
+/// The taxpayer the summary is of.
+pub struct Taxpayer<'a> {
+    pub tax_id: &'a str,
+    pub name: &'a str,
+}
+
+/// How a column shows its JSON field.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// As written.
+    Text,
+    /// A code with its catalog's description.
+    Code(Catalog),
+    /// An API word in Spanish.
+    Words(fn(&str) -> &str),
+    /// An amount in the line's currency (its `currency` field).
+    Money,
+    /// An amount in pesos.
+    Pesos,
+    /// A count of documents.
+    Count,
+    /// A rate: a percentage, but for a Cuota (an amount per unit).
+    Rate,
+    /// A date or timestamp.
+    Date,
+}
+
+type Column = (&'static str, &'static str, Kind);
+
+const TOTALS: &[Column] = &[
     (
-        "Totals by type and currency",
-        "totals",
-        &[
-            "type",
-            "currency",
-            "count",
-            "subtotal",
-            "discount",
-            "taxes_transferred",
-            "taxes_withheld",
-            "total",
-            "local_taxes_transferred",
-            "local_taxes_withheld",
-        ],
+        "Tipo de comprobante",
+        "type",
+        Kind::Code(Catalog::TipoDeComprobante),
+    ),
+    ("Moneda", "currency", Kind::Text),
+    ("Comprobantes", "count", Kind::Count),
+    ("Subtotal", "subtotal", Kind::Money),
+    ("Descuento", "discount", Kind::Money),
+    ("Impuestos trasladados", "taxes_transferred", Kind::Money),
+    ("Impuestos retenidos", "taxes_withheld", Kind::Money),
+    ("Total", "total", Kind::Money),
+    (
+        "Impuestos locales trasladados",
+        "local_taxes_transferred",
+        Kind::Money,
     ),
     (
-        "Net: invoices (I) minus credit notes (E)",
+        "Impuestos locales retenidos",
+        "local_taxes_withheld",
+        Kind::Money,
+    ),
+];
+
+const TAXES: &[Column] = &[
+    ("Origen", "source", Kind::Words(source)),
+    ("Tipo", "kind", Kind::Words(tax_kind)),
+    ("Impuesto", "tax", Kind::Code(Catalog::Impuesto)),
+    ("Tipo factor", "factor", Kind::Text),
+    ("Tasa o cuota", "rate", Kind::Rate),
+    ("Moneda", "currency", Kind::Text),
+    ("Base", "base", Kind::Money),
+    ("Importe", "amount", Kind::Money),
+    ("Comprobantes", "count", Kind::Count),
+    ("Base en pesos", "base_mxn", Kind::Pesos),
+    ("Importe en pesos", "amount_mxn", Kind::Pesos),
+];
+
+/// Each section: its title, the summary's key and its columns.
+const SECTIONS: &[(&str, &str, &[Column])] = &[
+    ("Totales por tipo de comprobante y moneda", "totals", TOTALS),
+    (
+        "Neto: facturas (I) menos notas de crédito (E)",
         "net",
         &[
-            "currency",
-            "count",
-            "subtotal",
-            "discount",
-            "taxes_transferred",
-            "taxes_withheld",
-            "total",
-            "local_taxes_transferred",
-            "local_taxes_withheld",
+            ("Moneda", "currency", Kind::Text),
+            ("Comprobantes", "count", Kind::Count),
+            ("Subtotal", "subtotal", Kind::Money),
+            ("Descuento", "discount", Kind::Money),
+            ("Impuestos trasladados", "taxes_transferred", Kind::Money),
+            ("Impuestos retenidos", "taxes_withheld", Kind::Money),
+            ("Total", "total", Kind::Money),
+            (
+                "Impuestos locales trasladados",
+                "local_taxes_transferred",
+                Kind::Money,
+            ),
+            (
+                "Impuestos locales retenidos",
+                "local_taxes_withheld",
+                Kind::Money,
+            ),
         ],
     ),
-    ("Taxes by tax and rate", "taxes", TAX_COLUMNS),
-    ("Cash-basis IVA", "cash_basis_iva", TAX_COLUMNS),
+    ("Impuestos por impuesto y tasa", "taxes", TAXES),
+    ("IVA en flujo de efectivo", "cash_basis_iva", TAXES),
     (
-        "Payments left out of the cash basis",
+        "Pagos que no entran al IVA en flujo de efectivo",
         "unresolved_payments",
         &[
-            "payment_invoice_id",
-            "related_uuid",
-            "paid_at",
-            "currency",
-            "amount_paid",
-            "reason",
+            ("Complemento de pago (id)", "payment_invoice_id", Kind::Text),
+            ("UUID del documento pagado", "related_uuid", Kind::Text),
+            ("Fecha de pago", "paid_at", Kind::Date),
+            ("Moneda", "currency", Kind::Text),
+            ("Importe pagado", "amount_paid", Kind::Money),
+            ("Motivo", "reason", Kind::Words(reason)),
         ],
     ),
-    ("Local taxes", "local_taxes", TAX_COLUMNS),
-    ("Payroll ISR withheld", "payroll_taxes", TAX_COLUMNS),
+    ("Impuestos locales", "local_taxes", TAXES),
+    ("ISR retenido en nómina", "payroll_taxes", TAXES),
     (
-        "Withheld from the entity (issued invoices and received retentions, in pesos)",
+        "Retenido a la entidad (facturas emitidas y retenciones recibidas, en pesos)",
         "withholdings",
         &[
-            "source",
-            "tax",
-            "tax_name",
-            "payment_type",
-            "count",
-            "amount_mxn",
+            ("Origen", "source", Kind::Words(source)),
+            ("Impuesto", "tax", Kind::Code(Catalog::Impuesto)),
+            (
+                "Tipo de pago",
+                "payment_type",
+                Kind::Code(Catalog::TipoPagoRet),
+            ),
+            ("Comprobantes", "count", Kind::Count),
+            ("Importe en pesos", "amount_mxn", Kind::Pesos),
         ],
     ),
     (
-        "Received from definitive 69-B issuers (not deductible)",
+        "Recibidos de emisores definitivos en la lista 69-B (no deducibles)",
         "definitive_69b_issuers",
         &[
-            "tax_id",
-            "name",
-            "definitive_sat",
-            "definitive_dof",
-            "list_version",
-            "currency",
-            "count",
-            "subtotal",
-            "total",
+            ("RFC", "tax_id", Kind::Text),
+            ("Nombre", "name", Kind::Text),
+            ("Definitivo (SAT)", "definitive_sat", Kind::Date),
+            ("Definitivo (DOF)", "definitive_dof", Kind::Date),
+            ("Versión de la lista", "list_version", Kind::Count),
+            ("Moneda", "currency", Kind::Text),
+            ("Comprobantes", "count", Kind::Count),
+            ("Subtotal", "subtotal", Kind::Money),
+            ("Total", "total", Kind::Money),
         ],
     ),
 ];
 
-const TAX_COLUMNS: &[&str] = &[
-    "source",
-    "kind",
-    "tax",
-    "tax_name",
-    "factor",
-    "rate",
-    "currency",
-    "base",
-    "amount",
-    "count",
-    "base_mxn",
-    "amount_mxn",
-];
+/// The summary's sources (`source`), in Spanish.
+fn source(word: &str) -> &str {
+    match word {
+        "invoices" => "Facturas",
+        "pue" => "Facturas PUE",
+        "payments" => "Pagos (complementos)",
+        "credit_notes" => "Notas de crédito",
+        "payroll" => "Nómina",
+        "net" => "Neto",
+        "retentions" => "Retenciones recibidas",
+        "total" => "Total",
+        other => other,
+    }
+}
 
-/// The fields that hold a date or a timestamp: date cells.
-const DATES: &[&str] = &["from", "to", "paid_at", "definitive_sat", "definitive_dof"];
+fn tax_kind(word: &str) -> &str {
+    match word {
+        "transferred" => "Trasladado",
+        "withheld" => "Retenido",
+        other => other,
+    }
+}
 
-/// The period's fields, then the exclusions, as name / value rows.
-const HEAD: &[&str] = &["entity_id", "direction", "from", "to"];
-const EXCLUDED: &[&str] = &["cancelled_documents", "cancelled_payments"];
+/// Why a payment entry was left out of the cash basis, in words.
+fn reason(word: &str) -> &str {
+    match word {
+        "invoice_not_found" => "No se encontró el documento pagado",
+        "invoice_cancelled" => "El documento pagado está cancelado",
+        "not_an_income_invoice" => "El documento pagado no es una factura de ingreso (I)",
+        "currency_mismatch" => "El pago está en otra moneda que el documento pagado",
+        "no_amount_paid" => "El pago no dice el importe pagado",
+        "invoice_total_zero" => "El documento pagado tiene total cero",
+        other => other,
+    }
+}
+
+/// The direction, in Spanish.
+fn direction(word: &str) -> &str {
+    match word {
+        "issued" => "Emitidos",
+        "received" => "Recibidos",
+        other => other,
+    }
+}
+
+/// The cell formats, made once per workbook (one per currency an amount is in).
+struct Formats {
+    bold: Format,
+    dates: DateFormats,
+    percent: Format,
+    money: HashMap<String, Format>,
+}
+
+impl Formats {
+    /// `$#,##0.00` in pesos, `$#,##0.00 "USD"` in another currency.
+    fn money(&mut self, currency: Option<&str>) -> &Format {
+        let key = if is_pesos(currency) {
+            String::new()
+        } else {
+            currency.unwrap_or_default().trim().to_owned()
+        };
+        self.money.entry(key).or_insert_with_key(|code| {
+            // A code is letters; anything else would break the format's quotes.
+            let code: String = code.chars().filter(|c| c.is_alphanumeric()).collect();
+            if code.is_empty() {
+                Format::new().set_num_format("$#,##0.00")
+            } else {
+                Format::new().set_num_format(format!("$#,##0.00 \"{code}\""))
+            }
+        })
+    }
+}
 
 /// The workbook's bytes.
-pub fn write(summary: &Value) -> Result<Vec<u8>, XlsxError> {
+pub fn write(summary: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError> {
     let mut book = Workbook::new();
-    let bold = Format::new().set_bold();
-    let dates = DateFormats::default();
-    let sheet = book.add_worksheet().set_name("Summary")?;
-    let mut row = 0u32;
-    for name in HEAD {
-        sheet.write_string_with_format(row, 0, *name, &bold)?;
-        cell(sheet, row, 1, &summary[*name], name, &dates)?;
-        row += 1;
+    let mut formats = Formats {
+        bold: Format::new().set_bold(),
+        dates: DateFormats::day_first(),
+        percent: Format::new().set_num_format("0.00##%"),
+        money: HashMap::new(),
+    };
+    let sheet = book.add_worksheet().set_name("Resumen")?;
+    sheet.set_column_width(0, 28)?;
+    sheet.set_column_range_width(1, 11, 16)?;
+    sheet.write_string_with_format(0, 0, "Resumen fiscal del periodo", &formats.bold)?;
+    let text = |key: &str| summary[key].as_str().unwrap_or_default();
+    for (row, label, value) in [
+        (1, "RFC", taxpayer.tax_id),
+        (2, "Nombre", taxpayer.name),
+        (3, "Comprobantes", direction(text("direction"))),
+    ] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        sheet.write_string(row, 1, value)?;
     }
+    for (row, label, key) in [(4, "Desde", "from"), (5, "Hasta", "to")] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        formats.dates.write(sheet, row, 1, text(key))?;
+    }
+    let mut row = 6u32;
     for (title, key, columns) in SECTIONS {
         row += 1;
-        sheet.write_string_with_format(row, 0, *title, &bold)?;
+        sheet.write_string_with_format(row, 0, *title, &formats.bold)?;
         row += 1;
-        for (col, name) in (0u16..).zip(columns.iter()) {
-            sheet.write_string_with_format(row, col, *name, &bold)?;
+        for (col, (header, _, _)) in (0u16..).zip(columns.iter()) {
+            sheet.write_string_with_format(row, col, *header, &formats.bold)?;
         }
         row += 1;
         for line in summary[*key].as_array().into_iter().flatten() {
-            for (col, name) in (0u16..).zip(columns.iter()) {
-                cell(sheet, row, col, &line[*name], name, &dates)?;
+            for (col, column) in (0u16..).zip(columns.iter()) {
+                cell(sheet, row, col, line, column, &mut formats)?;
             }
             row += 1;
         }
     }
     row += 1;
-    sheet.write_string_with_format(row, 0, "Excluded", &bold)?;
-    for name in EXCLUDED {
+    sheet.write_string_with_format(row, 0, "Excluidos", &formats.bold)?;
+    for (label, key) in [
+        ("Comprobantes cancelados", "cancelled_documents"),
+        ("Pagos de complementos cancelados", "cancelled_payments"),
+    ] {
         row += 1;
-        sheet.write_string_with_format(row, 0, *name, &bold)?;
-        cell(sheet, row, 1, &summary["excluded"][*name], name, &dates)?;
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        if let Some(n) = summary["excluded"][key].as_u64() {
+            sheet.write_number(row, 1, n as f64)?;
+        }
     }
     book.save_to_buffer()
 }
 
-/// Text as a string cell (never a formula), a date field as a date cell, a number as
-/// a number when exact.
+/// One field of a line as its column shows it: text as a string cell (never a
+/// formula), an amount or count as a number when Excel holds it exactly (else its
+/// digits as text), a date as a date cell; null is an empty cell.
 fn cell(
     sheet: &mut Worksheet,
     row: u32,
     col: u16,
-    value: &Value,
-    name: &str,
-    dates: &DateFormats,
+    line: &Value,
+    (_, key, kind): &Column,
+    formats: &mut Formats,
 ) -> Result<(), XlsxError> {
-    match value {
-        Value::String(s) if DATES.contains(&name) => dates.write(sheet, row, col, s)?,
-        Value::String(s) => {
-            sheet.write_string(row, col, s)?;
+    let value = &line[*key];
+    let decimal = |value: &Value| match value {
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    match (kind, value) {
+        (_, Value::Null) => {}
+        (Kind::Date, Value::String(s)) => formats.dates.write(sheet, row, col, s)?,
+        (Kind::Code(catalog), Value::String(s)) => {
+            sheet.write_string(row, col, catalog.label(s, Edition::Cfdi40))?;
         }
-        Value::Number(n) => {
-            let text = n.to_string();
-            match number(&text) {
-                Some(x) => sheet.write_number(row, col, x)?,
-                None => sheet.write_string(row, col, text)?,
+        (Kind::Words(words), Value::String(s)) => {
+            sheet.write_string(row, col, words(s))?;
+        }
+        (Kind::Money | Kind::Pesos | Kind::Rate | Kind::Count, Value::Number(_)) => {
+            let text = decimal(value).unwrap_or_default();
+            let Some(x) = number(&text) else {
+                sheet.write_string(row, col, text)?;
+                return Ok(());
+            };
+            let format = match kind {
+                Kind::Money => Some(formats.money(line["currency"].as_str())),
+                Kind::Pesos => Some(formats.money(None)),
+                Kind::Rate if line["factor"].as_str() != Some("Cuota") => Some(&formats.percent),
+                _ => None,
+            };
+            match format {
+                Some(format) => sheet.write_number_with_format(row, col, x, format)?,
+                None => sheet.write_number(row, col, x)?,
             };
         }
-        Value::Bool(b) => {
+        (_, Value::String(s)) => {
+            sheet.write_string(row, col, s)?;
+        }
+        (_, Value::Number(n)) => {
+            sheet.write_string(row, col, n.to_string())?;
+        }
+        (_, Value::Bool(b)) => {
             sheet.write_boolean(row, col, *b)?;
         }
         _ => {}

@@ -1,12 +1,11 @@
 //! What the data directory holds stays private: file modes, the encryption key, logs.
 
-use crate::common::app::{command, tax_id, TestApp, DEADLINE};
+use crate::common::app::{command, eventually, tax_id, TestApp, DEADLINE};
 use crate::common::engine::{engine, Engine, OnTestDatabase};
 use crate::common::receiver::Receiver;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
@@ -63,17 +62,9 @@ fn serve_refuses_to_start_when_the_key_beside_sealed_credentials_is_missing() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > DEADLINE {
-            let _ = child.kill();
-            panic!("serve started without its key");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = eventually(DEADLINE, "serve to refuse to start without its key", || {
+        child.try_wait().expect("wait")
+    });
     let out = child.wait_with_output().expect("output");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!status.success());

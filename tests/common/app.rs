@@ -59,6 +59,36 @@ pub fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -> Opti
     }
 }
 
+/// Polls `f` every 20 ms until its value has stayed the same for `period`, and returns
+/// that value: the "nothing more happened" check, which adapts to a busy machine where
+/// a fixed sleep is either flaky or slow. Panics when it keeps changing past `DEADLINE`
+/// plus `period`.
+pub fn quiet<T: PartialEq + std::fmt::Debug>(
+    period: Duration,
+    what: &str,
+    mut f: impl FnMut() -> T,
+) -> T {
+    let start = Instant::now();
+    let mut value = f();
+    let mut since = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = f();
+        if now != value {
+            value = now;
+            since = Instant::now();
+        } else if since.elapsed() >= period {
+            return value;
+        }
+        if start.elapsed() > DEADLINE + period {
+            panic!(
+                "{what} kept changing for {:?}: last {value:?}",
+                DEADLINE + period
+            );
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Unique test values
 
@@ -358,6 +388,20 @@ impl Client {
             base_url: base_url.to_string(),
             auth: auth.map(|(e, p)| (e.to_string(), p.to_string())),
             agent: agent(),
+        }
+    }
+
+    /// The same client waiting up to `timeout` for each answer: for heavy requests
+    /// whose time on a busy machine is not what the test checks.
+    pub fn patient(&self, timeout: Duration) -> Client {
+        Client {
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(timeout))
+                .max_redirects(0)
+                .build()
+                .into(),
+            ..self.clone()
         }
     }
 

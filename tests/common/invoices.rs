@@ -364,3 +364,13 @@ pub fn excel_serial(text: &str) -> Option<f64> {
     let epoch = NaiveDate::from_ymd_opt(1899, 12, 30)?.and_hms_opt(0, 0, 0)?;
     Some((at - epoch).num_milliseconds() as f64 / 86_400_000.0)
 }
+
+/// Whether a printed PDF shows `text` inside one of its strings: pdf-writer writes a
+/// string as is (a literal) when its bytes are plain ASCII, else in hexadecimal (a line
+/// with an accent), so both spellings of its WinAnsi bytes are looked for.
+pub fn pdf_shows(pdf: &[u8], text: &str) -> bool {
+    let bytes = cfdi_extract::pdf::win_ansi(text);
+    let hex: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
+    let found = |needle: &[u8]| pdf.windows(needle.len()).any(|w| w == needle);
+    found(&bytes) || found(hex.as_bytes()) || found(hex.to_lowercase().as_bytes())
+}

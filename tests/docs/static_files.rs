@@ -436,3 +436,61 @@ fn reference_scanner_finds_external_hosts() {
     assert_eq!(external_host("[::1]"), None);
     assert_eq!(external_host("http://[::1]:80/x"), None);
 }
+
+/// A newcomer's map: `/docs`' index lists every guide on disk (in "All guides") and
+/// every route of the OpenAPI document (in "Endpoints at a glance"), and nothing else.
+#[test]
+fn the_index_lists_every_guide_and_every_endpoint() {
+    let index = std::fs::read_to_string(docs_dir().join("index.html")).expect("index.html");
+    let section = |id: &str| {
+        let start = index
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("section {id}"));
+        let end = index[start..]
+            .find("<h2")
+            .map_or(index.len(), |n| start + n);
+        index[start..end].to_string()
+    };
+
+    let guides = section("guides");
+    let linked: std::collections::BTreeSet<String> =
+        regex::Regex::new(r#"href="/docs/([a-z0-9-]+)""#)
+            .expect("re")
+            .captures_iter(&guides)
+            .map(|c| c[1].to_string())
+            .filter(|g| g != "api")
+            .collect();
+    let on_disk: std::collections::BTreeSet<String> = docs_files()
+        .into_iter()
+        .filter_map(|(rel, _)| rel.strip_suffix(".html").map(String::from))
+        .filter(|g| !g.contains('/') && g != "index")
+        .collect();
+    assert_eq!(
+        linked, on_disk,
+        "the guides \"All guides\" links against static/docs"
+    );
+
+    let endpoints = section("endpoints");
+    let listed: std::collections::BTreeSet<String> =
+        regex::Regex::new(r#"<span class="m \w+">(\w+)</span>([^<]+)</td>"#)
+            .expect("re")
+            .captures_iter(&endpoints)
+            .map(|c| format!("{} {}", &c[1], c[2].trim()))
+            .collect();
+    let openapi: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(docs_dir().join("api/openapi.json")).expect("openapi.json"),
+    )
+    .expect("json");
+    let mut documented = std::collections::BTreeSet::new();
+    for (path, item) in openapi["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("item").keys() {
+            if ["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                documented.insert(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    assert_eq!(
+        listed, documented,
+        "\"Endpoints at a glance\" against openapi.json"
+    );
+}

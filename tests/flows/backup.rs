@@ -2,7 +2,7 @@
 //! directory, a server there with the same data and working credentials; `check`, the
 //! refusals, and scheduled backups with retention.
 
-use crate::common::app::{cli_on, tax_id, Client, TestApp};
+use crate::common::app::{cli_on, eventually, tax_id, Client, TestApp, DEADLINE};
 use crate::common::invoices::{
     create_extraction, extract, id_of, invoices_by_uuid, month, valid_entity, wait_extraction_done,
 };
@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tempfile::TempDir;
@@ -34,13 +34,27 @@ fn path_str(p: &Path) -> &str {
 }
 
 /// Creates entities over HTTP until stopped; the ids created.
-fn entity_writer(client: Client, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<Vec<String>> {
+/// Creates entities until `stop`, counting them in `count` as they are answered.
+fn entity_writer(
+    client: Client,
+    stop: Arc<AtomicBool>,
+    count: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut created = Vec::new();
         while !stop.load(Ordering::SeqCst) {
             created.push(id_of(&client.create_entity(&tax_id("LOD"), "12345678")));
+            count.fetch_add(1, Ordering::SeqCst);
         }
         created
+    })
+}
+
+/// Waits until the writer has created `more` entities beyond `seen`.
+fn written(count: &AtomicUsize, seen: usize, more: usize) -> usize {
+    eventually(DEADLINE, "the writer's entities", || {
+        let n = count.load(Ordering::SeqCst);
+        (n >= seen + more).then_some(n)
     })
 }
 
@@ -59,16 +73,17 @@ fn a_backup_taken_under_load_restores_into_a_new_directory_and_serves_the_same_d
 
     // Writes and an extraction run while the backup is taken.
     let stop = Arc::new(AtomicBool::new(false));
-    let writer = entity_writer(app.client(), stop.clone());
+    let count = Arc::new(AtomicUsize::new(0));
+    let writer = entity_writer(app.client(), stop.clone(), count.clone());
     let running = create_extraction(&client, &id_of(&other), from, to, "received");
-    std::thread::sleep(Duration::from_millis(300));
+    let seen = written(&count, 0, 3);
     let backups = TempDir::new().expect("tmp");
     let file = backups.path().join("nightly.db");
     let out = app
         .cli(&["backup", "--to", path_str(&file), "--with-key"], None)
         .expect_success("backup");
     assert!(out.contains("backup written to"), "{out}");
-    std::thread::sleep(Duration::from_millis(300));
+    written(&count, seen, 3);
     stop.store(true, Ordering::SeqCst);
     let during = writer.join().expect("writer");
     assert!(

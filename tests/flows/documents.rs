@@ -230,6 +230,25 @@ fn cfdi_negotiates_xml_json_and_pdf_on_accept_and_format() {
         let resp = cfdi(&client, &id, query, accept);
         assert_pdf_from(&resp, &pdf, "rendered", &format!("{query} {accept:?}"));
     }
+    // Printed as Mexico prints it: amounts with `$` and separators, dates day first,
+    // codes with their descriptions, the total in words.
+    let printed = cfdi(&client, &id, "?format=pdf&render=true", None).body;
+    for text in [
+        "Fecha de emisión: 24/01/2025 10:10:41    Versión CFDI: 4.0",
+        "Forma de pago: 04 - Tarjeta de crédito",
+        "Método de pago: PUE - Pago en una sola exhibición",
+        "Uso CFDI: G03 - Gastos en general",
+        "Unidad: E48 - Unidad de servicio",
+        "$1,000.00",
+        "$862.07",
+        "Importe con letra: MIL PESOS 00/100 M.N.",
+    ] {
+        assert!(pdf_shows(&printed, text), "{text}");
+    }
+    assert!(
+        !pdf_shows(&printed, "1000.00"),
+        "no amount as the XML writes it"
+    );
     // `render` only matters for a PDF; a bad value is a 422 on it, before any 404.
     assert_xml(
         &cfdi(&client, &id, "?format=xml&render=true", None),
@@ -393,7 +412,7 @@ fn every_imported_sample_without_a_pdf_gets_a_rendered_one_when_asked() {
             assert!(printed(&resp.body, text), "{file}: {text} printed");
         }
         if *file == "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml" {
-            for text in ["Retención 001 ISR", "Retención 002 IVA"] {
+            for text in ["Retención 001 - ISR", "Retención 002 - IVA"] {
                 assert!(printed(&resp.body, text), "{file}: {text} printed");
             }
         }

@@ -3,7 +3,7 @@
 //! changed), nothing for the rest; and the events feed holding exactly what the
 //! webhooks carried, under the same ids.
 
-use crate::common::app::{Client, TestApp, DEADLINE};
+use crate::common::app::{quiet, Client, TestApp, DEADLINE};
 use crate::common::invoices::*;
 use crate::common::receiver::Receiver;
 use cfdi_extract::sandbox::docs::SandboxInvoice;
@@ -81,7 +81,9 @@ fn expected_changes(before: &Value, after: &Value) -> Changes {
 /// Waits for `n` more deliveries (beyond `seen`), then checks no more arrive.
 fn next_deliveries(receiver: &Receiver, seen: usize, n: usize) -> Vec<Value> {
     receiver.wait_for(seen + n, DEADLINE);
-    std::thread::sleep(Duration::from_millis(700));
+    quiet(Duration::from_millis(700), "deliveries", || {
+        receiver.count()
+    });
     let all = receiver.requests();
     assert_eq!(all.len(), seen + n, "no redundant or extra deliveries");
     all[seen..].iter().map(|r| r.json()).collect()

@@ -2,7 +2,7 @@
 //! report: a late cancellation seen by a second extraction (status, `cancelled_at`,
 //! balances) and a cancelled payment complement (the invoice it paid owes it again).
 
-use crate::common::app::{Client, TestApp};
+use crate::common::app::{eventually, Client, TestApp, DEADLINE};
 use crate::common::fake_sat_ws::FakeSatWs;
 use crate::common::invoices::{
     assert_amount, dec, extract, id_of, invoices, invoices_by_uuid, month, sandbox, valid_entity,
@@ -36,12 +36,20 @@ fn content(inv: &Value) -> Value {
     inv
 }
 
-/// The service's timestamp of now, a few milliseconds clear of any write around it.
+/// The service's timestamp of now, strictly after any write before it and strictly
+/// before any write after it: the clock has ticked past the last write's microsecond
+/// before it is read, and past the one read before the caller writes again.
 fn now_between_writes() -> String {
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    now
+    let micros = || chrono::Utc::now().timestamp_micros();
+    let after = |t: i64| {
+        eventually(DEADLINE, "the clock to tick", || {
+            (micros() > t).then_some(())
+        })
+    };
+    after(micros());
+    let now = chrono::Utc::now();
+    after(now.timestamp_micros());
+    now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 fn ids(list: &[Value]) -> BTreeSet<String> {

@@ -369,7 +369,7 @@ fn the_lists_filters_name_the_invoices_behind_a_line() {
 pub(crate) fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
     let mut book = Xlsx::new(Cursor::new(bytes.to_vec())).expect("an XLSX");
     let names = book.sheet_names();
-    assert_eq!(names, ["Summary"], "one sheet");
+    assert_eq!(names, ["Resumen"], "one sheet");
     let range = book.worksheet_range(&names[0]).expect("sheet");
     range
         .rows()
@@ -419,11 +419,45 @@ fn shown(v: &Value) -> String {
     }
 }
 
+/// What the accountant's sheet writes for a JSON field the API gives as a code or an
+/// English word: its description, or its Spanish (the values these months hold).
+fn spanish(field: &str, v: &Value) -> String {
+    let Some(text) = v.as_str() else {
+        return shown_field(field, v);
+    };
+    let words = match (field, text) {
+        ("type", "I") => "I - Ingreso",
+        ("type", "E") => "E - Egreso",
+        ("type", "P") => "P - Pago",
+        ("tax", "001") => "001 - ISR",
+        ("tax", "002") => "002 - IVA",
+        ("source", "invoices") => "Facturas",
+        ("source", "pue") => "Facturas PUE",
+        ("source", "payments") => "Pagos (complementos)",
+        ("source", "credit_notes") => "Notas de crédito",
+        ("source", "net") => "Neto",
+        ("source", "total") => "Total",
+        ("kind", "transferred") => "Trasladado",
+        ("kind", "withheld") => "Retenido",
+        ("reason", "invoice_not_found") => "No se encontró el documento pagado",
+        ("reason", "currency_mismatch") => "El pago está en otra moneda que el documento pagado",
+        ("reason", "invoice_cancelled") => "El documento pagado está cancelado",
+        // A local tax is named, not coded: as written.
+        ("tax", other) if !other.starts_with("00") => other,
+        ("type" | "tax" | "source" | "kind" | "reason", other) => {
+            panic!("{field} {other}: what does the sheet say?")
+        }
+        _ => return shown_field(field, v),
+    };
+    words.to_owned()
+}
+
 #[test]
-fn the_xlsx_holds_the_json_cell_by_cell() {
+fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
     let m = months();
     let client = m.app.client();
     let json = summary(&client, &m.entity, JANUARY);
+    let entity = client.get(&format!("/v1/entities/{}", m.entity)).json();
     let resp = client.get(&format!(
         "/v1/entities/{}/summary?{JANUARY}&format=xlsx",
         m.entity
@@ -438,100 +472,145 @@ fn the_xlsx_holds_the_json_cell_by_cell() {
         Some("attachment; filename=\"summary-2020-01-01-2020-01-31-issued.xlsx\"")
     );
     let sheet = sheet_rows(&resp.body);
-    let mut expected: Vec<Vec<String>> = ["entity_id", "direction", "from", "to"]
-        .iter()
-        .map(|k| vec![k.to_string(), shown_field(k, &json[*k])])
-        .collect();
-    let local = ["local_taxes_transferred", "local_taxes_withheld"];
-    let totals = [TOTALS, &local].concat();
-    let net = [NET, &local].concat();
-    let sections: [(&str, &str, &[&str]); 9] = [
-        ("Totals by type and currency", "totals", &totals),
-        ("Net: invoices (I) minus credit notes (E)", "net", &net),
-        ("Taxes by tax and rate", "taxes", TAX_ALL),
-        ("Cash-basis IVA", "cash_basis_iva", TAX_ALL),
+    let tax_id = entity["tax_id"].as_str().expect("tax_id");
+    let mut expected: Vec<Vec<String>> = vec![
+        vec!["Resumen fiscal del periodo".into()],
+        vec!["RFC".into(), tax_id.into()],
+        vec!["Nombre".into(), format!("Entity {tax_id}")],
+        vec!["Comprobantes".into(), "Emitidos".into()],
+        vec!["Desde".into(), shown_field("from", &json["from"])],
+        vec!["Hasta".into(), shown_field("to", &json["to"])],
+    ];
+    let totals: &[(&str, &str)] = &[
+        ("Tipo de comprobante", "type"),
+        ("Moneda", "currency"),
+        ("Comprobantes", "count"),
+        ("Subtotal", "subtotal"),
+        ("Descuento", "discount"),
+        ("Impuestos trasladados", "taxes_transferred"),
+        ("Impuestos retenidos", "taxes_withheld"),
+        ("Total", "total"),
+        ("Impuestos locales trasladados", "local_taxes_transferred"),
+        ("Impuestos locales retenidos", "local_taxes_withheld"),
+    ];
+    let sections: [(&str, &str, Columns); 9] = [
+        ("Totales por tipo de comprobante y moneda", "totals", totals),
         (
-            "Payments left out of the cash basis",
+            "Neto: facturas (I) menos notas de crédito (E)",
+            "net",
+            &totals[1..],
+        ),
+        ("Impuestos por impuesto y tasa", "taxes", TAX_ALL),
+        ("IVA en flujo de efectivo", "cash_basis_iva", TAX_ALL),
+        (
+            "Pagos que no entran al IVA en flujo de efectivo",
             "unresolved_payments",
             &[
-                "payment_invoice_id",
-                "related_uuid",
-                "paid_at",
-                "currency",
-                "amount_paid",
-                "reason",
+                ("Complemento de pago (id)", "payment_invoice_id"),
+                ("UUID del documento pagado", "related_uuid"),
+                ("Fecha de pago", "paid_at"),
+                ("Moneda", "currency"),
+                ("Importe pagado", "amount_paid"),
+                ("Motivo", "reason"),
             ],
         ),
-        ("Local taxes", "local_taxes", TAX_ALL),
-        ("Payroll ISR withheld", "payroll_taxes", TAX_ALL),
+        ("Impuestos locales", "local_taxes", TAX_ALL),
+        ("ISR retenido en nómina", "payroll_taxes", TAX_ALL),
         (
-            "Withheld from the entity (issued invoices and received retentions, in pesos)",
+            "Retenido a la entidad (facturas emitidas y retenciones recibidas, en pesos)",
             "withholdings",
             &[
-                "source",
-                "tax",
-                "tax_name",
-                "payment_type",
-                "count",
-                "amount_mxn",
+                ("Origen", "source"),
+                ("Impuesto", "tax"),
+                ("Tipo de pago", "payment_type"),
+                ("Comprobantes", "count"),
+                ("Importe en pesos", "amount_mxn"),
             ],
         ),
         (
-            "Received from definitive 69-B issuers (not deductible)",
+            "Recibidos de emisores definitivos en la lista 69-B (no deducibles)",
             "definitive_69b_issuers",
             &[
-                "tax_id",
-                "name",
-                "definitive_sat",
-                "definitive_dof",
-                "list_version",
-                "currency",
-                "count",
-                "subtotal",
-                "total",
+                ("RFC", "tax_id"),
+                ("Nombre", "name"),
+                ("Definitivo (SAT)", "definitive_sat"),
+                ("Definitivo (DOF)", "definitive_dof"),
+                ("Versión de la lista", "list_version"),
+                ("Moneda", "currency"),
+                ("Comprobantes", "count"),
+                ("Subtotal", "subtotal"),
+                ("Total", "total"),
             ],
         ),
     ];
+    let mut lines = 0;
     for (title, key, columns) in sections {
         expected.push(vec![]);
         expected.push(vec![title.to_string()]);
-        expected.push(columns.iter().map(|c| c.to_string()).collect());
+        expected.push(columns.iter().map(|(h, _)| h.to_string()).collect());
         for line in json[key].as_array().expect("lines") {
-            let mut cells: Vec<String> =
-                columns.iter().map(|c| shown_field(c, &line[*c])).collect();
+            lines += 1;
+            let mut cells: Vec<String> = columns
+                .iter()
+                .map(|(_, field)| spanish(field, &line[*field]))
+                .collect();
             while cells.last().is_some_and(String::is_empty) {
                 cells.pop();
             }
             expected.push(cells);
         }
     }
+    assert!(lines > 10, "the month fills the sections: {lines} lines");
     expected.push(vec![]);
-    expected.push(vec!["Excluded".into()]);
-    for k in ["cancelled_documents", "cancelled_payments"] {
-        expected.push(vec![k.into(), shown(&json["excluded"][k])]);
+    expected.push(vec!["Excluidos".into()]);
+    for (label, k) in [
+        ("Comprobantes cancelados", "cancelled_documents"),
+        ("Pagos de complementos cancelados", "cancelled_payments"),
+    ] {
+        expected.push(vec![label.into(), shown(&json["excluded"][k])]);
     }
     assert_eq!(sheet, expected);
-    // Amounts are numbers, not text.
+    // No UUID names the taxpayer: the entity's id appears nowhere.
+    assert!(!sheet.iter().flatten().any(|c| c.contains(&m.entity)));
+    // Amounts are numbers, not text, with a currency format; rates are percentages;
+    // dates are date cells written day first.
     let mut book = Xlsx::new(Cursor::new(resp.body.clone())).expect("xlsx");
-    let range = book.worksheet_range("Summary").expect("sheet");
-    assert_eq!(range.get((7, 7)), Some(&Data::Float(1160.0)), "E's total");
-    // The period's dates are date cells (2020-01-01 is Excel's day 43831).
-    assert!(matches!(range.get((2, 1)), Some(Data::DateTime(d)) if d.as_f64() == 43831.0));
+    let range = book.worksheet_range("Resumen").expect("sheet");
+    assert_eq!(range.get((9, 7)), Some(&Data::Float(1160.0)), "E's total");
+    // 2020-01-01 is Excel's day 43831.
+    assert!(matches!(range.get((4, 1)), Some(Data::DateTime(d)) if d.as_f64() == 43831.0));
+    let mut zip = zip::ZipArchive::new(Cursor::new(resp.body.clone())).expect("a zip");
+    let mut styles = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("xl/styles.xml").expect("styles"),
+        &mut styles,
+    )
+    .expect("styles text");
+    for format in [
+        "$#,##0.00",
+        "$#,##0.00 &quot;USD&quot;",
+        "0.00##%",
+        "dd/mm/yyyy",
+    ] {
+        assert!(styles.contains(format), "{format} in {styles}");
+    }
 }
 
-const TAX_ALL: &[&str] = &[
-    "source",
-    "kind",
-    "tax",
-    "tax_name",
-    "factor",
-    "rate",
-    "currency",
-    "base",
-    "amount",
-    "count",
-    "base_mxn",
-    "amount_mxn",
+/// A section's columns: header, and the JSON field it shows.
+type Columns = &'static [(&'static str, &'static str)];
+
+const TAX_ALL: Columns = &[
+    ("Origen", "source"),
+    ("Tipo", "kind"),
+    ("Impuesto", "tax"),
+    ("Tipo factor", "factor"),
+    ("Tasa o cuota", "rate"),
+    ("Moneda", "currency"),
+    ("Base", "base"),
+    ("Importe", "amount"),
+    ("Comprobantes", "count"),
+    ("Base en pesos", "base_mxn"),
+    ("Importe en pesos", "amount_mxn"),
 ];
 
 #[test]
@@ -872,4 +951,140 @@ fn cfdi32_local_and_payroll_taxes_from_real_samples() {
         rows(&s["payroll_taxes"], TAX_MXN),
         ["payroll withheld ISR null MXN 0 2272.25 1 0.00 2272.25"]
     );
+}
+
+/// Every `*_mxn` figure of a summary's JSON text, as written: (field, digits).
+fn peso_figures(body: &str) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r#""(\w+_mxn)":(-?[0-9][0-9.eE+-]*)"#).expect("regex");
+    re.captures_iter(body)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+fn two_decimals(n: &str) -> bool {
+    regex::Regex::new(r"^-?[0-9]+\.[0-9]{2}$")
+        .expect("regex")
+        .is_match(n)
+}
+
+/// CFDI 3.2's free-text Moneda: the real sample's `Moneda="Pesos"` (no TipoCambio) and
+/// a 3.2 payroll in `Pesos Mexicanos` are pesos at rate 1; their lines keep the
+/// currency as written, and so does the invoice.
+#[test]
+fn cfdi32_pesos_spelled_out_are_pesos_and_every_peso_figure_has_two_decimals() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let mut entities = Default::default();
+    let pesos = "cfdi32-ingreso-tfd11-special-chars-rfc.xml";
+    let ids = import_by_issuer(&app, &mut entities, &[pesos]);
+    let entity = entities[&issuer_of(pesos)].clone();
+    // Payroll in 3.2 was an egreso with the Nómina 1.1 complement: ISR 90.00 taxed +
+    // 10.00 exempt withheld.
+    let payroll = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" version="3.2" fecha="2015-02-15T10:00:00"
+    tipoDeComprobante="egreso" subTotal="1000.00" descuento="100.00" total="900.00" Moneda="Pesos Mexicanos"
+    formaDePago="En una sola exhibicion" metodoDePago="Transferencia" LugarExpedicion="Monterrey">
+  <cfdi:Emisor rfc="{ISSUER}" nombre="EMISOR"/>
+  <cfdi:Receptor rfc="XAXX010101000" nombre="EMPLEADO"/>
+  <cfdi:Conceptos><cfdi:Concepto cantidad="1" unidad="Servicio" descripcion="Pago de nomina" valorUnitario="1000.00" importe="1000.00"/></cfdi:Conceptos>
+  <cfdi:Impuestos/>
+  <cfdi:Complemento>
+    <nomina:Nomina xmlns:nomina="http://www.sat.gob.mx/nomina" Version="1.1">
+      <nomina:Deducciones TotalGravado="90.00" TotalExento="10.00">
+        <nomina:Deduccion TipoDeduccion="002" Clave="1" Concepto="ISR" ImporteGravado="90.00" ImporteExento="10.00"/>
+      </nomina:Deducciones>
+    </nomina:Nomina>
+    {}
+  </cfdi:Complemento>
+</cfdi:Comprobante>"#,
+        stamp("cccccccc-0000-4000-8000-000000000001")
+    );
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let path = dir.path().join("nomina32.xml");
+    std::fs::write(&path, payroll).expect("write");
+    import(&app, &entity, "issued", &[path]);
+
+    let resp = client.get(&format!(
+        "/v1/entities/{entity}/summary?from=2015-02-01&to=2015-02-28&direction=issued"
+    ));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let body = resp.text();
+    let s: Value = resp.json();
+    // 3.2 states IVA 16% of 5,600.00 (and ISR and IVA withheld of 0.00) and no Base:
+    // in pesos as is, nothing null.
+    assert_eq!(
+        rows(&s["taxes"], TAX_MXN),
+        [
+            "invoices transferred IVA 0.160000 Pesos 0 5600.00 1 0.00 5600.00",
+            "invoices withheld ISR null Pesos 0 0.00 1 0.00 0.00",
+            "invoices withheld IVA null Pesos 0 0.00 1 0.00 0.00",
+            "net transferred IVA 0.160000 Pesos 0 5600.00 null 0.00 5600.00",
+            "net withheld ISR null Pesos 0 0 null 0.00 0.00",
+            "net withheld IVA null Pesos 0 0 null 0.00 0.00",
+        ]
+    );
+    assert_eq!(
+        rows(&s["cash_basis_iva"], TAX_MXN),
+        [
+            "pue transferred IVA 0.160000 Pesos 0 5600.00 1 0.00 5600.00",
+            "pue withheld IVA null Pesos 0 0.00 1 0.00 0.00",
+            "net transferred IVA 0.160000 Pesos 0 5600.00 null 0.00 5600.00",
+            "net withheld IVA null Pesos 0 0 null 0.00 0.00",
+        ]
+    );
+    assert_eq!(
+        rows(&s["payroll_taxes"], TAX_MXN),
+        ["payroll withheld ISR null Pesos Mexicanos 0 100.00 1 0.00 100.00"]
+    );
+    let figures = peso_figures(&body);
+    assert!(figures.len() >= 10, "{figures:?}");
+    let bad: Vec<_> = figures.iter().filter(|(_, n)| !two_decimals(n)).collect();
+    assert!(bad.is_empty(), "peso figures without two decimals: {bad:?}");
+    // The invoice keeps Moneda as written, and no TipoCambio.
+    let invoice = client
+        .get(&format!("/v1/invoices/{}", ids[pesos]))
+        .expect(200);
+    assert_eq!(invoice["currency"], "Pesos");
+    assert!(invoice["exchange_rate"].is_null(), "{invoice}");
+}
+
+/// Net lines that come to zero pesos are written `0.00` too: the real implocal hotel
+/// invoice (local tax without base) and the real 3.2 invoice (IVA without base) have
+/// zero `base_mxn` on their net lines of `local_taxes`, `taxes` and `cash_basis_iva`.
+#[test]
+fn zero_peso_figures_on_net_lines_have_two_decimals() {
+    let app = TestApp::spawn();
+    let mut entities = Default::default();
+    let implocal = "cfdi33-ingreso-pue-real-implocal-tfd.xml";
+    let legacy = "cfdi32-ingreso-real-legacy-tfd10.xml";
+    import_by_issuer(&app, &mut entities, &[implocal, legacy]);
+    let client = app.client();
+    for (name, period) in [
+        (implocal, "from=2018-01-01&to=2018-01-31"),
+        (legacy, "from=2017-03-01&to=2017-03-31"),
+    ] {
+        let entity = &entities[&issuer_of(name)];
+        let resp = client.get(&format!(
+            "/v1/entities/{entity}/summary?{period}&direction=issued"
+        ));
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let body = resp.text();
+        let s: Value = resp.json();
+        let nets: Vec<String> = ["taxes", "cash_basis_iva", "local_taxes"]
+            .iter()
+            .flat_map(|section| rows(&s[*section], TAX_MXN))
+            .filter(|l| l.starts_with("net "))
+            .collect();
+        assert!(
+            nets.iter().any(|l| l.contains(" null 0.00 ")),
+            "{name}: a net line with zero base in pesos: {nets:?}"
+        );
+        let figures = peso_figures(&body);
+        let bad: Vec<_> = figures.iter().filter(|(_, n)| !two_decimals(n)).collect();
+        assert!(
+            bad.is_empty(),
+            "{name}: peso figures without two decimals: {bad:?}"
+        );
+    }
 }

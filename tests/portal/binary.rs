@@ -1,6 +1,7 @@
 //! A whole extraction through the service binary against the fake portal:
 //! `serve --sat portal --sat-login-url ... --sat-portal-url ... --captcha-command ...`.
 
+use crate::common::app::eventually;
 use crate::common::engine::OnTestDatabase;
 use crate::common::fake_sat_portal::{FakePortal, Setup};
 use crate::portal::support::*;
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cfdi-extract");
 const EMAIL: &str = "portal-test@example.com";
@@ -122,18 +123,9 @@ impl Api {
     }
 
     fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let v = self.get(path);
-            if done(&v) {
-                return v;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}: {v}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        eventually(Duration::from_secs(60), what, || {
+            Some(self.get(path)).filter(|v| done(v))
+        })
     }
 }
 

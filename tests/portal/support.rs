@@ -4,8 +4,8 @@
 use crate::common::fake_sat_portal::pages::{self, RowSpec};
 use crate::common::fake_sat_portal::{FakeInvoice, FakePortal};
 use crate::common::invoices::sample_bytes;
+use cfdi_extract::sat::ciec::Credential;
 use cfdi_extract::sat::ciec::{CaptchaConfig, CommandResolver, PortalConfig};
-use cfdi_extract::sat::Credential;
 use chrono::{NaiveDate, NaiveDateTime};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

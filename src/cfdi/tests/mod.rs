@@ -1022,6 +1022,50 @@ fn payroll_isr_withheld_is_read_from_the_nomina_complement() {
 }
 
 #[test]
+fn the_payroll_receipt_is_read_from_the_nomina_12_complement() {
+    let c = parse_file("cfdi40-nomina-compensacion-tfd.xml");
+    assert_eq!(c.payroll.len(), 1);
+    let p = &c.payroll[0];
+    let d = |v: Option<Decimal>| v.map(|v| v.to_string());
+    assert_eq!(p.payroll_type.as_deref(), Some("O"));
+    assert_eq!(p.paid_on.as_deref(), Some("2026-01-14"));
+    assert_eq!(p.period_from.as_deref(), Some("2026-01-01"));
+    assert_eq!(p.period_to.as_deref(), Some("2026-01-15"));
+    assert_eq!(d(p.days_paid).as_deref(), Some("15.000"));
+    assert_eq!(d(p.total_other_payments).as_deref(), Some("263.63"));
+    assert_eq!(p.employer_registration.as_deref(), Some("A0000000000"));
+    let e = &p.employee;
+    assert_eq!(e.seniority.as_deref(), Some("P63W"));
+    assert_eq!(e.state.as_deref(), Some("CMX"));
+    assert_eq!(e.payment_frequency.as_deref(), Some("04"));
+    assert_eq!(d(e.integrated_daily_salary).as_deref(), Some("1000.00"));
+    assert_eq!(e.bank, None);
+    let perception = &p.perceptions[0];
+    assert_eq!(perception.kind.as_deref(), Some("001"));
+    assert_eq!(d(perception.taxed).as_deref(), Some("15000.00"));
+    assert_eq!(d(perception.exempt).as_deref(), Some("0.00"));
+    let kinds = |lines: &[PayrollLine]| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l.kind.as_deref().unwrap_or("-"),
+                    d(l.amount).unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&p.deductions), ["001 416.98", "002 2272.25"]);
+    assert_eq!(
+        kinds(&p.other_payments),
+        ["999 0.13", "002 0.00", "004 263.50"]
+    );
+    // Only payroll receipts (type N) carry one.
+    assert!(parse_file(REAL_40).payroll.is_empty());
+}
+
+#[test]
 fn payroll_11_adds_taxed_and_exempt_and_12_falls_back_to_the_stated_total() {
     let doc = |complement: &str| {
         format!(

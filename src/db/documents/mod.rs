@@ -7,37 +7,13 @@
 
 pub mod certificate;
 
+use super::classes::{Files, Stored};
 use super::codec::{self, Codec, Encoded};
 use super::sql::params;
 use super::Conn;
+use crate::domain::class::InvoiceClass;
 use anyhow::Context;
 use certificate::Certificate;
-
-/// Whose files a row holds: an invoice's (`documents`) or a retention's
-/// (`retention_documents`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Invoice,
-    Retention,
-}
-
-impl Class {
-    /// Its table and the column naming the document the file belongs to.
-    fn table(self) -> (&'static str, &'static str) {
-        match self {
-            Class::Invoice => ("documents", "invoice_id"),
-            Class::Retention => ("retention_documents", "retention_id"),
-        }
-    }
-
-    /// The error context naming a document, e.g. "invoice i1's xml".
-    fn name(self) -> &'static str {
-        match self {
-            Class::Invoice => "invoice",
-            Class::Retention => "retention",
-        }
-    }
-}
 
 /// A document as it will be stored: compressed, its certificate (if any) taken out.
 /// Made by `xml` or `pdf` outside the write transaction: compressing is CPU the writer
@@ -94,7 +70,7 @@ pub fn put_invoice(
     xml: &ToStore,
     pdf: Option<&ToStore>,
 ) -> anyhow::Result<()> {
-    put_files(conn, Class::Invoice, invoice_id, xml, pdf)
+    put_files(conn, InvoiceClass::FILES, invoice_id, xml, pdf)
 }
 
 /// `put_invoice` for an invoice that has no files yet (new, or metadata only until
@@ -105,9 +81,9 @@ pub fn put_first_invoice(
     xml: &ToStore,
     pdf: Option<&ToStore>,
 ) -> anyhow::Result<()> {
-    put(conn, Class::Invoice, invoice_id, "xml", xml)?;
+    put(conn, InvoiceClass::FILES, invoice_id, "xml", xml)?;
     if let Some(pdf) = pdf {
-        put(conn, Class::Invoice, invoice_id, "pdf", pdf)?;
+        put(conn, InvoiceClass::FILES, invoice_id, "pdf", pdf)?;
     }
     Ok(())
 }
@@ -115,22 +91,22 @@ pub fn put_first_invoice(
 /// `put_invoice` for a document of either class.
 pub fn put_files(
     conn: &Conn,
-    class: Class,
+    files: Files,
     id: &str,
     xml: &ToStore,
     pdf: Option<&ToStore>,
 ) -> anyhow::Result<()> {
     let stale_pdf = match pdf {
         Some(_) => None,
-        None => pdf_bound_to_another_xml(conn, class, id, xml)?,
+        None => pdf_bound_to_another_xml(conn, files, id, xml)?,
     };
-    put(conn, class, id, "xml", xml)?;
+    put(conn, files, id, "xml", xml)?;
     if let Some(pdf) = pdf {
-        put(conn, class, id, "pdf", pdf)?;
+        put(conn, files, id, "pdf", pdf)?;
     }
     if let Some(raw) = stale_pdf {
-        let new_xml = get_of(conn, class, id, "xml")?.context("the XML just stored")?;
-        put(conn, class, id, "pdf", &self::pdf(&raw, &new_xml))?;
+        let new_xml = get_of(conn, files, id, "xml")?.context("the XML just stored")?;
+        put(conn, files, id, "pdf", &self::pdf(&raw, &new_xml))?;
     }
     Ok(())
 }
@@ -139,11 +115,11 @@ pub fn put_files(
 /// that XML with other bytes.
 fn pdf_bound_to_another_xml(
     conn: &Conn,
-    class: Class,
+    files: Files,
     id: &str,
     xml: &ToStore,
 ) -> anyhow::Result<Option<Vec<u8>>> {
-    let (table, key) = class.table();
+    let (table, key) = (files.table, files.key);
     let bound: bool = conn.one(
         &format!(
             "SELECT EXISTS (SELECT 1 FROM {table}
@@ -152,10 +128,10 @@ fn pdf_bound_to_another_xml(
         params![id],
         |r| r.get(0),
     )?;
-    if !bound || holds_xml_of(conn, class, id, xml)? {
+    if !bound || holds_xml_of(conn, files, id, xml)? {
         return Ok(None);
     }
-    get_of(conn, class, id, "pdf")
+    get_of(conn, files, id, "pdf")
 }
 
 /// Whether the invoice's stored XML is `xml`, byte for byte, without decoding it:
@@ -163,13 +139,13 @@ fn pdf_bound_to_another_xml(
 /// (`false` can still be the same bytes stored by another codec; callers that care
 /// decode.)
 pub fn holds_xml(conn: &Conn, invoice_id: &str, xml: &ToStore) -> anyhow::Result<bool> {
-    holds_xml_of(conn, Class::Invoice, invoice_id, xml)
+    holds_xml_of(conn, InvoiceClass::FILES, invoice_id, xml)
 }
 
 /// `holds_xml` for a document of either class.
-pub fn holds_xml_of(conn: &Conn, class: Class, id: &str, xml: &ToStore) -> anyhow::Result<bool> {
+pub fn holds_xml_of(conn: &Conn, files: Files, id: &str, xml: &ToStore) -> anyhow::Result<bool> {
     type Stored = (String, Vec<u8>, Option<Vec<u8>>);
-    let (table, key) = class.table();
+    let (table, key) = (files.table, files.key);
     let stored: Option<Stored> = conn.opt(
         &format!(
             "SELECT x.codec, x.content, c.content FROM {table} x
@@ -186,13 +162,13 @@ pub fn holds_xml_of(conn: &Conn, class: Class, id: &str, xml: &ToStore) -> anyho
 }
 
 /// Stores (or replaces) one document.
-fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
+fn put(conn: &Conn, files: Files, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
     let certificate_id = match &doc.certificate {
         // An issuer's documents come together: its certificate is looked up once.
         Some(c) => Some(conn.remember(&c.key(), || certificate::store(conn, c))?),
         None => None,
     };
-    let (table, key) = class.table();
+    let (table, key) = (files.table, files.key);
     conn.defer(
         &format!(
             "INSERT INTO {table} ({key}, kind, codec, content, certificate_id)
@@ -213,13 +189,13 @@ fn put(conn: &Conn, class: Class, id: &str, kind: &str, doc: &ToStore) -> anyhow
 
 /// An invoice's stored `xml` or `pdf`, as it was received.
 pub fn get(conn: &Conn, invoice_id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
-    get_of(conn, Class::Invoice, invoice_id, kind)
+    get_of(conn, InvoiceClass::FILES, invoice_id, kind)
 }
 
 /// A document's stored `xml` or `pdf`, as it was received, for either class.
-pub fn get_of(conn: &Conn, class: Class, id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
+pub fn get_of(conn: &Conn, files: Files, id: &str, kind: &str) -> anyhow::Result<Option<Vec<u8>>> {
     type Row = (String, Vec<u8>, Option<i64>, Option<Vec<u8>>);
-    let (table, key) = class.table();
+    let (table, key) = (files.table, files.key);
     let stored: Option<Row> = conn.opt(
         &format!(
             "SELECT d.codec, d.content, d.certificate_id, c.content
@@ -235,7 +211,7 @@ pub fn get_of(conn: &Conn, class: Class, id: &str, kind: &str) -> anyhow::Result
     let raw = Codec::from_name(&codec)
         .and_then(|codec| match codec {
             Codec::ZstdXml => {
-                let xml = get_of(conn, class, id, "xml")?.context("its XML is missing")?;
+                let xml = get_of(conn, files, id, "xml")?.context("its XML is missing")?;
                 codec::decode_with(content, &xml)
             }
             _ => codec::decode(codec, content),
@@ -245,7 +221,7 @@ pub fn get_of(conn: &Conn, class: Class, id: &str, kind: &str) -> anyhow::Result
             (Some(_), Some(c)) => certificate::join(&rest, &c),
             (Some(id), None) => anyhow::bail!("its certificate {id} is missing"),
         })
-        .map_err(|e| e.context(format!("{} {id}'s {kind}", class.name())))?;
+        .map_err(|e| e.context(format!("{} {id}'s {kind}", files.name)))?;
     Ok(Some(raw))
 }
 

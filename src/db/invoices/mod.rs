@@ -1,6 +1,7 @@
 //! SQL for `invoices`, `documents` and `payment_entries`. Rows with `xml_processed = 0`
 //! are metadata-only and never leave this module through the API's queries.
 
+mod class;
 #[cfg(test)]
 mod plans;
 pub mod relations;
@@ -8,6 +9,7 @@ pub mod sat_status;
 mod view;
 pub mod write;
 
+use super::classes::{ListRow, Order};
 use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::cfdi::Item;
@@ -25,53 +27,6 @@ fn money(s: Option<String>) -> Value {
     s.and_then(|s| serde_json::from_str::<Value>(&s).ok())
         .filter(Value::is_number)
         .unwrap_or(Value::Null)
-}
-
-/// One invoice of a list page: its sort keys and its view as JSON text.
-pub struct InvoiceRow {
-    pub id: String,
-    pub issued_at: String,
-    pub updated_at: String,
-    pub view: String,
-}
-
-impl InvoiceRow {
-    /// The timestamp half of the row's keyset key under `order` (the other half is `id`).
-    pub fn sort_at(&self, order: Order) -> &str {
-        match order {
-            Order::IssuedDesc => &self.issued_at,
-            Order::UpdatedAsc => &self.updated_at,
-        }
-    }
-}
-
-/// How a list is ordered; both are keyset-paginated on (timestamp, id).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Newest `issued_at` first (the default).
-    #[default]
-    IssuedDesc,
-    /// Oldest `updated_at` first: a change that lands while a client pages moves the
-    /// invoice after the client's cursor, so a sync never misses it.
-    UpdatedAsc,
-}
-
-impl Order {
-    /// The keyset condition after the cursor (before its two parameters) and the
-    /// ORDER BY (before its LIMIT's parameter), as served by the `invoices_*_issued`
-    /// and `invoices_*_updated` indexes.
-    fn sql(self) -> (&'static str, &'static str) {
-        match self {
-            Order::IssuedDesc => (
-                " AND (issued_at, id) < ",
-                " ORDER BY issued_at DESC, id DESC LIMIT ",
-            ),
-            Order::UpdatedAsc => (
-                " AND (updated_at, id) > ",
-                " ORDER BY updated_at, id LIMIT ",
-            ),
-        }
-    }
 }
 
 /// Concepts per stored page, and the most an invoice object carries (its first page);
@@ -140,7 +95,7 @@ fn list_sql<'a>(
     let mut q = Query::new(format!(
         "SELECT {} FROM invoices{} WHERE org_id = ",
         view::COLUMNS,
-        view::EFOS_JOIN
+        view::LIST_69B_JOIN
     ));
     q.bind(org_id);
     q.sql.push_str(" AND xml_processed = 1");
@@ -199,10 +154,10 @@ pub fn list(
     f: &Filter,
     after: Option<(&str, &str)>,
     limit: i64,
-) -> anyhow::Result<Vec<InvoiceRow>> {
+) -> anyhow::Result<Vec<ListRow>> {
     let q = list_sql(&org_id, f, after.as_ref(), &limit);
     conn.all(&q.sql, &q.params, |r| {
-        Ok(InvoiceRow {
+        Ok(ListRow {
             view: view::render(r)?,
             id: r.get(0)?,
             issued_at: r.get::<Option<String>>(8)?.unwrap_or_default(),
@@ -212,9 +167,10 @@ pub fn list(
 }
 
 /// An invoice as `GET /v1/invoices/{id}` shows it, as JSON text: the view with its first
-/// page of concepts and, for a complement, its payments. The stored JSON texts are
-/// spliced into the view as they are, never parsed: invoice events render one of
-/// these per invoice an extraction changes, and parsing was most of that time.
+/// page of concepts, for a complement its payments, and the first page of its relations
+/// each way. The stored JSON texts are spliced into the view as they are, never parsed:
+/// invoice events render one of these per invoice an extraction changes, and parsing was
+/// most of that time.
 pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     let row = conn.opt(
         &format!(
@@ -222,7 +178,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
              WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
             view::COLUMNS,
             relations::PRESENT,
-            view::EFOS_JOIN
+            view::LIST_69B_JOIN
         ),
         params![id, org_id],
         |r| {
@@ -252,11 +208,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
     if let Some(payments) = payments {
         json.push_str(&format!(r#","payments":{payments}"#));
     }
-    let relations = match names || named {
-        true => relations::view(conn, id)?,
-        false => relations::EMPTY.to_string(),
-    };
-    json.push_str(&format!(r#","relations":{relations}"#));
+    push_relations(conn, id, (names, named), &mut json)?;
     // Only documents that name it can credit it.
     let credits = match named {
         true => relations::credits(conn, id)?,
@@ -275,6 +227,39 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
     ));
     json.push('}');
     Ok(Some(json))
+}
+
+/// `relations` (the first `relations::EMBEDDED` entries each way), `relations_count` and
+/// `relations_truncated`, for an invoice whose relations `present` says exist (names
+/// documents, is named by some). A count is only read when its page is full.
+fn push_relations(
+    conn: &Conn,
+    id: &str,
+    present: (bool, bool),
+    json: &mut String,
+) -> anyhow::Result<()> {
+    let page = relations::EMBEDDED;
+    let relates_to = match present.0 {
+        true => relations::relates_to(conn, id, -1, page)?,
+        false => vec![],
+    };
+    let related_by = match present.1 {
+        true => relations::related_by(conn, id, &Default::default(), page)?,
+        false => vec![],
+    };
+    let full = |n: usize| n as i64 == page;
+    let (mut relates_count, mut related_count) = (relates_to.len() as i64, related_by.len() as i64);
+    if full(relates_to.len()) || full(related_by.len()) {
+        (relates_count, related_count) = relations::counts(conn, id)?;
+    }
+    let list = |entries: Vec<String>| format!("[{}]", entries.join(","));
+    let relates_to = list(relates_to.into_iter().map(|(_, e)| e).collect());
+    let related_by = list(related_by.into_iter().map(|(_, e)| e).collect());
+    let truncated = relates_count > page || related_count > page;
+    json.push_str(&format!(
+        r#","relations":{{"relates_to":{relates_to},"related_by":{related_by}}},"relations_count":{{"relates_to":{relates_count},"related_by":{related_count}}},"relations_truncated":{truncated}"#
+    ));
+    Ok(())
 }
 
 /// The concepts `invoices.items_json` holds: the first page.

@@ -3,7 +3,8 @@
 //! same at a million invoices as at a thousand. We never run ANALYZE and statements
 //! keep one plan (QPSG), so the plan of an empty database is the plan of a full one.
 
-use super::{list_sql, Filter, Order};
+use super::{list_sql, Filter};
+use crate::db::classes::Order;
 use crate::db::sql::Param;
 use crate::db::Memory;
 
@@ -76,4 +77,56 @@ fn the_default_order_still_reads_the_issued_at_indexes() {
         },
         "invoices_entity_issued",
     );
+}
+
+/// The plan of `sql` (numbered parameters bound to `args`).
+fn plan_of(sql: &str, args: &[&dyn Param]) -> String {
+    let conn = Memory::new();
+    conn.all(&format!("EXPLAIN QUERY PLAN {sql}"), args, |r| {
+        r.get::<String>(3)
+    })
+    .expect("explain")
+    .join("\n")
+}
+
+/// A relation page reads its rows in order off an index, wherever its cursor is: no
+/// sort of all the rows a document names (or that name it), so a page of a document of
+/// 100,000 relations costs what a page of ten does.
+#[test]
+fn relation_pages_read_their_index_in_order() {
+    let relates = plan_of(
+        &super::relations::relates_to_sql(),
+        &[&"id", &-1_i64, &100_i64],
+    );
+    assert!(
+        relates.contains("SEARCH r USING PRIMARY KEY (invoice_id=? AND position>?)"),
+        "{relates}"
+    );
+    assert!(!relates.contains("TEMP B-TREE"), "{relates}");
+    let related = plan_of(
+        &super::relations::related_by_sql(),
+        &[&"id", &"", &"", &0_i64, &100_i64],
+    );
+    assert!(
+        related.contains("USING COVERING INDEX invoice_relations_named")
+            || related.contains("USING INDEX invoice_relations_named"),
+        "{related}"
+    );
+    assert!(!related.contains("TEMP B-TREE"), "{related}");
+    assert!(!related.contains("SCAN"), "{related}");
+}
+
+/// The counts and the credits are index lookups too: the count of what an invoice names
+/// is its last position, of what names it a row per naming document, and a credit note
+/// is one row of `invoices_credited`.
+#[test]
+fn relation_counts_and_credits_are_index_lookups() {
+    let counts = plan_of(super::relations::COUNTS, &[&"id"]);
+    assert!(!counts.contains("SCAN"), "{counts}");
+    assert!(counts.contains("invoice_relation_counts_named"), "{counts}");
+    let credits = plan_of(super::relations::CREDITS, &[&"id"]);
+    assert!(credits.contains("invoices_credited"), "{credits}");
+    assert!(!credits.contains("SCAN"), "{credits}");
+    assert!(!credits.contains("TEMP B-TREE"), "{credits}");
+    assert!(!counts.contains("TEMP B-TREE"), "{counts}");
 }

@@ -87,16 +87,362 @@ fn every_parsable_sample_renders_with_its_uuid_rfcs_and_totals() {
             // pdf-writer escapes parentheses and backslashes, which RFCs never hold.
             assert!(contains(&pdf, rfc), "{name}: RFC {rfc}");
         }
-        assert!(contains(&pdf, &cfdi.total.to_string()), "{name}: total");
-        assert!(
-            contains(&pdf, &cfdi.subtotal.to_string()),
-            "{name}: subtotal"
-        );
+        let currency = cfdi.currency.as_deref();
+        let money = |d: Decimal| crate::format::money(d, currency);
+        assert!(contains(&pdf, &money(cfdi.total)), "{name}: total");
+        assert!(contains(&pdf, &money(cfdi.subtotal)), "{name}: subtotal");
         for item in &cfdi.items {
-            assert!(contains(&pdf, &item.amount.to_string()), "{name}: item");
+            let pesos = |d: Decimal| crate::format::money(d, None);
+            assert!(contains(&pdf, &pesos(item.amount)), "{name}: item");
             for tax in item.taxes.iter().filter_map(|t| t.amount) {
-                assert!(contains(&pdf, &tax.to_string()), "{name}: concept tax");
+                assert!(contains(&pdf, &pesos(tax)), "{name}: concept tax");
             }
+        }
+    }
+}
+
+/// The page with line breaks and blanks removed: a wrapped paragraph reads as one
+/// string wherever it was broken.
+fn reads(pdf: &[u8], text: &str) -> bool {
+    let squeeze = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let shown: String = win_ansi(text).iter().map(|b| char::from(*b)).collect();
+    squeeze(&shown_text(pdf)).contains(&squeeze(&shown))
+}
+
+/// What each sample's printed CFDI must show, written by hand from the sample and the
+/// SAT's catalogs: the total (or each payment's amount) with `$` and separators, in
+/// words, and its codes with their descriptions.
+const PRINTED: &[(&str, &[&str])] = &[
+    (
+        "cfdi32-ingreso-real-legacy-tfd10.xml",
+        &[
+            "Total $4,685.00",
+            "Importe con letra: CUATRO MIL SEISCIENTOS OCHENTA Y CINCO PESOS 00/100 M.N.",
+            "Forma de pago: 04 - Tarjeta de crédito",
+            "Régimen fiscal: Regimen General de Ley Persona Moral",
+            "Moneda: MXN - Peso Mexicano",
+        ],
+    ),
+    (
+        "cfdi32-ingreso-tfd11-special-chars-rfc.xml",
+        &[
+            "Total $40,600.00",
+            "Importe con letra: CUARENTA MIL SEISCIENTOS PESOS 00/100 M.N.",
+            "Forma de pago: No Identificado",
+            "Moneda: Pesos",
+            "Traslado IVA 16.00%",
+        ],
+    ),
+    (
+        "cfdi33-ingreso-ppd-multiples-tasas-tfd.xml",
+        &[
+            "Total $300.00",
+            "Importe con letra: TRESCIENTOS PESOS 00/100 M.N.",
+            "Método de pago: PPD - Pago en parcialidades o diferido",
+            "Forma de pago: 03 - Transferencia electrónica de fondos",
+            "Uso CFDI: G03 - Gastos en general",
+            "Régimen fiscal: 601 - General de Ley Personas Morales",
+            "Clave de producto o servicio: 47111603 - Máquinas de vapor para planchar",
+            "Unidad: H87 - Pieza",
+            "Tipo de comprobante: I - Ingreso",
+        ],
+    ),
+    (
+        "cfdi33-ingreso-pue-detallista-tfd.xml",
+        &[
+            "Total $6.90",
+            "Importe con letra: SEIS PESOS 90/100 M.N.",
+            "Uso CFDI: P01 - Por definir",
+            "Forma de pago: 01 - Efectivo",
+            "Clave de producto o servicio: 47131806 - Pulidores o ceras para muebles",
+        ],
+    ),
+    (
+        "cfdi33-ingreso-pue-real-implocal-tfd.xml",
+        &[
+            "Total $2,010.01",
+            "Importe con letra: DOS MIL DIEZ PESOS 01/100 M.N.",
+            "Forma de pago: 04 - Tarjeta de crédito",
+            "Método de pago: PUE - Pago en una sola exhibición",
+            "Clave de producto o servicio: 90111501 - Hoteles",
+            "Unidad: E48 - Unidad de servicio",
+        ],
+    ),
+    (
+        "cfdi33-ingreso-pue-tfd-leading-comment.xml",
+        &[
+            "Total $2,382,870.00",
+            "Importe con letra: DOS MILLONES TRESCIENTOS OCHENTA Y DOS MIL OCHOCIENTOS SETENTA PESOS 00/100 M.N.",
+            "Uso CFDI: G01 - Adquisición de mercancías",
+            "Clave de producto o servicio: 01010101 - No existe en el catálogo",
+            "Unidad: F52 - Metro por kelvin",
+        ],
+    ),
+    (
+        "cfdi33-pago10-duplicate-docto-bom.xml",
+        &[
+            "Monto: $201.54",
+            "Monto con letra: DOSCIENTOS UN PESOS 54/100 M.N.",
+            "Tipo de comprobante: P - Pago",
+            "Uso CFDI: P01 - Por definir",
+        ],
+    ),
+    (
+        "cfdi33-pago10-errors-pue-no-parcialidad.xml",
+        &[
+            "Monto: $1,866.12",
+            "Monto con letra: MIL OCHOCIENTOS SESENTA Y SEIS PESOS 12/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi33-pago10-partial-single-docto.xml",
+        &[
+            "Monto: $380.00",
+            "Monto con letra: TRESCIENTOS OCHENTA PESOS 00/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi33-pago10-tfd-usd-docto-mxn-payment.xml",
+        &[
+            "Monto: $4,000.00",
+            "Monto con letra: CUATRO MIL PESOS 00/100 M.N.",
+            "Uso CFDI: G01 - Adquisición de mercancías",
+        ],
+    ),
+    (
+        "cfdi33-pago10-two-docs-partial.xml",
+        &[
+            "Monto: $15,000.00",
+            "Monto con letra: QUINCE MIL PESOS 00/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi33-pago10-usd-docto-parcialidad4.xml",
+        &[
+            "Monto: $2,000.00",
+            "Monto con letra: DOS MIL PESOS 00/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi33-pago10-usd-docto-parcialidad5.xml",
+        &[
+            "Monto: $2,000.00",
+            "Monto con letra: DOS MIL PESOS 00/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi33-pago10-usd-payment-no-imppagado.xml",
+        &[
+            "Moneda: USD - Dólar americano",
+            "Monto: $100.00 USD",
+            "Monto con letra: CIEN DÓLARES 00/100 USD",
+        ],
+    ),
+    (
+        "cfdi40-egreso-nota-credito-unstamped.xml",
+        &[
+            "NOTA DE CRÉDITO",
+            "Tipo de comprobante: E - Egreso",
+            "Total $1.77",
+            "Importe con letra: UN PESO 77/100 M.N.",
+            "Forma de pago: 99 - Por definir",
+            "Clave de producto o servicio: 84141602 - Proveedores de servicios de tarjetas de crédito",
+            "Unidad: ZZ - Mutuamente definido",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml",
+        &[
+            "Total $1,191.95",
+            "Importe con letra: MIL CIENTO NOVENTA Y UN PESOS 95/100 M.N.",
+            "Clave de producto o servicio: 84111506 - Servicios de facturación",
+            "Retención 001 - ISR",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml",
+        &[
+            "Total $17,852.75",
+            "Importe con letra: DIECISIETE MIL OCHOCIENTOS CINCUENTA Y DOS PESOS 75/100 M.N.",
+            "Régimen fiscal: 606 - Arrendamiento",
+            "Clave de producto o servicio: 80131502 - Arrendamiento de instalaciones comerciales o industriales",
+            "Forma de pago: -",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-ppd-usd-unstamped.xml",
+        &[
+            "Moneda: USD - Dólar americano",
+            "Total $232.00 USD",
+            "Importe con letra: DOSCIENTOS TREINTA Y DOS DÓLARES 00/100 USD",
+            "Clave de producto o servicio: 50211502 - Cigarrillos o cigarros",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-pue-descuento-tfd.xml",
+        &[
+            "Total $3,327.01",
+            "Importe con letra: TRES MIL TRESCIENTOS VEINTISIETE PESOS 01/100 M.N.",
+            "Clave de producto o servicio: 52161557 - Consola fija de juegos de computador",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-pue-real-tfd.xml",
+        &[
+            "Fecha de emisión: 24/01/2025 10:10:41",
+            "Total $1,000.00",
+            "Importe con letra: MIL PESOS 00/100 M.N.",
+            "Clave de producto o servicio: 80141628 - Servicio de distribuidores por comisión",
+            "Régimen fiscal: 612 - Personas Físicas con Actividades Empresariales y Profesionales",
+            "Exportación: 01 - No aplica",
+            "Objeto de impuesto: 02 - Sí objeto de impuesto",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-pue-tfd-ampersand-rfc.xml",
+        &[
+            "Total $17,852.75",
+            "Forma de pago: 03 - Transferencia electrónica de fondos",
+            "Método de pago: PUE - Pago en una sola exhibición",
+        ],
+    ),
+    (
+        "cfdi40-ingreso-pue-usd-descuento-unstamped.xml",
+        &[
+            "Total $3,248.00 USD",
+            "Importe con letra: TRES MIL DOSCIENTOS CUARENTA Y OCHO DÓLARES 00/100 USD",
+        ],
+    ),
+    (
+        "cfdi40-nomina-compensacion-tfd.xml",
+        &[
+            "RECIBO DE NÓMINA",
+            "Total $12,574.40",
+            "Importe con letra: DOCE MIL QUINIENTOS SETENTA Y CUATRO PESOS 40/100 M.N.",
+            "Uso CFDI: CN01 - Nómina",
+            "Tipo de nómina: O - Nómina ordinaria",
+            "Periodo: 01/01/2026 al 15/01/2026",
+            "Periodicidad de pago: 04 - Quincenal",
+            "Entidad federativa: CMX - Ciudad de México",
+            "Tipo de contrato: 01 - Contrato de trabajo por tiempo indeterminado",
+            "002 - ISR: I.S.R. mes (clave 045)$2,272.25",
+            "Total percepciones$15,000.00",
+            "Total otros pagos$263.63",
+        ],
+    ),
+    (
+        "cfdi40-nomina-tfd-zero-uuid.xml",
+        &[
+            "Total $4,445.00",
+            "Importe con letra: CUATRO MIL CUATROCIENTOS CUARENTA Y CINCO PESOS 00/100 M.N.",
+            "Entidad federativa: YUC - Yucatán",
+            "Tipo de jornada: 08 - Por turnos",
+            "Riesgo de puesto: 3 - Clase III",
+            "Clave de producto o servicio: 84111505 - Servicios de contabilidad de sueldos y salarios",
+        ],
+    ),
+    (
+        "cfdi40-pago20-43-usd-docs-mxn-payment-no-iddocumento.xml",
+        &[
+            "Monto: $1,263,997.83",
+            "Monto con letra: UN MILLÓN DOSCIENTOS SESENTA Y TRES MIL NOVECIENTOS NOVENTA Y SIETE PESOS 83/100 M.N.",
+            "Uso CFDI: CP01 - Pagos",
+        ],
+    ),
+    (
+        "cfdi40-pago20-multi-pago-mxn-and-usd.xml",
+        &[
+            "Monto: $1,840.00",
+            "Monto con letra: MIL OCHOCIENTOS CUARENTA PESOS 00/100 M.N.",
+            "Forma de pago: 04 - Tarjeta de crédito",
+            "Monto: $40.00 USD",
+            "Monto con letra: CUARENTA DÓLARES 00/100 USD",
+            "Fecha de pago: 09/06/2023 10:31:03",
+        ],
+    ),
+    (
+        "cfdi40-pago20-tfd-full-payment-of-ppd.xml",
+        &[
+            "Monto: $17,852.75",
+            "Monto con letra: DIECISIETE MIL OCHOCIENTOS CINCUENTA Y DOS PESOS 75/100 M.N.",
+            "Régimen fiscal: 606 - Arrendamiento",
+        ],
+    ),
+    (
+        "cfdi40-pago20-two-docs-partial.xml",
+        &[
+            "Monto: $15,000.00",
+            "Monto con letra: QUINCE MIL PESOS 00/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi40-pago20-two-pagos-retenciones.xml",
+        &[
+            "Monto: $14,072.73",
+            "Monto con letra: CATORCE MIL SETENTA Y DOS PESOS 73/100 M.N.",
+            "Monto: $2,313.60",
+            "Monto con letra: DOS MIL TRESCIENTOS TRECE PESOS 60/100 M.N.",
+        ],
+    ),
+    (
+        "cfdi40-pago20-usd-docs-retenciones-empty-rfc.xml",
+        &[
+            "Monto: $168,168.00",
+            "Monto con letra: CIENTO SESENTA Y OCHO MIL CIENTO SESENTA Y OCHO PESOS 00/100 M.N.",
+            "Régimen fiscal: 626 - Régimen Simplificado de Confianza",
+        ],
+    ),
+    (
+        "cfdi40-pago20-usd-foreign-receptor-no-iddocumento.xml",
+        &[
+            "Monto: $50,498.60 USD",
+            "Monto con letra: CINCUENTA MIL CUATROCIENTOS NOVENTA Y OCHO DÓLARES 60/100 USD",
+        ],
+    ),
+    (
+        "cfdi40-pago20-usd-payments-mxn-docs-no-iddocumento.xml",
+        &[
+            "Monto: $123.45 USD",
+            "Monto con letra: CIENTO VEINTITRÉS DÓLARES 45/100 USD",
+        ],
+    ),
+    (
+        "edge-cfdi33-invalid-fake-rfc-bom-no-tfd.xml",
+        &[
+            "Total $939.98",
+            "Importe con letra: NOVECIENTOS TREINTA Y NUEVE PESOS 98/100 M.N.",
+            "Forma de pago: 28 - Tarjeta de débito",
+            "Régimen fiscal: 612 - Personas Físicas con Actividades Empresariales y Profesionales",
+            "Clave de producto o servicio: 60106400 - Equipo de enseñanza de electrónica y suministros",
+        ],
+    ),
+];
+
+#[test]
+fn each_sample_prints_as_mexico_prints_it() {
+    let samples = samples();
+    assert_eq!(
+        PRINTED.len(),
+        samples.len(),
+        "an expectation for every sample that parses"
+    );
+    for (name, expected) in PRINTED {
+        let cfdi = sample(name);
+        let pdf = render(&cfdi);
+        for text in *expected {
+            assert!(
+                reads(&pdf, text),
+                "{name}: {text:?} in\n{}",
+                shown_text(&pdf)
+            );
+        }
+        // A payment complement's total (XXX, no currency) is not put in words: each
+        // payment is.
+        let words = reads(&pdf, "Importe con letra");
+        assert_eq!(words, cfdi.invoice_type != InvoiceType::P, "{name}");
+        // Amounts never print as the XML writes them: `1000.00` is `$1,000.00`.
+        if cfdi.total >= Decimal::ONE_THOUSAND {
+            assert!(!contains(&pdf, &format!("\n{}\n", cfdi.total)), "{name}");
         }
     }
 }
@@ -116,10 +462,8 @@ fn a_payment_complement_lists_its_related_documents() {
     assert!(docs.len() >= 2, "{name}");
     for doc in docs {
         assert!(contains(&pdf, doc.uuid.as_deref().unwrap()), "{name}");
-        assert!(
-            contains(&pdf, &doc.amount_paid.unwrap().to_string()),
-            "{name}"
-        );
+        let paid = crate::format::money(doc.amount_paid.unwrap(), doc.currency.as_deref());
+        assert!(contains(&pdf, &format!("Importe pagado: {paid}")), "{name}");
     }
     assert!(contains(&pdf, "COMPLEMENTO DE PAGO"));
 }
@@ -132,8 +476,10 @@ fn the_stamp_data_and_seals_are_printed() {
         .unwrap();
     let pdf = render(&cfdi);
     let stamp = cfdi.stamp.as_ref().unwrap();
+    let certified = crate::format::date_time(stamp.certified_at.as_deref().unwrap());
+    assert_eq!(certified, "24/01/2025 10:10:42");
     for text in [
-        stamp.certified_at.as_deref().unwrap(),
+        certified.as_str(),
         stamp.provider_tax_id.as_deref().unwrap(),
         stamp.sat_certificate_number.as_deref().unwrap(),
         cfdi.certificate_number.as_deref().unwrap(),
@@ -308,18 +654,18 @@ fn the_stamp_original_string_is_printed_as_the_sat_builds_it() {
 fn withheld_taxes_are_printed_one_line_per_tax() {
     let pdf = render(&sample("cfdi40-ingreso-ppd-retenciones-tfd-oneline.xml"));
     let text = shown_text(&pdf);
-    // Each amount is drawn right before its label (same row).
+    // Each amount is drawn right after its label (same row).
     for row in [
-        "125.03\nRetención 001 ISR\n",
-        "133.37\nRetención 002 IVA\n",
-        "258.40\nTotal impuestos retenidos\n",
+        "Retención 001 - ISR\n$125.03\n",
+        "Retención 002 - IVA\n$133.37\n",
+        "Total impuestos retenidos\n$258.40\n",
     ] {
         // Latin-1 text reads back as the same characters.
         assert!(text.contains(row), "{row:?} in {text}");
     }
     // CFDI 3.2 names its taxes and gives the rate as a percentage.
     let pdf = render(&sample("cfdi32-ingreso-tfd11-special-chars-rfc.xml"));
-    for label in ["Retención ISR", "Retención IVA", "Traslado IVA 16.00"] {
+    for label in ["Retención ISR", "Retención IVA", "Traslado IVA 16.00%"] {
         assert!(contains(&pdf, label), "{label}");
     }
 }
@@ -330,10 +676,10 @@ fn place_of_issue_export_receiver_and_tax_object_are_printed() {
     let pdf = render(&cfdi);
     let place = cfdi.place_of_issue.as_deref().unwrap();
     for text in [
-        format!("Lugar de expedición: {place}    Exportación: 01"),
-        "Régimen fiscal: 612".to_owned(),
+        format!("Lugar de expedición (C.P.): {place}    Exportación: 01 - No aplica"),
+        "Régimen fiscal: 612 - Personas Físicas".to_owned(),
         "Domicilio fiscal (C.P.): 52176".to_owned(),
-        "Objeto de impuesto: 02".to_owned(),
+        "Objeto de impuesto: 02 - Sí objeto de impuesto".to_owned(),
     ] {
         assert!(contains(&pdf, &text), "{text}");
     }
@@ -345,20 +691,20 @@ fn a_payment_prints_its_taxes_equivalence_and_the_totals() {
     for text in [
         "Equivalencia 1",
         "Impuestos del pago",
-        "Traslado 002 IVA Tasa 0.160000  Base 12131.6600    Importe: 1941.0656",
-        "Retención 001 ISR    Importe: 242.6950",
-        "Retención 002 IVA    Importe: 258.9556",
+        "Traslado 002 - IVA Tasa 16%  Base $12,131.6600    Importe: $1,941.0656",
+        "Retención 001 - ISR    Importe: $242.6950",
+        "Retención 002 - IVA    Importe: $258.9556",
         "Totales del complemento de pago (MXN)",
     ] {
         assert!(contains(&pdf, text), "{text}");
     }
     let text = shown_text(&pdf);
     for row in [
-        "242.70\nTotal retenciones ISR\n",
-        "258.96\nTotal retenciones IVA\n",
-        "14558.61\nTotal traslados base IVA 16%\n",
-        "2329.38\nTotal traslados impuesto IVA 16%\n",
-        "16386.33\nMonto total de pagos\n",
+        "Total retenciones ISR\n$242.70\n",
+        "Total retenciones IVA\n$258.96\n",
+        "Total traslados base IVA 16%\n$14,558.61\n",
+        "Total traslados impuesto IVA 16%\n$2,329.38\n",
+        "Monto total de pagos\n$16,386.33\n",
     ] {
         assert!(text.contains(row), "{row:?}");
     }

@@ -1,13 +1,17 @@
 //! The printed representation of a CFDI de Retenciones, rendered from its parsed XML
-//! (the SAT gives no PDF of one in its downloads). Like the invoice's: amounts as the
-//! XML writes them, codes as codes, every text wrapped to its column; it ends with the
-//! stamp's block and the QR code of the SAT's retenciones verification site.
+//! (the SAT gives no PDF of one in its downloads). Like the invoice's: amounts with `$`
+//! and separators (a retention's are in pesos), dates day first, each code with its
+//! catalog's description, the totals in words, every text wrapped to its column; it
+//! ends with the stamp's block and the QR code of the SAT's retenciones verification
+//! site.
 
 use chrono::NaiveDateTime;
 
-use super::{stamp, verification, Canvas, Font, Info, LEFT, RIGHT};
-use crate::cfdi::Decimal;
-use crate::retenciones::{Complement, Retention};
+use super::text::{coded, or_dash, pesos};
+use super::{stamp, verification, Canvas, Font, Info, LEFT};
+use crate::catalogs::{Catalog, Edition};
+use crate::format::date_time;
+use crate::retention::{Complement, Period, Retention, Version};
 
 /// The PDF of `r`: the same document always gives the same bytes.
 pub fn render(r: &Retention) -> Vec<u8> {
@@ -39,25 +43,49 @@ pub fn render(r: &Retention) -> Vec<u8> {
     })
 }
 
-fn or_dash(value: Option<&str>) -> &str {
-    value.filter(|v| !v.is_empty()).unwrap_or("-")
+/// The CFDI catalogs' edition a retention's codes are read in: RET 2.0 came with CFDI
+/// 4.0.
+fn edition(r: &Retention) -> Edition {
+    match r.version {
+        Version::V10 => Edition::Cfdi33,
+        Version::V20 => Edition::Cfdi40,
+    }
 }
 
-fn money(value: Option<Decimal>) -> String {
-    value.map_or_else(|| "-".to_owned(), |d| d.to_string())
-}
-
-/// `001 ISR` for the CFDI catalog's codes (RET 2.0) and RET 1.0's two-digit ones.
-fn tax_name(code: Option<&str>) -> String {
+/// A withheld tax as written, with its name: RET 2.0's `002` from c_Impuesto, RET
+/// 1.0's `02` from Retenciones' c_TipoImpuesto.
+fn tax_label(code: Option<&str>, edition: Edition) -> String {
     match code {
-        Some("001" | "01") => format!("{} ISR", code.unwrap_or_default()),
-        Some("002" | "02") => format!("{} IVA", code.unwrap_or_default()),
-        Some("003" | "03") => format!("{} IEPS", code.unwrap_or_default()),
-        other => or_dash(other).to_owned(),
+        Some(c) if Catalog::Impuesto.entry(c, edition).is_some() => {
+            Catalog::Impuesto.label(c, edition)
+        }
+        other => coded(Catalog::TipoImpuesto, other, edition),
+    }
+}
+
+/// `Enero a Diciembre de 2025`, `Junio de 2025`: months by their c_Periodo names (a
+/// month outside it as its number).
+fn period(p: Period) -> String {
+    let month = |m: u32| {
+        let code = format!("{m:02}");
+        Catalog::Periodo
+            .description(&code, Edition::Cfdi40)
+            .map_or(code, str::to_owned)
+    };
+    if p.start_month == p.end_month {
+        format!("{} de {}", month(p.start_month), p.year)
+    } else {
+        format!(
+            "{} a {} de {}",
+            month(p.start_month),
+            month(p.end_month),
+            p.year
+        )
     }
 }
 
 fn header(canvas: &mut Canvas, r: &Retention) {
+    let edition = edition(r);
     canvas.paragraph(
         Font::Bold,
         14.0,
@@ -73,38 +101,43 @@ fn header(canvas: &mut Canvas, r: &Retention) {
         &format!(
             "Folio interno: {}    Fecha de expedición: {}    Versión: {}",
             or_dash(r.internal_folio.as_deref()),
-            or_dash(r.issued_at.as_deref()),
+            r.issued_at
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), date_time),
             r.version.as_str()
         ),
     );
-    canvas.paragraph(
+    canvas.line(
         Font::Regular,
         9.0,
-        LEFT,
         &format!(
-            "Clave de retención: {}    Descripción: {}",
-            or_dash(r.key.as_deref()),
-            or_dash(r.key_description.as_deref())
+            "Clave de retención: {}",
+            coded(Catalog::CveRetenc, r.key.as_deref(), edition)
         ),
     );
-    if let Some(place) = &r.place_of_issue {
-        canvas.line(Font::Regular, 9.0, &format!("Lugar de expedición: {place}"));
-    }
-    if let Some(p) = r.period {
+    if let Some(description) = r.key_description.as_deref().filter(|d| !d.is_empty()) {
         canvas.line(
             Font::Regular,
             9.0,
-            &format!(
-                "Periodo: mes {} a mes {} del ejercicio {}",
-                p.start_month, p.end_month, p.year
-            ),
+            &format!("Descripción de la retención: {description}"),
         );
+    }
+    if let Some(place) = &r.place_of_issue {
+        canvas.line(
+            Font::Regular,
+            9.0,
+            &format!("Lugar de expedición (C.P.): {place}"),
+        );
+    }
+    if let Some(p) = r.period {
+        canvas.line(Font::Regular, 9.0, &format!("Periodo: {}", period(p)));
     }
     canvas.down(4.0);
     canvas.rule();
 }
 
 fn parties(canvas: &mut Canvas, r: &Retention) {
+    let edition = edition(r);
     canvas.line(Font::Bold, 10.0, "Emisor");
     let mut issuer = format!(
         "RFC: {}    Nombre: {}",
@@ -114,10 +147,11 @@ fn parties(canvas: &mut Canvas, r: &Retention) {
     if let Some(curp) = &r.issuer.curp {
         issuer.push_str(&format!("    CURP: {curp}"));
     }
-    if let Some(regime) = &r.issuer.regime {
-        issuer.push_str(&format!("    Régimen fiscal: {regime}"));
-    }
     canvas.paragraph(Font::Regular, 9.0, LEFT, &issuer);
+    if let Some(regime) = &r.issuer.regime {
+        let regime = coded(Catalog::RegimenFiscal, Some(regime), edition);
+        canvas.line(Font::Regular, 9.0, &format!("Régimen fiscal: {regime}"));
+    }
     canvas.down(4.0);
     canvas.line(Font::Bold, 10.0, "Receptor");
     let receiver = match &r.receiver {
@@ -154,9 +188,13 @@ fn parties(canvas: &mut Canvas, r: &Retention) {
             9.0,
             LEFT,
             &format!(
-                "CFDI de retención relacionado (tipo de relación {}): {}",
-                or_dash(related.relation_type.as_deref()),
-                related.uuid
+                "CFDI de retención relacionado: {}    Tipo de relación: {}",
+                related.uuid,
+                coded(
+                    Catalog::TipoRelacion,
+                    related.relation_type.as_deref(),
+                    edition
+                )
             ),
         );
     }
@@ -164,30 +202,20 @@ fn parties(canvas: &mut Canvas, r: &Retention) {
     canvas.rule();
 }
 
-/// A label at the left and its amount right-aligned.
-fn amount_row(canvas: &mut Canvas, font: Font, label: &str, amount: &str) {
-    canvas.room(12.0);
-    canvas.text_right(font, 9.0, RIGHT, amount);
-    let width = RIGHT - LEFT - Font::Regular.width(9.0, amount) - 16.0;
-    for (n, line) in font.fit(9.0, label, width).iter().enumerate() {
-        if n > 0 {
-            canvas.room(12.0);
-        }
-        canvas.text(font, 9.0, LEFT, line);
-        canvas.down(12.0);
-    }
-}
-
+/// Each withheld tax with its base and type of payment (RET 2.0's code with its
+/// description, RET 1.0's text as written), the totals, and the operation's total and
+/// the total withheld in words.
 fn totals(canvas: &mut Canvas, r: &Retention) {
+    let edition = edition(r);
     canvas.line(Font::Bold, 10.0, "Impuestos retenidos");
     for t in &r.withheld_taxes {
         let label = format!(
             "{}    Base: {}    Tipo de pago: {}",
-            tax_name(t.tax.as_deref()),
-            money(t.base),
-            or_dash(t.payment_type.as_deref())
+            tax_label(t.tax.as_deref(), edition),
+            pesos(t.base),
+            coded(Catalog::TipoPagoRet, t.payment_type.as_deref(), edition)
         );
-        amount_row(canvas, Font::Regular, &label, &t.amount.to_string());
+        canvas.amount_row(Font::Regular, LEFT, &label, &pesos(Some(t.amount)));
     }
     if r.withheld_taxes.is_empty() {
         canvas.line(Font::Regular, 9.0, "Sin impuestos retenidos");
@@ -206,18 +234,29 @@ fn totals(canvas: &mut Canvas, r: &Retention) {
         rows.push(("ISR correspondiente", totals.isr_due));
     }
     for (label, amount) in rows {
-        amount_row(canvas, Font::Regular, label, &money(amount));
+        canvas.amount_row(Font::Regular, LEFT, label, &pesos(amount));
     }
-    amount_row(
-        canvas,
+    canvas.amount_row(
         Font::Bold,
+        LEFT,
         "Monto total retenido",
-        &money(totals.withheld),
+        &pesos(totals.withheld),
     );
+    canvas.down(4.0);
+    canvas.in_words(
+        "Monto total de la operación con letra",
+        totals.operation,
+        None,
+    );
+    if let Some(withheld) = totals.withheld {
+        canvas.in_words("Monto total retenido con letra", withheld, None);
+    }
     canvas.down(4.0);
     canvas.rule();
 }
 
+/// Each complement and the amounts that matter in it; a proportion (`ProporcionRem`)
+/// is a number, not money.
 fn complements(canvas: &mut Canvas, complements: &[Complement]) {
     canvas.line(Font::Bold, 10.0, "Complementos");
     for c in complements {
@@ -228,7 +267,12 @@ fn complements(canvas: &mut Canvas, complements: &[Complement]) {
             &format!("{} (versión {})", c.name, or_dash(c.version.as_deref())),
         );
         for (name, amount) in &c.amounts {
-            amount_row(canvas, Font::Regular, name, &amount.to_string());
+            let shown = if name.contains("Proporcion") {
+                crate::format::number(*amount)
+            } else {
+                pesos(Some(*amount))
+            };
+            canvas.amount_row(Font::Regular, LEFT, name, &shown);
         }
     }
     canvas.down(4.0);

@@ -419,13 +419,13 @@ pub fn render_retention_xml(r: &SandboxRetention) -> io::Result<Vec<u8>> {
     ))?;
     doc.close("retenciones:Complemento")?;
     doc.close("retenciones:Retenciones")?;
-    Ok(doc.finish())
+    super::sealing::seal_and_stamp(&r.uuid, &r.issuer_tax_id, doc.finish())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retenciones::Retention;
+    use crate::retention::Retention;
 
     fn date(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date")

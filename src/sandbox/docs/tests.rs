@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::time::Instant;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -578,29 +577,25 @@ fn special_characters_are_escaped() {
 }
 
 #[test]
-fn big_day_xml_renders_fast() {
+fn a_big_day_is_about_500_distinct_invoices_that_each_parse() {
+    // What a BIG RFC is for (/docs/sandbox): load tests, about 500 invoices a day. The
+    // speed of rendering them is measured by `bench/run` (ingest per parse), not here.
     let day = date(2025, 10, 1);
     let invoices = invoices_for_day("BIG123456XYZ", Direction::Issued, day);
-    let start = Instant::now();
-    let mut bytes = 0;
+    let mut uuids = std::collections::HashSet::new();
+    let mut not_payments = 0;
     for invoice in &invoices {
-        bytes += render_xml("BIG123456XYZ", Direction::Issued, invoice)
-            .unwrap()
-            .len();
+        let xml = render_xml("BIG123456XYZ", Direction::Issued, invoice).expect("renders");
+        let cfdi = crate::cfdi::Cfdi::parse(&xml).expect("a BIG invoice parses");
+        assert_eq!(cfdi.issuer.tax_id, "BIG123456XYZ");
+        if cfdi.invoice_type != crate::cfdi::InvoiceType::P {
+            not_payments += 1;
+        }
+        let uuid = cfdi.stamp.and_then(|s| s.uuid).expect("stamped");
+        assert!(uuids.insert(uuid.clone()), "repeated {uuid}");
     }
-    let elapsed = start.elapsed();
-    println!(
-        "rendered {} XMLs ({} KiB) in {elapsed:?}: {:.1} µs each",
-        invoices.len(),
-        bytes / 1024,
-        elapsed.as_secs_f64() * 1e6 / invoices.len() as f64
-    );
-    let start = Instant::now();
-    let _ = invoices_for_day("BIG123456XYZ", Direction::Issued, date(2025, 10, 2));
-    println!(
-        "listed a BIG day (with its payments) in {:?}",
-        start.elapsed()
-    );
+    // Plus the day's payment complements of earlier invoices.
+    assert!((400..=600).contains(&not_payments), "{not_payments}");
 }
 
 // ---------------------------------------------------------------- PDF
@@ -625,4 +620,53 @@ fn pdfs_are_valid_and_only_for_printable_types() {
         }
     }
     assert!(rendered > 100);
+}
+
+// ---------------------------------------------------------------- seals
+
+/// The sandbox SAT's certificate, as its repository serves it.
+struct SandboxSat;
+
+impl crate::seal::SatCertificates for SandboxSat {
+    fn lookup(&self, number: &str) -> crate::seal::Lookup {
+        use crate::sat::certificates::Repository;
+        match crate::sandbox::rccf::SandboxRepository.fetch(number) {
+            Ok(der) => crate::seal::Lookup::Found(Box::new(
+                crate::seal::Certificate::from_der(&der).unwrap(),
+            )),
+            Err(why) => crate::seal::Lookup::Missing(why),
+        }
+    }
+}
+
+#[test]
+fn the_sandboxs_documents_verify_against_its_authority_only() {
+    use crate::seal::{verify, Status, Trust};
+    let sandbox = Trust::sat().and(authority_certificate().clone());
+    let from = date(2025, 3, 1);
+    let to = date(2025, 3, 31);
+    let mut xmls = Vec::new();
+    for (tax_id, direction) in [
+        ("AAA010101AAA", Direction::Issued),
+        ("AAA010101AAA", Direction::Received),
+    ] {
+        for invoice in invoices_for_period(tax_id, direction, from, to) {
+            xmls.push(render_xml(tax_id, direction, &invoice).unwrap());
+        }
+    }
+    for r in retentions_for_period("AAA010101AAA", Direction::Received, from, to) {
+        xmls.push(render_retention_xml(&r).unwrap());
+    }
+    assert!(xmls.len() > 100, "{}", xmls.len());
+    for xml in &xmls {
+        let seal = verify(xml, &sandbox, &SandboxSat).unwrap().unwrap();
+        assert_eq!(seal.status, Status::Valid, "{seal:?}");
+    }
+    // Outside the sandbox its authority is no one's.
+    let seal = verify(&xmls[0], &Trust::sat(), &SandboxSat)
+        .unwrap()
+        .unwrap();
+    assert_eq!(seal.checks.certificate_issuer.status, Status::Invalid);
+    assert_eq!(seal.checks.sat_seal.status, Status::Invalid);
+    assert_eq!(seal.checks.issuer_seal.status, Status::Valid);
 }

@@ -39,7 +39,7 @@ use self::stored::{new_request, window_query};
 use super::ciec::{docs_direction, simulate_latency, unreachable};
 use crate::db::sandbox::requests::{self, Request};
 use crate::db::sandbox::{downloads, SandboxStore};
-use crate::domain::extraction::DocumentClass;
+use crate::domain::class::DocumentClass;
 use crate::sat::efirma::envelope::{RequestType, WindowQuery};
 use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,

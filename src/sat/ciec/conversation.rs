@@ -2,7 +2,21 @@
 //! or the sandbox's speak it, and the channel's run (`run.rs`) drives it.
 
 use crate::domain::extraction::{Direction, Period};
-use crate::sat::{Credential, Document, Metadata, RunContext, SatError};
+use crate::sat::{Document, Metadata, RunContext, SatError};
+
+/// An entity's login at the portal. Never logged.
+pub struct Credential {
+    pub tax_id: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credential")
+            .field("tax_id", &self.tax_id)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The SAT's side of the CIEC channel: the real portal (`Portal`), or the sandbox's.
 pub trait Authority: Send + Sync {

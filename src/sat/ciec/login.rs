@@ -4,9 +4,10 @@
 
 use super::captcha::CaptchaResolver;
 use super::config::PortalConfig;
+use super::conversation::Credential;
 use super::html::{by_id, elements, form_fields, has_control, text_of, Fields};
 use super::http::{path_of, Client};
-use crate::sat::{Credential, SatError};
+use crate::sat::SatError;
 use base64::Engine as _;
 use scraper::Html;
 

@@ -10,6 +10,7 @@
 //! - `html`, `delta`, `results`, `query`: reading pages and building requests, pure and
 //!   unit-tested against the recorded pages.
 //! - `captcha`: the resolver interface and its command and anti-captcha implementations.
+//! - `vault`: the CIEC as the service keeps it (sealed, with its `credential_status`).
 //!
 //! Every conversation (a validation, an extraction) gets its own HTTP agent and so its
 //! own cookie jar. Nothing retries beyond the captcha and login tries: an outage fails
@@ -27,12 +28,13 @@ mod query;
 mod results;
 mod run;
 mod session;
+mod vault;
 
 // The web service's metadata dates share the portal's format.
 pub use captcha::{AntiCaptchaResolver, CaptchaError, CaptchaResolver, CommandResolver};
 pub use config::{CaptchaConfig, PortalConfig, ANTICAPTCHA_URL, SAT_LOGIN_URL, SAT_PORTAL_URL};
 pub(in crate::sat) use results::local_time;
 
-pub use conversation::{Authority, Session, DOWNLOAD_BATCH};
+pub use conversation::{Authority, Credential, Session, DOWNLOAD_BATCH};
 pub use portal::{Portal, NO_RESOLVER};
 pub use run::CiecChannel;

@@ -2,12 +2,13 @@
 //! included), then a session that lists and downloads.
 
 use super::config::PortalConfig;
+use super::conversation::Credential;
 use super::conversation::{Authority, Session};
 use super::http::Client;
 use super::login;
 use super::session::PortalSession;
+use crate::sat::RunContext;
 use crate::sat::SatError;
-use crate::sat::{Credential, RunContext};
 
 /// What the API reports while no resolver is configured, so validations stay pending
 /// and extractions fail `sat_unavailable` with a reason an operator can act on.

@@ -5,10 +5,16 @@
 //! fetches what the sink has not stored.
 
 use super::conversation::{Authority, Session, DOWNLOAD_BATCH};
+use super::vault;
+use crate::crypto::Cipher;
+use crate::db::{entities::Entity, Conn};
+use crate::domain::class::DocumentClass;
 use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::ingest;
-use crate::sat::channel::wrong_secret;
-use crate::sat::{Channel, Document, Fetched, Metadata, Run, SatError, Secret, Sink, Step};
+use crate::sat::{
+    Channel, Document, Due, Fetched, Metadata, Readiness, Run, SatError, Secret, Sink, Step,
+    Verdict,
+};
 use parking_lot::Mutex;
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
@@ -36,17 +42,43 @@ impl CiecChannel {
 }
 
 impl Channel for CiecChannel {
+    fn name(&self) -> &'static str {
+        "ciec"
+    }
+
+    /// The portal serves invoices only (not CFDI de Retenciones).
+    fn offers(&self, class: DocumentClass) -> bool {
+        class == DocumentClass::Invoices
+    }
+
+    fn readiness(&self, entity: &Entity) -> Readiness {
+        vault::readiness(entity)
+    }
+
+    fn open(&self, _: &Conn, cipher: &Cipher, entity: &Entity) -> anyhow::Result<Option<Secret>> {
+        vault::open(cipher, entity).map(Some)
+    }
+
+    fn due(&self, _: &Conn, cipher: &Cipher, entity: &Entity) -> anyhow::Result<Due> {
+        vault::due(cipher, entity)
+    }
+
     fn validate(&self, secret: &Secret) -> Result<(), SatError> {
-        let Secret::Ciec(credential) = secret else {
-            return Err(wrong_secret("CIEC"));
-        };
-        self.authority.validate(credential)
+        self.authority.validate(&vault::opened(secret)?.credential)
+    }
+
+    fn record(
+        &self,
+        tx: &Conn,
+        entity_id: &str,
+        secret: &Secret,
+        verdict: Verdict,
+    ) -> anyhow::Result<bool> {
+        vault::record(tx, entity_id, secret, verdict)
     }
 
     fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
-        let Secret::Ciec(credential) = run.secret else {
-            return Err(wrong_secret("CIEC").into());
-        };
+        let credential = &vault::opened(run.secret)?.credential;
         let result = (|| -> Result<Step, SatError> {
             let mut session = self.authority.login(credential, &run.context)?;
             // A run that restarts recounts what it lists; processed documents are not

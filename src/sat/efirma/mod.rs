@@ -15,7 +15,7 @@
 //! Files:
 //! - `credential`: parse and check an uploaded e.firma (`.cer`, encrypted `.key`,
 //!   password), with per-field errors; the key stays inside `Efirma`.
-//! - `names`: the certificate's distinguished names (RFC, branch, issuer text).
+//! - `crate::seal::names` (shared with the seal checks): the certificate's distinguished names (RFC, branch, issuer text) and serial.
 //! - `signing`: XML-DSig (exclusive C14N of the fixed shapes, SHA-1, RSA-SHA1).
 //! - `envelope`: the four request bodies.
 //! - `endpoints`: URLs (configurable bases) and `SOAPAction`s.
@@ -27,6 +27,7 @@
 //! - `run`: the channel and its run: the SAT's request state machine, its requests kept in
 //!   `db::sat_requests`; `window`: request windows and waits; `store`: packages handed
 //!   to the sink in batches with their resume point.
+//! - `vault`: the e.firma as the service keeps it (sealed files and checked status).
 //!
 //! Verified against recorded requests and answers only, not the live service.
 
@@ -34,13 +35,13 @@ pub mod client;
 pub mod credential;
 pub mod endpoints;
 pub mod envelope;
-mod names;
 pub mod package;
 pub mod responses;
 mod run;
 pub mod service;
 pub mod signing;
 pub mod store;
+mod vault;
 mod window;
 
 pub use credential::{Efirma, EfirmaErrors, EfirmaField};

@@ -15,20 +15,23 @@
 //! - expired (state 6): ask again, once; a package is never downloaded a third time
 //!   (one that cannot be had any more makes the request be asked again, once).
 
-use super::credential::Efirma;
 use super::package::Package;
 use super::responses::{RequestState, SatCode};
 use super::service::{refuses_certificate, Service, Session};
 use super::store;
+use super::vault;
 use super::window::{fmt, local, poll_wait, whole_days, window_query};
+use crate::crypto::Cipher;
 use crate::db::Db;
 use crate::db::{
     self,
     sat_requests::{Kind, SatPackage, SatRequest, State},
 };
-use crate::domain::extraction::{DocumentClass, FailedReason, Period};
-use crate::sat::channel::wrong_secret;
-use crate::sat::{Channel, EfirmaKey, Run, SatError, Secret, Sink, Step};
+use crate::db::{entities::Entity, Conn};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{FailedReason, Period};
+use crate::sat::{Channel, Due, Readiness, Run, SatError, Secret, Sink, Step, Verdict};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,30 +50,58 @@ impl EfirmaChannel {
     }
 }
 
-/// The stored e.firma, parsed (it passed every check when uploaded; the clock is not
-/// checked here: expiry is the caller's decision).
-fn open(key: &EfirmaKey) -> anyhow::Result<Efirma> {
-    Efirma::reopen(&key.certificate, &key.key, &key.password, &key.tax_id)
-        .map_err(|e| anyhow::anyhow!("the stored e.firma no longer parses: {e}"))
-}
-
 impl Channel for EfirmaChannel {
+    fn name(&self) -> &'static str {
+        "efirma"
+    }
+
+    /// The web service serves invoices and, on hosts of their own, CFDI de Retenciones.
+    fn offers(&self, _: DocumentClass) -> bool {
+        true
+    }
+
+    fn readiness(&self, entity: &Entity) -> Readiness {
+        vault::readiness(entity)
+    }
+
+    fn open(
+        &self,
+        conn: &Conn,
+        cipher: &Cipher,
+        entity: &Entity,
+    ) -> anyhow::Result<Option<Secret>> {
+        vault::open(conn, cipher, entity)
+    }
+
+    fn due(&self, conn: &Conn, cipher: &Cipher, entity: &Entity) -> anyhow::Result<Due> {
+        vault::due(conn, cipher, entity)
+    }
+
     /// One authentication with the web service.
     fn validate(&self, secret: &Secret) -> Result<(), SatError> {
-        let Secret::Efirma(key) = secret else {
-            return Err(wrong_secret("e.firma"));
-        };
-        let efirma = open(key)?;
+        let efirma = vault::efirma(secret)?;
         self.service
             .connect(&efirma, None, DocumentClass::Invoices)
             .map(|_| ())
     }
 
+    fn record(
+        &self,
+        tx: &Conn,
+        entity_id: &str,
+        secret: &Secret,
+        verdict: Verdict,
+    ) -> anyhow::Result<bool> {
+        vault::record(tx, entity_id, secret, verdict)
+    }
+
+    /// The request the run waits on at the SAT (the next to be checked).
+    fn waiting(&self, conn: &Conn, extraction_id: &str) -> anyhow::Result<Option<Value>> {
+        db::sat_requests::waiting_view(conn, extraction_id)
+    }
+
     fn advance(&self, run: &Run, sink: &dyn Sink) -> anyhow::Result<Step> {
-        let Secret::Efirma(key) = run.secret else {
-            return Err(wrong_secret("e.firma").into());
-        };
-        let efirma = open(key)?;
+        let efirma = vault::efirma(run.secret)?;
         let connect = Box::new(|| self.service.connect(&efirma, Some(&run.context), run.class));
         advance(self, run, sink, connect)
     }

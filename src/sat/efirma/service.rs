@@ -12,7 +12,7 @@ use super::credential::Efirma;
 use super::endpoints::Endpoints;
 use super::envelope::{Query, WindowQuery};
 use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
-use crate::domain::extraction::DocumentClass;
+use crate::domain::class::DocumentClass;
 use crate::sat::{RunContext, SatError};
 use chrono::Utc;
 use std::collections::HashMap;

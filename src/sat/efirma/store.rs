@@ -5,7 +5,7 @@
 
 use super::package::Package;
 use crate::cfdi::CfdiError;
-use crate::domain::extraction::DocumentClass;
+use crate::domain::class::DocumentClass;
 use crate::domain::listing::Metadata;
 use crate::ingest::{self, AnyPrepared};
 use crate::sat::{Fetched, Sink};

@@ -5,7 +5,7 @@
 use std::io::{Cursor, Write};
 
 use cfdi_extract::cfdi::Cfdi;
-use cfdi_extract::retenciones::Retention;
+use cfdi_extract::retention::Retention;
 use chrono::NaiveDateTime;
 use rust_decimal::Decimal;
 use zip::write::SimpleFileOptions;

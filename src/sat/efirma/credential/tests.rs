@@ -203,7 +203,7 @@ fn garbage_is_refused_on_each_field_at_once() {
 #[test]
 fn errors_convert_to_the_api_field_errors() {
     let errors = parse_with(CER, KEY, "wrong", "AAA010101AAA", valid_now());
-    let api: crate::error::FieldErrors = errors.into();
+    let api: crate::domain::FieldErrors = errors.into();
     assert!(api.contains("certificate"));
     assert!(api.contains("password"));
     assert!(!api.contains("private_key"));

@@ -1,0 +1,156 @@
+//! Stage 2 of an invoice: its XML (and PDF) stored byte for byte (compressed), its row
+//! filled from the parsed CFDI, and the payment aggregates it affects recomputed.
+
+use super::{payments, IngestError, Owner};
+use crate::cfdi::{Cfdi, CfdiError};
+use crate::db::classes::Stored;
+use crate::db::{self, documents::ToStore, invoices::write, Conn};
+use crate::domain::class::InvoiceClass;
+use crate::domain::extraction::Direction;
+use crate::domain::listing::Metadata;
+use std::collections::BTreeSet;
+
+/// A document parsed and encoded for storing: the CPU-bound part of ingesting, done
+/// before the write transaction so the database's single writer lock never waits on it.
+#[derive(Debug)]
+pub struct Prepared {
+    pub cfdi: Cfdi,
+    xml: ToStore,
+    pdf: Option<ToStore>,
+}
+
+/// Parses `xml` and compresses it and `pdf` (a document that does not parse is not
+/// compressed: it is not stored).
+pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
+    let cfdi = Cfdi::parse_stamped(xml)?;
+    Ok(Prepared::of(cfdi, xml, pdf))
+}
+
+impl Prepared {
+    /// A stamped document already parsed, with its files encoded.
+    pub(super) fn of(cfdi: Cfdi, xml: &[u8], pdf: Option<&[u8]>) -> Self {
+        Prepared {
+            cfdi,
+            xml: db::documents::xml(xml),
+            pdf: pdf.map(|pdf| db::documents::pdf(pdf, xml)),
+        }
+    }
+}
+
+/// Parses and stores one document. `listed` is the listing entry it answers, when there
+/// is one (it carries the authority's cancellation status). Returns the invoice id.
+pub fn ingest_invoice(
+    tx: &Conn,
+    owner: Owner,
+    direction: Direction,
+    listed: Option<&Metadata>,
+    xml: &[u8],
+    pdf: Option<&[u8]>,
+) -> Result<String, IngestError> {
+    let prepared = prepare(xml, pdf)?;
+    store_invoice(tx, owner, direction, listed, &prepared)
+}
+
+/// `ingest_invoice` for a document prepared beforehand (extractions, packages and
+/// imports prepare outside the write transaction).
+pub fn store_invoice(
+    tx: &Conn,
+    owner: Owner,
+    direction: Direction,
+    listed: Option<&Metadata>,
+    doc: &Prepared,
+) -> Result<String, IngestError> {
+    let cfdi = &doc.cfdi;
+    let uuid = cfdi.uuid()?.to_string();
+    if let Some(m) = listed {
+        if !m.uuid.trim().eq_ignore_ascii_case(&uuid) {
+            return Err(IngestError::UuidMismatch {
+                expected: m.uuid.clone(),
+                found: uuid,
+            });
+        }
+    }
+    let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
+    // A UUID names one document: another one claiming it never replaces what is stored,
+    // and a retention of the entity holding it is another document. Checked in the
+    // write transaction that stores it, so no other writer stores one in between.
+    if let Some((id, true)) = &existing {
+        if !is_stored(tx, id, doc)? {
+            return Err(IngestError::UuidTaken { uuid });
+        }
+    }
+    if db::retentions::find(tx, owner.entity_id, &uuid)?.is_some() {
+        return Err(IngestError::UuidTaken { uuid });
+    }
+    // The invoices whose aggregates this document can change, besides its own (written
+    // with its row): those its earlier version and this one pay.
+    let mut affected: BTreeSet<String> = BTreeSet::new();
+    if let Some((id, processed)) = &existing {
+        db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, id)?;
+        // Only a stored document has entries (a metadata-only row has none yet).
+        if *processed {
+            affected.extend(db::payment_entries::related_uuids(tx, id)?);
+        }
+    }
+    let new = existing.is_none();
+    // Only a processed document has files stored.
+    let has_files = matches!(existing, Some((_, true)));
+    let id = existing
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let (status, cancelled_at) = match listed {
+        Some(m) => (
+            if m.cancelled { "cancelled" } else { "active" },
+            m.cancelled_at.clone(),
+        ),
+        None => write::status(tx, &id)?,
+    };
+    let own = payments::own_aggregate(tx, owner.entity_id, &uuid, cfdi, status == "cancelled")?;
+    write::upsert_processed(
+        tx,
+        owner,
+        direction,
+        &id,
+        &uuid,
+        cfdi,
+        status,
+        cancelled_at.as_deref(),
+        doc.pdf.is_some(),
+        &own,
+    )?;
+    if new {
+        db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;
+    }
+    if has_files {
+        db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    } else {
+        db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    }
+    affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
+    // A complement naming itself changes nothing: only type I invoices are paid.
+    affected.remove(&uuid);
+    payments::recompute_all(tx, owner, &affected)?;
+    Ok(id)
+}
+
+/// Whether `doc` is the document stored as invoice `id`: the same XML bytes (checked
+/// without decoding), or an XML that reads the same (see `same_document`).
+fn is_stored(tx: &Conn, id: &str, doc: &Prepared) -> anyhow::Result<bool> {
+    if db::documents::holds_xml(tx, id, &doc.xml)? {
+        return Ok(true);
+    }
+    let Some(stored) = db::documents::get(tx, id, "xml")? else {
+        return Ok(true);
+    };
+    // A stored XML that no longer parses cannot be shown to be the same: it is kept.
+    Ok(Cfdi::parse_stamped(&stored).is_ok_and(|stored| same_document(&stored, &doc.cfdi)))
+}
+
+/// The same document, written out again: every field the service reads from the XML
+/// is equal (type, parties, amounts, concepts, taxes, payments, related documents, the
+/// issuer's seal and the SAT's stamp). Whitespace, attribute order, namespace prefixes
+/// or a trailing newline do not make another document; any other content does, even
+/// under the same UUID.
+pub fn same_document(stored: &Cfdi, new: &Cfdi) -> bool {
+    stored == new
+}
