@@ -565,3 +565,53 @@ fn an_unknown_sslmode_or_an_unreadable_sslrootcert_is_a_clear_error() {
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
 }
+
+#[test]
+fn one_organizations_held_lock_stops_its_own_writes_and_no_other_organizations() {
+    postgres_only!("organizations' writes side by side on PostgreSQL");
+    use crate::common::engine::TestDb;
+    use crate::common::invoices::{
+        create_extraction, date, id_of, invoices_by_uuid, sandbox, valid_entity,
+        wait_extraction_done, withheld,
+    };
+    let args = ["--sim-latency", "20ms"];
+    let a = TestApp::spawn_with(&args);
+    let mut b = a.beside(&args);
+    b.start();
+    // Two organizations, one served by each instance, each with its webhook.
+    let first = a.client();
+    let second = b.client_as(&a.create_user_in_new_org());
+    let (r1, r2) = (Receiver::start(), Receiver::start());
+    first.create_webhook(&r1.url(), Some(&["invoice.created"]));
+    second.create_webhook(&r2.url(), Some(&["invoice.created"]));
+    let tax_id = "EKU9003173C9";
+    let (from, to) = (date("2026-02-02"), date("2026-02-06"));
+    let expected = sandbox(tax_id, "issued", from, to);
+    let visible = expected.len() - withheld(&expected);
+    let e1 = id_of(&valid_entity(&first, tax_id, "sandbox1"));
+    let e2 = id_of(&valid_entity(&second, tax_id, "sandbox1"));
+    // The first organization's turn is held from outside, as one of its long
+    // transactions would hold it.
+    let mut holder = TestDb::open(a.data_dir());
+    holder.batch("BEGIN");
+    holder.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+        &[&format!("org:{}", a.creds.org_id)],
+    );
+    let run1 = id_of(&create_extraction(&first, &e1, from, to, "issued"));
+    let run2 = id_of(&create_extraction(&second, &e2, from, to, "issued"));
+    // The second organization's extraction and fan-out go through meanwhile...
+    let done = wait_extraction_done(&second, &run2);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(invoices_by_uuid(&second, &e2).len(), visible);
+    r2.wait_for(visible, DEADLINE);
+    // ...while the first's waits on its own turn: its run cannot even say it started.
+    let waiting = first.get(&format!("/v1/extractions/{run1}")).expect(200);
+    assert_eq!(waiting["status"], "pending", "{waiting}");
+    assert_eq!(r1.count(), 0, "no event of the first organization yet");
+    holder.batch("COMMIT");
+    let done = wait_extraction_done(&first, &run1);
+    assert_eq!(done["status"], "finished", "{done}");
+    r1.wait_for(visible, DEADLINE);
+    assert_eq!(invoices_by_uuid(&first, &e1).len(), visible);
+}
