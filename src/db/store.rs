@@ -294,13 +294,16 @@ impl Db {
     }
 
     pub fn conn(&self) -> anyhow::Result<Pooled> {
+        // Read before the checkout too: a server back during its short wait is still
+        // the outage's 503 (unreachable), not a busy pool's.
+        let was_down = self.is_unreachable();
         let pooled = match &self.pool {
             Pool::Sqlite(pool) => pool.get().map(PooledOf::Sqlite),
             Pool::Postgres(pool) => pool.get().map(|c| PooledOf::Postgres(Box::new(c))),
         };
         match pooled {
             Ok(pooled) => Ok(Pooled(pooled)),
-            Err(e) if self.is_unreachable() => Err(Unreachable(e).into()),
+            Err(e) if was_down || self.is_unreachable() => Err(Unreachable(e).into()),
             Err(e) => Err(anyhow::Error::new(e).context("no database connection available")),
         }
     }
