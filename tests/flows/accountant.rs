@@ -811,3 +811,67 @@ fn retentions_are_searched_totalled_and_laid_out_for_the_accountant() {
         .format_of(4, c("Monto total retenido"))
         .starts_with("$#,##0.00"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Catalogs
+
+#[test]
+fn the_catalogs_describe_codes_for_clients_that_show_them() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let all = client.get("/v1/catalogs").expect(200);
+    let names: Vec<&str> = all["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|c| c["catalog"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"c_FormaPago") && names.contains(&"c_CveRetenc"),
+        "{all}"
+    );
+
+    let forms = client.get("/v1/catalogs/c_FormaPago").expect(200);
+    let cash = &forms["data"][0];
+    assert_eq!(
+        (cash["code"].as_str(), cash["label"].as_str()),
+        (Some("01"), Some("01 - Efectivo"))
+    );
+    // The codes asked for, in their order; one the catalog does not know is left out.
+    let some = client
+        .get("/v1/catalogs/c_UsoCFDI?codes=G03,%20P01,ZZZ")
+        .expect(200);
+    let labels: Vec<&str> = some["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|e| e["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["G03 - Gastos en general", "P01 - Por definir"]);
+    let old = client
+        .get("/v1/catalogs/c_UsoCFDI?codes=G03&edition=3.3")
+        .expect(200);
+    assert_eq!(old["data"][0]["description"], "Gastos en general");
+    let products = client
+        .get("/v1/catalogs/c_ClaveProdServ?codes=84111506")
+        .expect(200);
+    assert_eq!(
+        products["data"][0]["label"],
+        "84111506 - Servicios de facturación"
+    );
+    // Too large to answer whole, too many codes, an unknown name or edition.
+    client
+        .get("/v1/catalogs/c_ClaveProdServ")
+        .expect_field_error("codes");
+    let many = vec!["01"; 501].join(",");
+    client
+        .get(&format!("/v1/catalogs/c_FormaPago?codes={many}"))
+        .expect_field_error("codes");
+    client
+        .get("/v1/catalogs/c_FormaPago?edition=5.0")
+        .expect_field_error("edition");
+    client.get("/v1/catalogs/c_Nada").expect_not_found();
+    app.anonymous()
+        .get("/v1/catalogs/c_FormaPago")
+        .expect_unauthorized("");
+}
