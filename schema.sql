@@ -142,6 +142,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     sat_not_found_since TEXT,                     -- the first of the answers in a row that did not find it
     sat_check_at        TEXT,                     -- the next check; NULL: none planned
     sat_check_urgent    INTEGER NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
+    credited_uuid       TEXT,                     -- the one UUID its 01/03 relations name (db/invoices/relations.rs)
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -156,14 +157,21 @@ CREATE INDEX IF NOT EXISTS invoices_entity_updated ON invoices (entity_id, updat
 -- The status checker's queue: on-demand checks first, then the planned ones by time.
 CREATE INDEX IF NOT EXISTS invoices_sat_check ON invoices (sat_check_urgent DESC, sat_check_at)
     WHERE sat_check_at IS NOT NULL;
+-- Checks asked for on demand, by organization: the checker takes them in turns.
+CREATE INDEX IF NOT EXISTS invoices_sat_on_demand ON invoices (org_id, sat_check_at)
+    WHERE sat_check_urgent = 1;
 CREATE INDEX IF NOT EXISTS invoices_org_sat_state ON invoices (org_id, sat_state) WHERE sat_state IS NOT NULL;
 -- Each invoice's counterparty (the receiver of an issued one, the issuer of a received
 -- one) as the 69-B list keys it: a list load finds the invoices of the taxpayers it
 -- changed (its events) without scanning every invoice inside its write transaction.
 CREATE INDEX IF NOT EXISTS invoices_counterparty
     ON invoices (upper(iif(direction = 'issued', receiver_tax_id, issuer_tax_id))) WHERE xml_processed = 1;
+-- The documents that may credit an invoice (`credited_amount`), found by its UUID one row
+-- each, however many relations they write.
+CREATE INDEX IF NOT EXISTS invoices_credited ON invoices (entity_id, credited_uuid)
+    WHERE credited_uuid IS NOT NULL;
 
--- The SAT's 69-B list (`sat::efos_list`): every load is a version; the entries are the
+-- The SAT's 69-B list (`sat::list_69b`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
 CREATE TABLE IF NOT EXISTS efos_lists (
     id          INTEGER PRIMARY KEY,
@@ -196,15 +204,48 @@ CREATE TABLE IF NOT EXISTS invoice_item_pages (
 -- The CfdiRelacionados of each processed invoice (TipoRelacion and UUID), in document
 -- order, read both ways: an invoice's own (by invoice_id) and those naming it (by entity
 -- and UUID), so a related document links whenever it arrives (db/invoices/relations.rs).
+-- Each way is read a page at a time in its order off an index: the primary key, and
+-- `invoice_relations_named`, which carries the naming invoice's date for its order.
 CREATE TABLE IF NOT EXISTS invoice_relations (
     invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
     position       INTEGER NOT NULL,
     entity_id      TEXT NOT NULL,
     relation_type  TEXT,
     related_uuid   TEXT NOT NULL,
+    invoice_issued_at TEXT NOT NULL DEFAULT '',   -- invoice_id's issued_at (it never changes)
     PRIMARY KEY (invoice_id, position)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS invoice_relations_related ON invoice_relations (entity_id, related_uuid);
+CREATE INDEX IF NOT EXISTS invoice_relations_named
+    ON invoice_relations (entity_id, related_uuid, invoice_issued_at, invoice_id, position);
+-- How many of each invoice's relations name each UUID: how many name an invoice is a sum
+-- over the documents naming it, not a count of their relations (one may name it 100,000
+-- times).
+CREATE TABLE IF NOT EXISTS invoice_relation_counts (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    related_uuid   TEXT NOT NULL,
+    entity_id      TEXT NOT NULL,
+    times          INTEGER NOT NULL,
+    PRIMARY KEY (invoice_id, related_uuid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS invoice_relation_counts_named
+    ON invoice_relation_counts (entity_id, related_uuid, invoice_id, times);
+-- A load under way, in its own transaction (`db::list_69b::replace`): the rows of the
+-- list being loaded, then which taxpayers it changes. Both are empty outside a load.
+CREATE TABLE IF NOT EXISTS efos_staging (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    situation       TEXT NOT NULL,
+    presumed_sat    TEXT, presumed_dof   TEXT,
+    disproved_sat   TEXT, disproved_dof  TEXT,
+    definitive_sat  TEXT, definitive_dof TEXT,
+    favorable_sat   TEXT, favorable_dof  TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS efos_changes (
+    rfc             TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    previous        TEXT,            -- NULL: newly listed
+    situation       TEXT             -- NULL: no longer listed
+) WITHOUT ROWID;
 
 -- Invoices an extraction (or one imported file) changed, with the first snapshot of
 -- what `invoice.updated` compares (NULL: not visible then). When the extraction ends,
@@ -431,6 +472,16 @@ CREATE TABLE IF NOT EXISTS login_failures (
     key       TEXT PRIMARY KEY,                  -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
     failures  INTEGER NOT NULL,
     since     TEXT NOT NULL                      -- when this count began
+) WITHOUT ROWID;
+
+-- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline
+-- (src/seal, sat::certificates): fetched once from the SAT's repository, or loaded
+-- from files. Public certificates: nothing secret.
+CREATE TABLE IF NOT EXISTS sat_certificates (
+    number     TEXT PRIMARY KEY,                 -- 20 digits, the certificate's serial
+    der        BLOB NOT NULL,
+    source     TEXT NOT NULL CHECK (source IN ('repository', 'file')),
+    stored_at  TEXT NOT NULL
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS settings (

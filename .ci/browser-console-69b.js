@@ -54,7 +54,7 @@ async function list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, P
 
   // The taxpayers page: the taxpayer's own entry on its row (the list refreshes itself).
   await page.getByRole('link', { name: 'Contribuyentes' }).click();
-  const own = await row.locator('td.list69b', { hasText: '69-B: desvirtuado' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
+  const own = await row.locator('td.list_69b', { hasText: '69-B: desvirtuado' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
   if (!own) fail(`the taxpayer's row shows no 69-B entry: ${await row.textContent()}`);
   else ok('the taxpayer\'s row shows its own 69-B entry, "desvirtuado", without a reload');
 

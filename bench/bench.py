@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 
 import accountant
 import deliveries
+import list_69b
 import side_by_side
 from status_fake import StatusFake
 
@@ -240,8 +241,17 @@ def scenario_ingest(data_dir):
     # (5c) CFDI de Retenciones through their ingest path (bench/retentions.rs).
     retentions = subprocess.run(["cargo", "bench", "--quiet", "--bench", "retentions"],
                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    # (5d) Seal verification (bench/seal.rs): the samples and a sandbox month, and the
+    # sandbox's own sealing and stamping.
+    seal = subprocess.run(["cargo", "bench", "--quiet", "--bench", "seal"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    seal_figure = lambda name: float(re.search(name + r" (\d+)", seal).group(1))
     return {"ingest": median_of(results, "rate"), "n": results[0]["n"], "parse": parse_rate,
             "package": package_rate, "package_mib": package_mib,
+            "seal_samples": seal_figure("seal_samples_rate"), "seal_sandbox": seal_figure("seal_sandbox_rate"),
+            "seal_month": int(seal_figure("seal_sandbox_month")),
+            "sandbox_render": seal_figure("sandbox_render_rate"),
+            "sandbox_sealing": seal_figure("sandbox_seal_and_stamp_rate"),
             "retentions": float(re.search(r"retention_rate (\d+)", retentions).group(1)),
             "retention_docs": int(re.search(r"retention_documents (\d+)", retentions).group(1))}
 
@@ -524,6 +534,8 @@ def main():
     status = scenario_status(tmp)
     log("scenario 16: SAT calls in one e.firma extraction")
     calls = sat_calls()
+    log("scenario 17: the 69-B list at the cap")
+    list_rows = list_69b_rows()
     log("scenario 13: satcfdi side by side")
     side_by_side.satcfdi(ROOT, tmp, lambda *r: extra_rows.append(r))
 
@@ -641,6 +653,12 @@ def main():
         True)
     row(5, f"CFDI de Retenciones ingest: {ingest['retention_docs']:,} documents parsed, compressed and stored in "
         "batches of 500 (bench/retentions.rs)", "reported", f"{ingest['retentions']:,.0f} retentions/s", True)
+    row(5, "seal verifications (issuer seal, certificate, stamp): genuine samples; a sandbox month of "
+        f"{ingest['seal_month']:,} documents (bench/seal.rs)", "reported",
+        f"{ingest['seal_samples']:,.0f} /s samples; {ingest['seal_sandbox']:,.0f} /s sandbox", True)
+    row(5, "sandbox generation with its documents sealed and stamped (RSA-512, twice each)", "reported",
+        f"{ingest['sandbox_render']:,.0f} docs/s rendered; sealing alone {ingest['sandbox_sealing']:,.0f} docs/s",
+        True)
     if webhook_error:
         row(6, "webhook latency and fan-out", "p50 < 50 ms; >= 3,000 deliveries/s", f"failed: {webhook_error}", False)
     else:
@@ -663,7 +681,7 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
-    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)]:
+    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)] + list_rows:
         row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
@@ -782,6 +800,17 @@ def listing_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def list_69b_rows():
+    """Scenario 17 (bench/list_69b.py): the 69-B list at the cap, by the CLI and the refresh."""
+    return list_69b.scenario(BIN, Server, cli, wait_for, repeat, median_of)
+
+
+def list_69b_only():
+    """`bench/run list69b`: only scenario 17; prints the rows, writes nothing."""
+    for n, what, target, value, ok in list_69b_rows():
+        print(f"| {n} | {what} | {target} | {value} | {'met' if ok else 'MISSED'} |")
+
+
 def status_only():
     """`bench/run status`: only scenario 15 (SAT status checks a second against the local
     fake) on BENCH_STATUS_INVOICES seeded invoices; prints the row, writes nothing."""
@@ -889,5 +918,5 @@ def engines_only():
 
 if __name__ == "__main__":
     modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only,
-             "engines": engines_only}
+             "engines": engines_only, "list69b": list_69b_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

@@ -20,6 +20,8 @@ pub struct Context {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// The SAT status checker (`jobs::sat_status`); None with `--sat-status-rate 0`.
     pub sat_status: Option<crate::sat::status::Checks>,
+    /// The SAT's stamping certificates and the authorities seals are checked against.
+    pub sat_certificates: Arc<crate::sat::certificates::Store>,
 }
 
 impl Context {

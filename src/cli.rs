@@ -91,6 +91,9 @@ pub enum Command {
     /// The SAT's 69-B list (taxpayers presumed to invoice simulated operations).
     #[command(subcommand, name = "list-69b")]
     List69b(List69bCommand),
+    /// The SAT's stamping certificates, which verify the SAT's seal on stamps offline.
+    #[command(subcommand, name = "sat-certificates")]
+    SatCertificates(SatCertificatesCommand),
     /// Copy the database into a new file (0600) while the server may be running.
     Backup {
         /// The backup file to create; never overwritten.
@@ -280,6 +283,15 @@ pub struct ServeArgs {
     /// `--sat portal`, the built-in simulation with `--sat sandbox`.
     #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_URL")]
     pub sat_status_url: Option<String>,
+    /// The SAT's certificate repository, where the SAT's stamping certificates are
+    /// fetched from on demand to verify stamps. Default: the SAT's own
+    /// (`https://rdc.sat.gob.mx/rccf`) with `--sat portal`, the sandbox's with `--sat sandbox`.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_CERTIFICATES_URL")]
+    pub sat_certificates_url: Option<String>,
+    /// Certificate fetches a second at most, service-wide; a failed fetch is tried
+    /// again after ten times that interval.
+    #[arg(long, env = "CFDI_EXTRACT_SAT_CERTIFICATES_RATE", default_value_t = 1.0, value_parser = parse_rate)]
+    pub sat_certificates_rate: f64,
     /// Status checks a second at most, service-wide (e.g. `0.5`); `0` turns checks off.
     #[arg(long, env = "CFDI_EXTRACT_SAT_STATUS_RATE", default_value_t = 2.0, value_parser = parse_rate)]
     pub sat_status_rate: f64,
@@ -352,6 +364,17 @@ pub enum List69bCommand {
     Load { file: PathBuf },
     /// Print the current version: id, when loaded, its cut-off date, its taxpayers.
     Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SatCertificatesCommand {
+    /// Store certificates from `.cer` files (DER or PEM), for deployments that do not
+    /// reach the SAT's repository. Each must be issued by the SAT (or by the sandbox's
+    /// authority); one already stored is kept. Prints each file's number.
+    Load {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -28,6 +28,8 @@ pub struct Config {
     pub sat_ws_retentions_download_url: Option<String>,
     pub sat_ws_poll: Duration,
     pub sat_status_url: Option<String>,
+    pub sat_certificates_url: Option<String>,
+    pub sat_certificates_rate: f64,
     /// Status checks a second; 0: off.
     pub sat_status_rate: f64,
     pub sat_status_every: Duration,
@@ -76,6 +78,8 @@ impl Config {
             sat_ws_retentions_download_url: args.sat_ws_retentions_download_url,
             sat_ws_poll: args.sat_ws_poll,
             sat_status_url: args.sat_status_url,
+            sat_certificates_url: args.sat_certificates_url,
+            sat_certificates_rate: args.sat_certificates_rate,
             sat_status_rate: args.sat_status_rate,
             sat_status_every: args.sat_status_every,
             sat_status_every_pending: args.sat_status_every_pending,

@@ -41,6 +41,7 @@ pub mod routes;
 mod samples;
 pub mod sandbox;
 pub mod sat;
+pub mod seal;
 pub mod server;
 pub mod summary;
 pub mod time;

@@ -2,35 +2,28 @@
 
 use crate::cli::List69bCommand;
 use crate::db::{self, Checkpoints, Db, Store};
-use crate::sat::efos_list::{self, refresh, Loaded, MAX_LIST_BYTES};
+use crate::periodic::Stopping;
+use crate::sat::list_69b::{self, refresh, spool::spool, Loaded, MAX_LIST_BYTES};
 use anyhow::Context;
-use std::io::Read;
 
 pub fn run(store: &Store, cmd: List69bCommand) -> anyhow::Result<()> {
     let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     match cmd {
         List69bCommand::Load { file } => {
-            let mut bytes = vec![];
-            std::fs::File::open(&file)
-                .with_context(|| format!("cannot open {}", file.display()))?
-                .take(MAX_LIST_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            anyhow::ensure!(
-                bytes.len() as u64 <= MAX_LIST_BYTES,
-                "{}: over {MAX_LIST_BYTES} bytes: not the 69-B list",
-                file.display()
-            );
             let source = file.display().to_string();
-            match efos_list::load(&db, &bytes, &source)
+            let opened =
+                std::fs::File::open(&file).with_context(|| format!("cannot open {source}"))?;
+            let list = spool(opened, MAX_LIST_BYTES).with_context(|| source.clone())?;
+            // Never stopped from within: a signal ends the process, and the
+            // transaction with it.
+            match list_69b::load(&db, list, &source, &Stopping::default())
                 .with_context(|| format!("{source} refused; the current list is kept"))?
             {
                 Loaded::New(version, changed, events) => println!(
-                    "loaded\tversion {}\t{} taxpayers\tupdated to {}\t{} changed\t{events} events",
+                    "loaded\tversion {}\t{} taxpayers\tupdated to {}\t{changed} changed\t{events} events",
                     version.id,
                     version.entries,
                     version.updated_to.as_deref().unwrap_or("unknown"),
-                    changed.len()
                 ),
                 Loaded::Unchanged(version) => {
                     println!(
@@ -42,7 +35,7 @@ pub fn run(store: &Store, cmd: List69bCommand) -> anyhow::Result<()> {
         }
         List69bCommand::Show => {
             let conn = db.conn()?;
-            match db::efos::current(&conn)? {
+            match db::list_69b::current(&conn)? {
                 Some(v) => println!(
                     "version {}\tloaded {}\tupdated to {}\t{} taxpayers\t{}",
                     v.id,

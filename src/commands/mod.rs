@@ -4,6 +4,7 @@ pub mod invoices;
 pub mod list_69b;
 pub mod ops;
 pub mod org;
+pub mod sat_certificates;
 pub mod serve;
 pub mod user;
 
@@ -18,6 +19,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User(cmd) => user::run(&store, &cli.data_dir, cmd),
         Command::Invoices(cmd) => invoices::run(&store, cmd),
         Command::List69b(cmd) => list_69b::run(&store, cmd),
+        Command::SatCertificates(cmd) => sat_certificates::run(&store, cmd),
         Command::Backup { to, with_key, key } => {
             ops::backup(&store, &cli.data_dir, &to, with_key, &key)
         }

@@ -9,16 +9,18 @@ use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db, Store};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
+use crate::sat::certificates;
 use crate::sat::ciec::{Authority, CaptchaConfig, CiecChannel, Portal, PortalConfig};
 use crate::sat::efirma::endpoints::Endpoints;
 use crate::sat::efirma::{EfirmaChannel, Service, Soap};
-use crate::sat::efos_list::{
+use crate::sat::list_69b::{
     self,
     refresh::{self, Origin},
 };
 use crate::sat::status::policy::Pace;
 use crate::sat::status::{self, Checks, StatusService};
 use crate::sat::Channels;
+use crate::seal::Trust;
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -62,6 +64,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     }
     let ctx = Arc::new(Context {
         channels: channels(&config, &db)?,
+        sat_certificates: sat_certificates(&config, &db),
         agent: jobs::delivery::agent(config.webhook_timeout, config.webhook_block_private),
         db,
         cipher,
@@ -231,6 +234,32 @@ fn channels(config: &Config, db: &Db) -> anyhow::Result<Channels> {
 /// The SAT status checker: the sandbox's simulation, or the SAT's service with
 /// `--sat portal`; `--sat-status-url` points it at another one (a fake) either way.
 /// None with `--sat-status-rate 0`.
+/// The SAT's stamping certificates: fetched from `--sat-certificates-url`, else the
+/// SAT's repository with `--sat portal` and the sandbox's otherwise; the sandbox's
+/// authority is trusted only with `--sat sandbox`.
+fn sat_certificates(config: &Config, db: &Db) -> Arc<certificates::Store> {
+    let sandbox = config.sat != "portal";
+    let http = |url: &str| -> Arc<dyn certificates::Repository> {
+        Arc::new(certificates::repository::Http::new(url, config.sat_timeout))
+    };
+    let repository = match (&config.sat_certificates_url, sandbox) {
+        (Some(url), _) => http(url),
+        (None, false) => http(certificates::SAT_REPOSITORY_URL),
+        (None, true) => Arc::new(crate::sandbox::rccf::SandboxRepository),
+    };
+    let trust = if sandbox {
+        Trust::sat().and(crate::sandbox::docs::authority_certificate().clone())
+    } else {
+        Trust::sat()
+    };
+    Arc::new(certificates::Store::new(
+        db.clone(),
+        repository,
+        trust,
+        config.sat_certificates_rate,
+    ))
+}
+
 fn sat_status(config: &Config) -> Option<Checks> {
     if config.sat_status_rate <= 0.0 {
         log::info!("SAT status checks are off (--sat-status-rate 0)");
@@ -265,7 +294,7 @@ fn list_69b_refresh(config: &Config) -> Option<Origin> {
     }
     Some(match (&config.list_69b_url, config.sat.as_str()) {
         (Some(url), _) => Origin::Url(url.clone()),
-        (None, "portal") => Origin::Url(efos_list::SAT_LIST_URL.into()),
+        (None, "portal") => Origin::Url(list_69b::SAT_LIST_URL.into()),
         (None, _) => Origin::BuiltIn {
             name: crate::sandbox::list_69b::SOURCE,
             bytes: crate::sandbox::list_69b::LIST,

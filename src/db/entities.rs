@@ -1,11 +1,11 @@
 //! SQL for `entities`. Every query is scoped by `org_id` except the worker's own loads.
 
 use super::efirmas::{self, EfirmaSummary};
-use super::efos;
+use super::list_69b;
 use super::sql::{params, Row};
 use super::Conn;
-use crate::domain::efos::Listed;
 use crate::domain::entity::CredentialStatus;
+use crate::domain::list_69b::Listed;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ fn select() -> String {
         "SELECT {own}, {}, {} FROM entities e LEFT JOIN efirmas f ON f.entity_id = e.id
          LEFT JOIN efos_entries l ON l.rfc = upper(e.tax_id)",
         efirmas::SUMMARY_COLUMNS,
-        efos::LISTED_COLUMNS,
+        list_69b::LISTED_COLUMNS,
     )
 }
 
@@ -79,7 +79,7 @@ fn from_row(r: &Row) -> anyhow::Result<Entity> {
         created_at: r.get(6)?,
         updated_at: r.get(7)?,
         efirma: efirmas::summary_from_row(r, 8)?,
-        list_69b: efos::listed(r, 15)?,
+        list_69b: list_69b::listed(r, 15)?,
     })
 }
 

@@ -37,11 +37,11 @@ macro_rules! wire_enum {
 
 pub mod class;
 pub mod efirma;
-pub mod efos;
 pub mod entity;
 pub mod event;
 pub mod extraction;
 mod field_errors;
+pub mod list_69b;
 pub mod listing;
 pub mod payments;
 pub mod relations;

@@ -1,6 +1,7 @@
 //! CFDI relations (CfdiRelacionados, c_TipoRelacion): what each code means, as the
 //! invoice object names it, and what credit notes take off an invoice.
 
+use crate::cfdi::Related;
 use rust_decimal::Decimal;
 
 /// Each TipoRelacion code and its name; another code shows with a null name.
@@ -40,6 +41,21 @@ pub fn credited(due: Option<Decimal>, credits: &[Decimal]) -> (Decimal, Option<D
     (credited, left)
 }
 
+/// The one document `related`'s crediting relations (01, 03) name, however many times;
+/// None when they name none or several (such a note credits no invoice: `credited`).
+pub fn sole_credited(related: &[Related]) -> Option<&str> {
+    let mut named = related
+        .iter()
+        .filter(|r| {
+            r.relation_type
+                .as_deref()
+                .is_some_and(|t| CREDITING.contains(&t))
+        })
+        .map(|r| r.uuid.as_str());
+    let first = named.next()?;
+    named.all(|u| u == first).then_some(first)
+}
+
 /// The name of a TipoRelacion code.
 pub fn name(code: &str) -> Option<&'static str> {
     KINDS.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
@@ -68,6 +84,22 @@ mod tests {
         );
         let (credited, left) = super::credited(None, &[]);
         assert_eq!((credited.to_string(), left), ("0.00".into(), None));
+    }
+
+    #[test]
+    fn a_note_credits_the_one_document_its_01_and_03_relations_name() {
+        let r = |kind: &str, uuid: &str| crate::cfdi::Related {
+            relation_type: Some(kind.into()),
+            uuid: uuid.into(),
+        };
+        let once = [r("01", "A")];
+        assert_eq!(super::sole_credited(&once), Some("A"));
+        // Named again, also as a return, beside a substitution of another: still A.
+        let again = [r("01", "A"), r("04", "B"), r("03", "A"), r("01", "A")];
+        assert_eq!(super::sole_credited(&again), Some("A"));
+        assert_eq!(super::sole_credited(&[r("01", "A"), r("01", "B")]), None);
+        assert_eq!(super::sole_credited(&[r("04", "A")]), None);
+        assert_eq!(super::sole_credited(&[]), None);
     }
 
     #[test]

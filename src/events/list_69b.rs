@@ -6,18 +6,17 @@
 use std::collections::BTreeMap;
 
 use super::emit;
-use crate::db::{self, efos::Changed, efos::Exposed, efos::Version, Tx};
-use crate::domain::efos::Tally;
+use crate::db::{self, list_69b::Exposed, list_69b::Version, Tx};
 use crate::domain::event::Kind;
+use crate::domain::list_69b::Tally;
 use serde_json::{json, Value};
 
-/// Emits the events of a load that made `version` and changed `changed`; returns how
-/// many.
-pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Result<usize> {
-    let by_rfc: BTreeMap<&str, &Changed> = changed.iter().map(|c| (c.rfc.as_str(), c)).collect();
-    let rfcs: Vec<&str> = by_rfc.keys().copied().collect();
+/// Emits the events of the load under way, which made `version` (its changes are in
+/// `db::list_69b::replace`'s table); returns how many. Its memory is the tallies of the
+/// entities exposed, however many taxpayers the load changed.
+pub fn changed(tx: &Tx, version: &Version) -> anyhow::Result<usize> {
     let mut tallies: BTreeMap<Exposed, Tally> = BTreeMap::new();
-    db::efos::each_invoice_with(tx, &rfcs, |exposed, invoice| {
+    db::list_69b::each_invoice_changed(tx, |exposed, invoice| {
         tallies.entry(exposed).or_default().add(invoice)
     })?;
     let list = json!({
@@ -26,7 +25,7 @@ pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Resul
     let mut emitted = 0;
     for (exposed, tally) in &tallies {
         let (Some(change), Some(entity)) = (
-            by_rfc.get(exposed.rfc.as_str()),
+            db::list_69b::change(tx, &exposed.rfc)?,
             db::entities::get(tx, &exposed.org_id, &exposed.entity_id)?,
         ) else {
             continue;
@@ -37,7 +36,7 @@ pub fn changed(tx: &Tx, version: &Version, changed: &[Changed]) -> anyhow::Resul
             "name": change.name,
             "previous_situation": change.from.map(|s| s.as_str()),
             "situation": change.to.map(|s| s.as_str()),
-            "entry": db::efos::entry(tx, &change.rfc)?.map(|l| l.view()),
+            "entry": db::list_69b::entry(tx, &change.rfc)?.map(|l| l.view()),
             "list": list,
         });
         tally.write_into(&mut object);

@@ -71,11 +71,16 @@ pub fn store_invoice(
         }
     }
     let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
-    // A UUID names one document: another one claiming it never replaces what is stored.
+    // A UUID names one document: another one claiming it never replaces what is stored,
+    // and a retention of the entity holding it is another document. Checked in the
+    // write transaction that stores it, so no other writer stores one in between.
     if let Some((id, true)) = &existing {
         if !is_stored(tx, id, doc)? {
             return Err(IngestError::UuidTaken { uuid });
         }
+    }
+    if db::retentions::find(tx, owner.entity_id, &uuid)?.is_some() {
+        return Err(IngestError::UuidTaken { uuid });
     }
     // The invoices whose aggregates this document can change, besides its own (written
     // with its row): those its earlier version and this one pay.

@@ -1,7 +1,8 @@
 //! A CFDI de Retenciones through the ingestion path: parsed and compressed before the
 //! write transaction, then stored under the invoices' rules for a UUID seen again (the
 //! same bytes, or the same document written out again, are idempotent; another document
-//! claiming a stored UUID is refused and the stored one kept). A retention has no
+//! claiming a stored UUID, a stored invoice's included, is refused and the stored one
+//! kept). A retention has no
 //! metadata-only row: a listing's entries (stage 1, `record_retention_listing`) keep
 //! their status in `retention_listings` for the XML stored after them, and apply it to
 //! one already stored. Its events (`retention.created`, `retention.updated`) are
@@ -12,7 +13,7 @@ use crate::cfdi::CfdiError;
 use crate::db::classes::Stored;
 use crate::db::documents::{self, ToStore};
 use crate::db::retentions::{self, Owner};
-use crate::db::{changes, Conn, Tx};
+use crate::db::{changes, invoices, Conn, Tx};
 use crate::domain::class::RetentionClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
@@ -67,6 +68,11 @@ pub fn store_retention(
         if !is_stored(tx, id, doc)? {
             return Err(IngestError::UuidTaken { uuid });
         }
+    }
+    // One UUID, one document of either class: a stored invoice of the entity holds it
+    // (its metadata-only row, a listing's entry, is no document yet).
+    if let Some((_, true)) = invoices::find(tx, owner.entity_id, &uuid)? {
+        return Err(IngestError::UuidTaken { uuid });
     }
     if let Some(id) = &existing {
         changes::mark(tx, &RetentionClass::TRACKED, owner.batch, id)?;

@@ -543,3 +543,50 @@ fn a_retention_listing_keeps_its_status_for_the_xml_and_updates_a_stored_one_onc
         })
     );
 }
+
+/// One stamp UUID names one document of an entity, whichever class it is: an invoice
+/// and a retention under the same UUID, in either order, store the first and refuse
+/// the second (and nothing of it is written).
+#[test]
+fn an_invoice_and_a_retention_never_share_a_uuid_in_either_order() {
+    let retention_xml = retention_sample("ret10-intereses-tfd10.xml");
+    let retention = prepare_retention(&retention_xml, None).expect("prepares");
+    let uuid = retention.retention.uuid().expect("stamped").to_string();
+    let invoice_xml = variant("cfdi40-ingreso-pue-real-tfd.xml", &uuid, "MXN", "1000.00");
+    let invoice = prepare(&invoice_xml, None).expect("prepares");
+    assert_eq!(invoice.cfdi.uuid().expect("stamped"), uuid);
+    let store_invoice = |conn: &db::Memory| {
+        conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice)))
+            .expect("tx")
+    };
+    let store_ret = |conn: &db::Memory| {
+        conn.tx(|tx| {
+            Ok(store_retention(
+                tx,
+                OWNER,
+                Direction::Issued,
+                None,
+                &retention,
+            ))
+        })
+        .expect("tx")
+    };
+    let taken = |r: Result<String, IngestError>| match r {
+        Err(IngestError::UuidTaken { uuid: u }) => u,
+        other => panic!("refused as taken, got {other:?}"),
+    };
+
+    let conn = db();
+    store_invoice(&conn).expect("the invoice first");
+    assert_eq!(taken(store_ret(&conn)), uuid);
+    assert_eq!(testing::count(&conn, "retentions"), 0);
+    assert_eq!(testing::count(&conn, "retention_documents"), 0);
+    store_invoice(&conn).expect("the invoice again is itself");
+
+    let conn = db();
+    store_ret(&conn).expect("the retention first");
+    assert_eq!(taken(store_invoice(&conn)), uuid);
+    assert_eq!(testing::count(&conn, "invoices"), 0);
+    assert_eq!(testing::count(&conn, "documents"), 0);
+    store_ret(&conn).expect("the retention again is itself");
+}

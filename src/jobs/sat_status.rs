@@ -4,7 +4,8 @@
 //! (`db::invoices::sat_status`), planned by `sat::status::policy`.
 //!
 //! - Rate: at most `--sat-status-rate` checks a second, service-wide (one thread per
-//!   server, one server per data directory).
+//!   server, one server per data directory). Checks asked for on demand come first,
+//!   taking turns between organizations (`store::next_due`).
 //! - Outage: an answer that is not the service's (unreachable, timeout, HTTP error,
 //!   SOAP fault, garbage) pauses every check, 1 s, 2 s, 4 s ... up to 5 minutes; the
 //!   pause is kept in `settings`, so a restart keeps backing off, and the first good
@@ -79,6 +80,8 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
         );
     }
     let mut last_start: Option<Instant> = None;
+    // Whose check went last: checks on demand take turns between organizations.
+    let mut last_org: Option<String> = None;
     while !ctx.stopping() {
         let seen = ctx.db.waker().current(Work::StatusChecks);
         if let Some(pause) = outage.pause() {
@@ -94,9 +97,14 @@ pub(super) fn run_loop(ctx: &Context, checker: &Checks) {
             continue;
         }
         let now = crate::time::now();
-        match ctx.db.conn().and_then(|c| store::next_due(&c, &now)) {
+        let next = ctx
+            .db
+            .conn()
+            .and_then(|c| store::next_due(&c, &now, last_org.as_deref()));
+        match next {
             Ok(Some(due)) => {
                 last_start = Some(Instant::now());
+                last_org = Some(due.org_id.clone());
                 if let Err(e) = check(ctx, checker, &due, &mut outage) {
                     log::error!("sat status: checking invoice {} failed: {e:#}", due.id);
                     ctx.db.waker().wait(Work::StatusChecks, seen, IDLE_POLL);

@@ -48,14 +48,14 @@ fn batch(db: &Db) -> anyhow::Result<bool> {
             continue;
         };
         match Cfdi::parse(&xml) {
-            Ok(cfdi) => parsed.push((id, entity_id, cfdi.related)),
+            Ok(cfdi) => parsed.push((id, entity_id, cfdi.issued_at, cfdi.related)),
             Err(e) => log::warn!("invoice relations backfill: invoice {id}: {e}"),
         }
     }
     drop(conn);
     db.tx(|tx| {
-        for (id, entity_id, related) in &parsed {
-            relations::store(tx, id, entity_id, related)?;
+        for (id, entity_id, issued_at, related) in &parsed {
+            relations::store(tx, id, entity_id, issued_at, related)?;
         }
         db::settings::set(tx, SETTING, &last)
     })?;

@@ -2,8 +2,8 @@
 
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::efos::{Exposures, Situation};
 use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
+use crate::domain::list_69b::{Exposures, Situation};
 use crate::domain::FieldErrors;
 use crate::events;
 use crate::http::error::{ApiError, ApiResult, Created};
@@ -107,11 +107,11 @@ async fn entity_counterparties_69b(
                 return Ok(None);
             }
             let mut exposures = Exposures::default();
-            let which = db::efos::Flagged {
+            let which = db::list_69b::Flagged {
                 situation,
                 ..Default::default()
             };
-            db::efos::each_flagged_invoice(c, &user.org_id, &id, &which, |l, i| {
+            db::list_69b::each_flagged_invoice(c, &user.org_id, &id, &which, |l, i| {
                 exposures.add(l, i)
             })?;
             Ok(Some(exposures.views()))

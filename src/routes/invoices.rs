@@ -28,6 +28,8 @@ pub fn routes() -> Vec<Route> {
         get_invoice_cfdi,
         list_invoice_items,
         list_invoice_payments,
+        list_invoice_relates_to,
+        list_invoice_related_by,
         request_status_check
     ]
 }
@@ -191,6 +193,87 @@ fn position(page: &Page) -> usize {
         .as_ref()
         .and_then(|k| k[0].parse::<u32>().ok())
         .map_or(0, |n| n as usize)
+}
+
+/// Every document the invoice's CfdiRelacionados name, in document order (the invoice
+/// object carries the first `relations::EMBEDDED`); the cursor is the last position.
+#[get("/v1/invoices/<id>/relates-to")]
+async fn list_invoice_relates_to(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<RawJson<String>> {
+    let page = Page::from_query(&query, 1)?;
+    let id = ids::parse(id)?;
+    let after = match &page.after {
+        Some(key) => key[0].parse::<i64>().map_err(|_| cursor_invalid())?,
+        None => -1,
+    };
+    let fetch = page.fetch();
+    let entries = ctx
+        .db
+        .read(move |c| {
+            let Some(_) = db::invoices::visible(c, &user.org_id, &id)? else {
+                return Ok(None);
+            };
+            db::invoices::relations::relates_to(c, &id, after, fetch).map(Some)
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let keyed = entries
+        .into_iter()
+        .map(|(position, entry)| (vec![position.to_string()], entry))
+        .collect();
+    Ok(page.envelope(keyed, |entry| entry).splice())
+}
+
+/// Every stored document whose CfdiRelacionados name the invoice, oldest first (the
+/// invoice object carries the first `relations::EMBEDDED`); the cursor is the last
+/// entry's key (`NamedAt`).
+#[get("/v1/invoices/<id>/related-by")]
+async fn list_invoice_related_by(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    ctx: &Ctx,
+) -> ApiResult<RawJson<String>> {
+    let page = Page::from_query(&query, 3)?;
+    let id = ids::parse(id)?;
+    let after = match &page.after {
+        Some(key) => db::invoices::relations::NamedAt {
+            issued_at: key[0].clone(),
+            invoice_id: key[1].clone(),
+            position: key[2].parse().map_err(|_| cursor_invalid())?,
+        },
+        None => Default::default(),
+    };
+    let fetch = page.fetch();
+    let entries = ctx
+        .db
+        .read(move |c| {
+            let Some(_) = db::invoices::visible(c, &user.org_id, &id)? else {
+                return Ok(None);
+            };
+            db::invoices::relations::related_by(c, &id, &after, fetch).map(Some)
+        })
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let keyed = entries
+        .into_iter()
+        .map(|(at, entry)| {
+            let key = vec![at.issued_at, at.invoice_id, at.position.to_string()];
+            (key, entry)
+        })
+        .collect();
+    Ok(page.envelope(keyed, |entry| entry).splice())
+}
+
+/// The 422 of a cursor whose parts decode but do not parse.
+fn cursor_invalid() -> ApiError {
+    let mut errors = FieldErrors::new();
+    errors.add("cursor", "is invalid");
+    ApiError::Validation(errors)
 }
 
 #[get("/v1/invoices/<id>/payments")]

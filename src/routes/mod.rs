@@ -14,6 +14,7 @@ pub mod extractions;
 pub mod invoices;
 pub mod retentions;
 pub mod schedules;
+pub mod seals;
 pub mod service;
 pub mod summary;
 pub mod webhooks;
@@ -30,6 +31,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(retentions::routes());
     all.extend(exports::routes());
     all.extend(schedules::routes());
+    all.extend(seals::routes());
     all.extend(summary::routes());
     all.extend(webhooks::routes());
     all

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::documents::date;
 use crate::auth::AuthUser;
 use crate::db::{self, entities::Entity, summary::Period};
-use crate::domain::efos::{Exposures, Situation};
+use crate::domain::list_69b::{Exposures, Situation};
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
@@ -173,12 +173,14 @@ pub struct View {
 /// last, cancelled ones left out.
 fn definitive_issuers(c: &db::Conn, p: &Period) -> anyhow::Result<Vec<serde_json::Value>> {
     let mut exposures = Exposures::default();
-    let which = db::efos::Flagged {
+    let which = db::list_69b::Flagged {
         direction: Some("received"),
         period: Some((p.from, p.before)),
         situation: Some(Situation::Definitive),
     };
-    db::efos::each_flagged_invoice(c, p.org_id, p.entity_id, &which, |l, i| exposures.add(l, i))?;
+    db::list_69b::each_flagged_invoice(c, p.org_id, p.entity_id, &which, |l, i| {
+        exposures.add(l, i)
+    })?;
     Ok(exposures.lines())
 }
 

@@ -11,11 +11,11 @@ pub const SOURCE: &str = "sandbox";
 
 #[cfg(test)]
 mod tests {
-    use crate::domain::efos::Situation;
+    use crate::domain::list_69b::Situation;
 
     #[test]
     fn the_built_in_list_parses_with_one_taxpayer_per_situation() {
-        let list = crate::sat::efos_list::csv::parse(super::LIST).expect("parses");
+        let list = crate::sat::list_69b::csv::parse(super::LIST).expect("parses");
         assert_eq!(
             list.updated_to.map(|d| d.to_string()).as_deref(),
             Some("2025-06-30")

@@ -11,6 +11,7 @@ pub mod ciec;
 pub mod docs;
 pub mod efirma;
 pub mod list_69b;
+pub mod rccf;
 pub mod status;
 
 use crate::db::sandbox::SandboxStore;

@@ -13,10 +13,11 @@
 //! `status` is not a channel: the SAT's public status service, asked about one CFDI
 //! the service already holds.
 
+pub mod certificates;
 pub mod channel;
 pub mod ciec;
 pub mod efirma;
-pub mod efos_list;
+pub mod list_69b;
 pub mod status;
 
 pub use crate::domain::listing::{Document, Metadata};

@@ -92,10 +92,16 @@ impl Pesos {
 
     /// Always written with two decimals (1000.00, not 1000).
     pub fn of(self, v: Decimal) -> Decimal {
-        let mut pesos = cents(v * self.mul / self.div);
-        pesos.rescale(2);
-        pesos
+        two_decimals(cents(v * self.mul / self.div))
     }
+}
+
+/// A peso figure as the summary writes it: with two decimals, zero too (`0.00`).
+/// Sums of such figures need it again: rust_decimal writes a product with zero as `0`,
+/// so a net of zero would lose its decimals.
+pub(super) fn two_decimals(mut pesos: Decimal) -> Decimal {
+    pesos.rescale(2);
+    pesos
 }
 
 /// kind, tax, rate, factor, currency. Rates compare by value (0.16 = 0.160000); a
@@ -227,7 +233,7 @@ impl Lines {
 
 fn line(source: Source, key: Key, sums: Sums, count: Option<u64>) -> TaxLine {
     let (kind, tax, rate, factor, currency) = key;
-    let mxn = |v: Decimal| (!sums.no_mxn).then_some(v);
+    let mxn = |v: Decimal| (!sums.no_mxn).then_some(two_decimals(v));
     TaxLine {
         source,
         kind,

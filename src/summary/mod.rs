@@ -18,12 +18,14 @@
 //!   ImpPagado / invoice total × the invoice's IVA per tax, factor and rate, rounded
 //!   once to cents; minus credit notes (PPD ones too: no complement pays a credit
 //!   note) by their date.
-//! - Pesos: a document's amounts × its TipoCambio; a payment entry's × TipoCambioP ÷
-//!   EquivalenciaDR (Pagos 1.0 TipoCambioDR); rounded to cents per document (entry)
-//!   and line.
+//! - Pesos: a document's amounts × its TipoCambio (a peso document without one, CFDI
+//!   3.2's spellings of pesos included, as is: `currency`); a payment entry's ×
+//!   TipoCambioP ÷ EquivalenciaDR (Pagos 1.0 TipoCambioDR); rounded to cents per
+//!   document (entry) and line, and written with two decimals.
 //! - Withholdings: what others withheld from the entity, from the invoices it issued
 //!   and the retentions it received, whatever the direction (`withholdings`).
 
+mod currency;
 mod lines;
 pub mod sheet;
 #[cfg(test)]
@@ -37,6 +39,7 @@ use serde::Serialize;
 
 use crate::cfdi::ItemTax;
 pub use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
+use currency::{is_pesos, same_currency};
 pub use lines::{Lines, Pesos, Source, TaxLine};
 pub use withholdings::{WithholdingLine, WithholdingSource, Withholdings};
 
@@ -58,8 +61,9 @@ impl Document {
         }
     }
 
-    /// Its amounts in pesos: × TipoCambio; a peso document (MXN, or no Moneda) without
-    /// one as is; None for another currency without one.
+    /// Its amounts in pesos: × TipoCambio; a peso document (MXN, no Moneda, or a
+    /// CFDI 3.2 spelling of pesos: `currency`) without one as is; None for another
+    /// currency without one.
     fn pesos(&self) -> Option<Pesos> {
         match self.exchange_rate {
             Some(rate) => Pesos::new(rate, Decimal::ONE),
@@ -69,11 +73,6 @@ impl Document {
     }
 }
 
-/// MXN, or no currency stated.
-fn is_pesos(currency: Option<&str>) -> bool {
-    currency.is_none_or(|c| c.trim().eq_ignore_ascii_case("MXN"))
-}
-
 impl PaidEntry {
     /// An amount in MonedaDR in pesos: ÷ EquivalenciaDR gives MonedaP, × TipoCambioP
     /// pesos. A peso payment needs no TipoCambioP, an entry in the payment's currency
@@ -81,7 +80,9 @@ impl PaidEntry {
     fn pesos(&self) -> Option<Pesos> {
         let to_payment = match self.equivalence {
             Some(e) => e,
-            None if same_currency(&self.currency, &self.payment_currency) => Decimal::ONE,
+            None if same_currency(self.currency.as_deref(), self.payment_currency.as_deref()) => {
+                Decimal::ONE
+            }
             None => return None,
         };
         let rate = match self.payment_exchange_rate {
@@ -90,13 +91,6 @@ impl PaidEntry {
             None => return None,
         };
         Pesos::new(rate, to_payment)
-    }
-}
-
-fn same_currency(a: &Option<String>, b: &Option<String>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a.trim().eq_ignore_ascii_case(b.trim()),
-        _ => true,
     }
 }
 
@@ -336,10 +330,8 @@ fn proportion(e: &PaidEntry) -> Result<(&Document, Decimal), &'static str> {
     if invoice.invoice_type != "I" {
         return Err("not_an_income_invoice");
     }
-    if let (Some(a), Some(b)) = (&e.currency, &invoice.currency) {
-        if !a.trim().eq_ignore_ascii_case(b.trim()) {
-            return Err("currency_mismatch");
-        }
+    if !same_currency(e.currency.as_deref(), invoice.currency.as_deref()) {
+        return Err("currency_mismatch");
     }
     let paid = e.amount_paid.ok_or("no_amount_paid")?;
     if invoice.total.is_zero() {

@@ -562,3 +562,181 @@ fn real_usd_documents_in_pesos() {
         ]
     );
 }
+
+/// Every `*_mxn` number in the summary's JSON, as written, with where it is.
+fn peso_figures(s: &Summary) -> Vec<(String, String)> {
+    fn walk(v: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let here = format!("{at}.{k}");
+                    match v {
+                        serde_json::Value::Number(n) if k.ends_with("_mxn") => {
+                            out.push((here, n.to_string()))
+                        }
+                        _ => walk(v, &here, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, &format!("{at}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &serde_json::to_value(s).expect("serializable"),
+        "",
+        &mut out,
+    );
+    out
+}
+
+/// Zero peso figures keep their two decimals wherever they land: an invoice at 0% and
+/// a 3.2 document without Base net to `0.00` (products with zero used to come out `0`),
+/// and so do local taxes, withholdings and the cash basis netting to nothing.
+#[test]
+fn every_peso_figure_has_two_decimals_zeros_included() {
+    let mut zero_rate = doc("I", "PUE", "100.00", vec![]);
+    zero_rate.taxes = vec![ItemTax {
+        rate: Some(d("0.000000")),
+        ..iva("100.00", "0.00")
+    }];
+    let mut legacy = doc("I", "PUE", "116.00", vec![]);
+    legacy.payment_method = None;
+    legacy.stated.legacy = vec![tax(
+        TaxKind::Transferred,
+        "002",
+        Some("0.160000"),
+        None,
+        "16",
+    )];
+    legacy.stated.local = vec![tax(TaxKind::Transferred, "IH", Some("0.025"), None, "0")];
+    // A credit note giving back an ISR withholding of 0.00.
+    let mut refund = doc("E", "PUE", "100.00", vec![]);
+    refund.taxes = vec![tax(TaxKind::Withheld, "001", None, None, "0.00")];
+    refund.stated.local = vec![tax(TaxKind::Transferred, "IH", Some("0.025"), None, "0")];
+    let mut b = Builder::default();
+    for d in [&zero_rate, &legacy, &refund] {
+        b.document(d);
+        b.issued_withholdings(d);
+    }
+    let s = b.finish();
+    let figures = peso_figures(&s);
+    assert!(figures.len() > 20, "{figures:?}");
+    let two_decimals = |n: &str| {
+        n.trim_start_matches('-')
+            .split_once('.')
+            .is_some_and(|(units, cents)| {
+                !units.is_empty()
+                    && cents.len() == 2
+                    && (units.to_owned() + cents)
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+            })
+    };
+    let bad: Vec<_> = figures.iter().filter(|(_, n)| !two_decimals(n)).collect();
+    assert!(bad.is_empty(), "not written with two decimals: {bad:?}");
+    // The zero lines themselves.
+    let zero_net = s
+        .taxes
+        .iter()
+        .find(|l| l.source == Source::Net && l.rate == Some(d("0")))
+        .expect("the 0% net line");
+    assert_eq!(
+        zero_net.amount_mxn.map(|a| a.to_string()),
+        Some("0.00".into())
+    );
+    let legacy_net = s
+        .taxes
+        .iter()
+        .find(|l| l.source == Source::Net && l.rate == Some(d("0.16")))
+        .expect("the 16% net line");
+    // 3.2 states no Base.
+    assert_eq!(
+        legacy_net.base_mxn.map(|a| a.to_string()),
+        Some("0.00".into())
+    );
+    let withholdings_total = s
+        .withholdings
+        .iter()
+        .find(|l| l.source == WithholdingSource::Total)
+        .expect("a total");
+    assert_eq!(
+        withholdings_total.amount_mxn.map(|a| a.to_string()),
+        Some("0.00".into())
+    );
+}
+
+/// CFDI 3.2 wrote Moneda as free text: its spellings of pesos without a TipoCambio are
+/// pesos at rate 1 (payroll too), and the line keeps the currency as written.
+#[test]
+fn cfdi32_peso_spellings_without_a_rate_are_pesos() {
+    let mut b = Builder::default();
+    let mut invoice = doc("I", "PUE", "116.00", vec![]);
+    invoice.currency = Some("Pesos".into());
+    invoice.payment_method = None;
+    invoice.stated.legacy = vec![tax(
+        TaxKind::Transferred,
+        "002",
+        Some("0.160000"),
+        None,
+        "16.00",
+    )];
+    b.document(&invoice);
+    let mut payroll = doc("N", "PUE", "900.00", vec![]);
+    payroll.currency = Some("M.N.".into());
+    payroll.stated.payroll = vec![tax(TaxKind::Withheld, "001", None, None, "100.00")];
+    b.document(&payroll);
+    let mut dollars = doc("I", "PUE", "116.00", vec![iva("100.00", "16.00")]);
+    dollars.currency = Some("Dolares".into());
+    b.document(&dollars);
+    let s = b.finish();
+    let pesos = s
+        .taxes
+        .iter()
+        .find(|l| l.source == Source::Invoices && l.currency.as_deref() == Some("Pesos"))
+        .expect("the Pesos line");
+    assert_eq!(
+        (pesos.amount_mxn, pesos.base_mxn),
+        (Some(d("16.00")), Some(d("0.00")))
+    );
+    let isr = line(&s.payroll_taxes, Source::Payroll);
+    assert_eq!(
+        (isr.currency.as_deref(), isr.amount_mxn),
+        (Some("M.N."), Some(d("100.00")))
+    );
+    let other = s
+        .taxes
+        .iter()
+        .find(|l| l.currency.as_deref() == Some("Dolares"))
+        .expect("the Dolares line");
+    assert_eq!(
+        other.amount_mxn, None,
+        "another currency without a rate is not guessed"
+    );
+}
+
+/// A 3.2 invoice in `Pesos` paid by a complement in `MXN`: the same currency, so its
+/// paid share counts.
+#[test]
+fn a_peso_spelling_and_mxn_are_one_currency_for_the_paid_share() {
+    let mut invoice = doc("I", "PPD", "1160.00", vec![iva("1000.00", "160.00")]);
+    invoice.currency = Some("Pesos".into());
+    let mut b = Builder::default();
+    b.payment(&entry("580.00", vec![], Some(invoice)));
+    let s = b.finish();
+    assert!(
+        s.unresolved_payments.is_empty(),
+        "{:?}",
+        s.unresolved_payments
+    );
+    let paid = line(&s.cash_basis_iva, Source::Payments);
+    assert_eq!(
+        (paid.amount, paid.amount_mxn),
+        (d("80.00"), Some(d("80.00")))
+    );
+}

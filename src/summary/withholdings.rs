@@ -154,7 +154,7 @@ fn line(
         tax,
         payment_type,
         count,
-        amount_mxn: (!sums.no_mxn).then_some(sums.mxn),
+        amount_mxn: (!sums.no_mxn).then_some(super::lines::two_decimals(sums.mxn)),
     }
 }
 

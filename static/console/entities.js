@@ -5,7 +5,7 @@ import { t, lang, tf } from './i18n.js';
 import { api, withQuery } from './api.js';
 import { h, badge, field, select, table, errorBox, flash, values, confirmBox } from './dom.js';
 import { money, timestamp } from './format.js';
-import { tone, situationBadge, publications } from './list69b.js';
+import { tone, situationBadge, publications } from './list_69b.js';
 
 const POLL_MS = 3000;
 
@@ -110,7 +110,7 @@ export function render(main) {
         h('td', null, e.tax_id), h('td', { class: 'user' }, e.name),
         h('td', { class: 'credential' }, badge(e.credential_status)),
         h('td', { class: 'efirma' }, e.efirma ? badge(e.efirma.status) : t('no_efirma')),
-        h('td', { class: 'list69b' }, e.list_69b ? situationBadge(e.list_69b.situation) : '—'),
+        h('td', { class: 'list_69b' }, e.list_69b ? situationBadge(e.list_69b.situation) : '—'),
         h('td', null, h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('edit')} ${e.tax_id}`, onclick: () => edit(e) }, t('edit')),
           h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('efirma')} ${e.tax_id}`, onclick: () => efirma(e) }, t('efirma')),

@@ -7,7 +7,7 @@ import { describe, label, editionOf } from './catalogs.js';
 import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
-import { tone, publications } from './list69b.js';
+import { tone, publications } from './list_69b.js';
 
 function props(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [
@@ -183,6 +183,8 @@ export function render(main, id) {
           props([[t('paid_at'), satDate(p.paid_at)], [t('payment_form'), label('c_FormaPago', p.payment_form, ed)], [t('amount'), money(p.amount, p.currency)]]),
           h('h3', null, t('related')), relatedTable(p.related_documents || [])))] : null,
         h('h2', null, t('relations')),
+        inv.relations_truncated ? h('p', { class: 'muted' }, tf('relations_truncated', {
+          names: (inv.relations_count || {}).relates_to, named_by: (inv.relations_count || {}).related_by })) : null,
         relationsTable(inv.relations || {}),
         h('h2', null, t('payments')),
         pays.data.length === 0 ? h('p', { class: 'muted' }, t('no_results')) : table(

@@ -5,7 +5,7 @@ import { h, badge, field, select } from './dom.js';
 import { money, satDay } from './format.js';
 import { entityOptions } from './entities.js';
 import { renderList } from './documents.js';
-import { situationBadge } from './list69b.js';
+import { situationBadge } from './list_69b.js';
 import { describe, entries, label, description, editionOf } from './catalogs.js';
 
 const state = { filters: {}, cursors: [''] };

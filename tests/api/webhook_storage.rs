@@ -92,6 +92,7 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE invoices DROP COLUMN items_count;
          ALTER TABLE invoices DROP COLUMN stated_taxes_json;
          DROP INDEX invoices_sat_check;
+         DROP INDEX invoices_sat_on_demand;
          DROP INDEX invoices_org_sat_state;
          ALTER TABLE invoices DROP COLUMN sat_state;
          ALTER TABLE invoices DROP COLUMN sat_cancellable;
@@ -101,6 +102,11 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE invoices DROP COLUMN sat_not_found_since;
          ALTER TABLE invoices DROP COLUMN sat_check_at;
          ALTER TABLE invoices DROP COLUMN sat_check_urgent;
+         DROP INDEX invoices_credited;
+         ALTER TABLE invoices DROP COLUMN credited_uuid;
+         DROP INDEX invoice_relations_named;
+         ALTER TABLE invoice_relations DROP COLUMN invoice_issued_at;
+         DROP TABLE invoice_relation_counts;
          DROP TABLE invoice_item_pages;
          DROP TABLE documents;
          DROP TABLE certificates;

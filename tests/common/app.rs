@@ -391,6 +391,20 @@ impl Client {
         }
     }
 
+    /// The same client waiting up to `timeout` for each answer: for heavy requests
+    /// whose time on a busy machine is not what the test checks.
+    pub fn patient(&self, timeout: Duration) -> Client {
+        Client {
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(timeout))
+                .max_redirects(0)
+                .build()
+                .into(),
+            ..self.clone()
+        }
+    }
+
     /// Any request. `headers` come after the `Authorization` header, so they can replace it.
     pub fn request(
         &self,

@@ -67,6 +67,9 @@ pub struct Response {
     pub body: Vec<u8>,
     /// Wait this long before answering (timeouts); the connection closes after it.
     pub delay: Duration,
+    /// Send the body a byte at a time, this long apart (a server that trickles), until
+    /// it is sent or the client has gone.
+    pub trickle: Option<Duration>,
 }
 
 impl Response {
@@ -76,6 +79,7 @@ impl Response {
             headers: vec![("Content-Type".into(), content_type.into())],
             body: body.into(),
             delay: Duration::ZERO,
+            trickle: None,
         }
     }
 
@@ -94,6 +98,11 @@ impl Response {
 
     pub fn with_cookie(self, cookie: &str) -> Self {
         self.with_header("Set-Cookie", cookie)
+    }
+
+    pub fn trickled(mut self, every: Duration) -> Self {
+        self.trickle = Some(every);
+        self
     }
 }
 
@@ -156,9 +165,22 @@ fn serve_one(stream: TcpStream, handler: &Handler) {
         "Content-Length: {}\r\nConnection: close\r\n\r\n",
         response.body.len()
     );
-    out.extend_from_slice(&response.body);
     let mut stream = stream;
-    let _ = stream.write_all(&out);
+    match response.trickle {
+        None => {
+            out.extend_from_slice(&response.body);
+            let _ = stream.write_all(&out);
+        }
+        Some(every) => {
+            let _ = stream.write_all(&out);
+            for byte in &response.body {
+                std::thread::sleep(every);
+                if stream.write_all(&[*byte]).is_err() {
+                    return;
+                }
+            }
+        }
+    }
     let _ = stream.flush();
 }
 

@@ -7,6 +7,7 @@ pub mod app;
 pub mod efirma_files;
 pub mod engine;
 pub mod fake_http;
+pub mod fake_sat_certificates;
 pub mod fake_sat_portal;
 pub mod fake_sat_status;
 pub mod fake_sat_ws;

@@ -297,6 +297,19 @@ impl Checker {
     }
 }
 
+/// A sandbox invoice's XML, sealed and stamped by the sandbox (whose SAT certificate the
+/// server has at hand with `--sat sandbox`).
+fn sandbox_xml() -> String {
+    use cfdi_extract::sandbox::docs::{invoices_for_day, render_xml, Direction};
+    let day = chrono::NaiveDate::from_ymd_opt(2025, 3, 3).expect("a date");
+    let invoice = invoices_for_day("AAA010101AAA", Direction::Issued, day)
+        .into_iter()
+        .next()
+        .expect("an invoice");
+    String::from_utf8(render_xml("AAA010101AAA", Direction::Issued, &invoice).expect("xml"))
+        .expect("utf-8")
+}
+
 /// A schema error without its instance's value and array indices, so that one
 /// mismatch seen in many responses is reported once.
 fn generalize(error: &str) -> String {
@@ -1021,6 +1034,16 @@ fn real_responses_match_the_documented_schemas() {
     let res = c.check("get", summary, &url, api.get(&url));
     assert_eq!(res.status, 422, "GET {url}: {}", res.text());
 
+    // --- A seal verified: a sandbox invoice (valid), and one that is no CFDI (422).
+    let res = api.post_json("/v1/seals/verify", &json!({"xml": sandbox_xml()}));
+    let seal = c
+        .check("post", "/v1/seals/verify", "/v1/seals/verify", res)
+        .expect(200);
+    assert_eq!(seal["status"], "valid", "{seal}");
+    let res = api.post_json("/v1/seals/verify", &json!({"xml": "<a/>"}));
+    let res = c.check("post", "/v1/seals/verify", "/v1/seals/verify", res);
+    assert_eq!(res.status, 422, "{}", res.text());
+
     // --- Errors, for every operation.
     let random = uuid::Uuid::new_v4().to_string();
     let valid_bodies: BTreeMap<&str, Value> = [
@@ -1038,6 +1061,7 @@ fn real_responses_match_the_documented_schemas() {
         ("/v1/schedules", json!({"entity_id": random, "every": "6h"})),
         ("/v1/schedules/{id}", json!({"lookback_days": 10})),
         ("/v1/entities/{id}/efirma", efirma_upload()),
+        ("/v1/seals/verify", json!({"xml": sandbox_xml()})),
     ]
     .into_iter()
     .collect();

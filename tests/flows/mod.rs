@@ -22,5 +22,6 @@ mod relations;
 mod retention_extractions;
 mod retentions;
 mod sat_status;
+mod seals;
 mod summary;
 mod upgrade;

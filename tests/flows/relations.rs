@@ -315,3 +315,156 @@ fn credit_notes_naming_one_invoice_of_its_currency_are_credited_and_what_is_left
     assert!(refused["errors"]["credited"].is_array(), "{refused}");
     assert!(refused["errors"]["substituted"].is_array(), "{refused}");
 }
+
+/// The most relations of each direction an invoice object carries (/docs/invoices#relations).
+const EMBEDDED: usize = 100;
+
+/// The `n`-th synthetic UUID a large credit note names (none of them stored).
+fn named_uuid(n: usize) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
+/// The UUIDs of a relation list's entries, in order.
+fn uuids_of(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| e["uuid"].as_str().expect("uuid").to_string())
+        .collect()
+}
+
+/// A credit note naming 20,001 documents, and another naming one invoice 20,000 times:
+/// every relation is stored, but the invoice object (its read, its JSON document, its
+/// events and so the feed) carries 100 of each direction with their counts, and the
+/// paged endpoints reach every one, in order, both ways.
+#[test]
+fn huge_relations_stay_out_of_reads_and_events_and_page_through_both_ways() {
+    const MANY: usize = 20_000;
+    let app = TestApp::spawn();
+    let client = app.client();
+    let dir = TempDir::new().expect("temp dir");
+    let entity = id_of(&client.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let invoice = import_samples(&app, &entity, "issued", &[REAL_40])[REAL_40].clone();
+    // The wide one: REAL_40 first, then 20,000 documents the service does not hold.
+    let mut wide_names = vec![REAL_40_UUID.to_string()];
+    wide_names.extend((0..MANY).map(named_uuid));
+    let refs: Vec<&str> = wide_names.iter().map(String::as_str).collect();
+    let wide = credit_note(
+        &dir,
+        "C2832671-DA6D-11EF-A83D-0000000000E1",
+        "50.00",
+        "MXN",
+        &refs,
+    );
+    let wide = import_one(&app, &entity, &wide);
+    // The deep one: REAL_40 20,000 times (so it credits REAL_40 alone, once).
+    let refs = vec![REAL_40_UUID; MANY];
+    let deep = credit_note(
+        &dir,
+        "C2832671-DA6D-11EF-A83D-0000000000E2",
+        "116.00",
+        "MXN",
+        &refs,
+    );
+    let deep = import_one(&app, &entity, &deep);
+
+    // The wide credit note's read: 100 of 20,001, its first one linked to REAL_40.
+    let read = client.get(&format!("/v1/invoices/{wide}"));
+    assert_eq!(read.status, 200);
+    let size = read.body.len();
+    let object = read.json();
+    let carried = object["relations"]["relates_to"]
+        .as_array()
+        .expect("relates_to");
+    assert_eq!(uuids_of(carried), wide_names[..EMBEDDED].to_vec());
+    assert_eq!(carried[0]["invoice"]["id"], json!(invoice));
+    assert_eq!(object["relations"]["related_by"], json!([]));
+    assert_eq!(
+        object["relations_count"],
+        json!({"relates_to": MANY + 1, "related_by": 0})
+    );
+    assert_eq!(object["relations_truncated"], true);
+    assert!(size < 64 * 1024, "the read is {size} bytes");
+    let document = client
+        .get(&format!("/v1/invoices/{wide}/cfdi?format=json"))
+        .expect(200);
+    assert_eq!(document["relations"], object["relations"]);
+    assert_eq!(document["relations_count"], object["relations_count"]);
+
+    // REAL_40's read: named 20,001 times, 100 carried, oldest first (the wide note's
+    // one entry, then the deep note's in document order); the deep note credits it.
+    let read = client.get(&format!("/v1/invoices/{invoice}"));
+    assert_eq!(read.status, 200);
+    let size = read.body.len();
+    let object = read.json();
+    let by = object["relations"]["related_by"]
+        .as_array()
+        .expect("related_by");
+    assert_eq!(by.len(), EMBEDDED);
+    assert_eq!(by[0]["invoice"]["id"], json!(wide));
+    assert!(by[1..].iter().all(|e| e["invoice"]["id"] == json!(deep)));
+    assert_eq!(
+        object["relations_count"],
+        json!({"relates_to": 0, "related_by": MANY + 1})
+    );
+    assert_eq!(object["relations_truncated"], true);
+    assert_amount(&object["credited_amount"], "116.00", "the deep note, once");
+    assert!(size < 64 * 1024, "the read is {size} bytes");
+
+    // The events carry the same bounded objects, and so does the feed.
+    let feed = client.get("/v1/events?limit=10");
+    assert_eq!(feed.status, 200);
+    let size = feed.body.len();
+    let events = feed.json()["data"].as_array().expect("data").clone();
+    let created = events
+        .iter()
+        .filter(|e| e["event"] == "invoice.created")
+        .count();
+    assert_eq!(created, 3, "three invoices created: {events:?}");
+    for e in events.iter().filter(|e| e["event"] == "invoice.created") {
+        let relations = &e["object"]["relations"];
+        assert!(relations["relates_to"].as_array().expect("list").len() <= EMBEDDED);
+        assert!(relations["related_by"].as_array().expect("list").len() <= EMBEDDED);
+    }
+    assert!(size < 3 * 64 * 1024, "the feed's page is {size} bytes");
+
+    // Every relation, a page at a time, both ways.
+    let relates_to = client.list_all(&format!("/v1/invoices/{wide}/relates-to"), 500);
+    assert_eq!(uuids_of(&relates_to), wide_names);
+    assert_eq!(relates_to[..EMBEDDED], carried[..]);
+    let related_by = client.list_all(&format!("/v1/invoices/{invoice}/related-by"), 333);
+    assert_eq!(related_by.len(), MANY + 1);
+    assert_eq!(related_by[..EMBEDDED], by[..]);
+    assert_eq!(related_by[0]["invoice"]["id"], json!(wide));
+    assert!(related_by[1..].iter().all(|e| e["uuid"]
+        == json!("C2832671-DA6D-11EF-A83D-0000000000E2")
+        && e["relation"] == json!("credit_note")));
+    let deep_names = client.list_all(&format!("/v1/invoices/{deep}/relates-to"), 500);
+    assert_eq!(deep_names.len(), MANY);
+    assert!(deep_names
+        .iter()
+        .all(|e| e["invoice"]["id"] == json!(invoice)));
+    // An invoice with no relations pages to nothing.
+    let empty = client
+        .get(&format!("/v1/invoices/{wide}/related-by"))
+        .expect(200);
+    assert_eq!(empty, json!({"data": [], "next_cursor": null}));
+
+    // Bad pages are 422s on their parameter; another organization's invoice is a 404.
+    for path in ["relates-to", "related-by"] {
+        let path = format!("/v1/invoices/{invoice}/{path}");
+        client
+            .get(&format!("{path}?limit=501"))
+            .expect_field_error("limit");
+        client
+            .get(&format!("{path}?cursor=zz"))
+            .expect_field_error("cursor");
+        let other = app.client_as(&app.create_user_in_new_org());
+        other.get(&path).expect_not_found();
+        client
+            .get(&format!(
+                "/v1/invoices/0190b5a4-0000-7000-8000-000000000000/{}",
+                path.rsplit('/').next().unwrap_or_default()
+            ))
+            .expect_not_found();
+    }
+}

@@ -10,9 +10,11 @@ use crate::common::app::{Client, TestApp};
 use crate::common::efirma_files::FIEL_RFC;
 use crate::common::fake_sat_ws::{FakeSatWs, Op, Settings};
 use crate::common::invoices::{
-    date, extraction_body, found, id_of, processed, valid_entity, wait_extraction_done,
+    date, extract, extraction_body, found, id_of, import, invoice_by_uuid, processed, sandbox,
+    valid_entity, wait_extraction_done,
 };
 use crate::flows::efirma_ws::efirma_entity;
+use crate::flows::retentions::invoice_under;
 use cfdi_extract::sandbox::docs::{self as sandbox_docs, SandboxRetention};
 use chrono::NaiveDate;
 use serde_json::{json, Value};
@@ -331,4 +333,89 @@ fn a_retentions_run_whose_efirma_is_gone_when_it_starts_fails_before_starting() 
     assert_eq!(done["started_at"], Value::Null, "it never started: {done}");
     assert!(done.get("channel").is_none(), "{done}");
     wait_extraction_done(&client, &id_of(&first));
+}
+
+/// `/docs/invoices#same-uuid` across the two classes through extractions: a retention
+/// the run brings under the UUID of an invoice imported before, and an invoice a run
+/// brings under the UUID of a retention imported before, are each the run's conflict;
+/// the stored document is kept and the run's others are stored.
+#[test]
+fn an_extraction_refuses_a_document_of_either_class_under_a_stored_documents_uuid() {
+    let app = TestApp::spawn_with(&["--sat-ws-poll", "50ms"]);
+    let client = app.client();
+    let entity = efirma_entity(&client, "valid");
+    let dir = tempfile::TempDir::new().expect("tmp");
+    let conflict_of = |done: &Value, uuid: &str| {
+        assert_eq!(done["invoices_conflicting"], 1, "{done}");
+        let conflicts = done["conflicts"].as_array().expect("conflicts");
+        assert_eq!(conflicts.len(), 1, "{done}");
+        assert_eq!(conflicts[0]["uuid"], uuid, "{done}");
+        let reason = conflicts[0]["reason"].as_str().unwrap_or("");
+        assert!(reason.contains("is already stored"), "{reason}");
+    };
+
+    // Retentions: an invoice the entity received holds one of the year's UUIDs.
+    let (from, to) = (date("2024-01-01"), date("2024-12-31"));
+    let expected =
+        sandbox_docs::retentions_for_period(FIEL_RFC, sandbox_docs::Direction::Received, from, to);
+    assert!(expected.len() >= 2, "{}", expected.len());
+    let taken = &expected[0].uuid;
+    let invoice = invoice_under(
+        &dir,
+        "invoice.xml",
+        taken,
+        "AAA010101AAA",
+        FIEL_RFC,
+        "2024-01-05T10:00:00",
+    );
+    let invoice_id = import(&app, &entity, "received", &[invoice])[0].1.clone();
+    let done = extract_retentions(&client, &entity, from, to, "received");
+    assert_eq!(found(&done), expected.len() as u64, "{done}");
+    assert_eq!(processed(&done), expected.len() as u64 - 1, "{done}");
+    conflict_of(&done, taken);
+    let listed = stored(&client, &entity);
+    let mut others = uuids(&expected);
+    others.remove(taken);
+    assert_eq!(listed.keys().cloned().collect::<BTreeSet<_>>(), others);
+    let kept = client
+        .get(&format!("/v1/invoices/{invoice_id}"))
+        .expect(200);
+    assert_eq!(kept["uuid"], taken.as_str());
+    assert_eq!(kept["total"].to_string(), "116.00");
+
+    // Invoices: a retention the entity received holds one of a month's invoice UUIDs.
+    let (from, to) = (date("2024-03-01"), date("2024-03-31"));
+    let invoices = sandbox(FIEL_RFC, "received", from, to);
+    let held = &invoices
+        .iter()
+        .find(|i| !i.xml_withheld_first && i.cancelled_at.is_none())
+        .expect("an invoice served at once")
+        .uuid;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/retenciones-samples/ret10-dividendos-nacional-tfd10.xml"
+    ))
+    .expect("sample");
+    let retention = dir.path().join("retention.xml");
+    let edited = text
+        .replace("a6d77767-7fa2-4acd-a8a0-f3126aff9fbe", held)
+        .replace(
+            "RFCRecep=\"XAXX010101000\"",
+            &format!("RFCRecep=\"{FIEL_RFC}\""),
+        );
+    assert!(edited.contains(held.as_str()) && edited.contains(FIEL_RFC));
+    std::fs::write(&retention, edited).expect("write");
+    let retention_id = import(&app, &entity, "received", &[retention])[0].1.clone();
+    let done = extract(&client, &entity, from, to, "received");
+    conflict_of(&done, held);
+    assert!(processed(&done) > 0, "the run's others are stored: {done}");
+    assert!(
+        invoice_by_uuid(&client, held).is_none(),
+        "the run's document under the retention's UUID is not stored"
+    );
+    let kept = client
+        .get(&format!("/v1/retentions/{retention_id}"))
+        .expect(200);
+    assert_eq!(kept["uuid"], held.as_str());
+    assert_eq!(kept["totals"]["withheld"].to_string(), "3500.00");
 }

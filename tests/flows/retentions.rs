@@ -528,3 +528,89 @@ fn exports_and_the_summary_withholdings_match_values_worked_by_hand() {
     assert_eq!(xlsx.status, 200);
     assert!(xlsx.body.starts_with(b"PK"));
 }
+
+/// A stamped CFDI 4.0 invoice from `issuer` to `receiver` on `date` whose stamp carries
+/// `uuid` as written (its case too), as `name` in `dir`.
+pub(crate) fn invoice_under(
+    dir: &TempDir,
+    name: &str,
+    uuid: &str,
+    issuer: &str,
+    receiver: &str,
+    date: &str,
+) -> PathBuf {
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Fecha="{date}" SubTotal="100.00"
+    Total="116.00" Moneda="MXN" TipoDeComprobante="I" MetodoPago="PUE" FormaPago="03" Exportacion="01" LugarExpedicion="01000">
+  <cfdi:Emisor Rfc="{issuer}" Nombre="EMISOR" RegimenFiscal="601"/>
+  <cfdi:Receptor Rfc="{receiver}" Nombre="RECEPTOR" DomicilioFiscalReceptor="01000" RegimenFiscalReceptor="601" UsoCFDI="G03"/>
+  <cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="E48" Descripcion="Servicio"
+    ValorUnitario="100.00" Importe="100.00" ObjetoImp="02"><cfdi:Impuestos><cfdi:Traslados>
+    <cfdi:Traslado Base="100.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="16.00"/>
+  </cfdi:Traslados></cfdi:Impuestos></cfdi:Concepto></cfdi:Conceptos>
+  <cfdi:Impuestos TotalImpuestosTrasladados="16.00"/>
+  <cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital"
+    Version="1.1" UUID="{uuid}" FechaTimbrado="{date}" RfcProvCertif="SAT970701NN3"/></cfdi:Complemento>
+</cfdi:Comprobante>"#
+    );
+    let path = dir.path().join(name);
+    std::fs::write(&path, xml).expect("write");
+    path
+}
+
+/// DIVIDENDS' stamp UUID.
+const DIVIDENDS_UUID: &str = "A6D77767-7FA2-4ACD-A8A0-F3126AFF9FBE";
+
+/// `/docs/invoices#same-uuid` across the two classes, through `invoices import`: an
+/// invoice and then a retention under its stamp UUID (written in lower case in the
+/// invoice), and the reverse order in another organization; the second is refused with
+/// the rule's reason and nothing of it is stored.
+#[test]
+fn an_invoice_and_a_retention_never_share_a_stamp_uuid_in_either_order() {
+    let app = TestApp::spawn();
+    let dir = TempDir::new().expect("tmp");
+    let invoice = invoice_under(
+        &dir,
+        "invoice.xml",
+        &DIVIDENDS_UUID.to_ascii_lowercase(),
+        "AAA010101AAA",
+        "XAXX010101000",
+        "2015-02-24T11:02:43",
+    );
+    let retention = sample(DIVIDENDS);
+    let refusal = format!("another document with UUID {DIVIDENDS_UUID} is already stored");
+
+    // The invoice first: the retention is refused, the invoice kept.
+    let client = app.client();
+    let entity = id_of(&client.create_entity("AAA010101AAA", "sandbox1"));
+    let stored = import(&app, &entity, "issued", std::slice::from_ref(&invoice));
+    let why = import_refused(&app, &entity, "issued", &retention);
+    assert!(why.contains(&refusal), "{why}");
+    assert!(retentions(&client, &format!("entity_id={entity}")).is_empty());
+    let listed = client.list_all(
+        &format!("/v1/invoices?entity_id={entity}&uuid={DIVIDENDS_UUID}"),
+        10,
+    );
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], stored[0].1.as_str());
+    assert_eq!(listed[0]["total"].to_string(), "116.00");
+    // The invoice again is the same document: accepted, still one.
+    import(&app, &entity, "issued", std::slice::from_ref(&invoice));
+
+    // The retention first (another organization's entity of the same RFC): the invoice
+    // is refused, the retention kept.
+    let other = app.client_as(&app.create_user_in_new_org());
+    let entity = id_of(&other.create_entity("AAA010101AAA", "sandbox1"));
+    let stored = import(&app, &entity, "issued", std::slice::from_ref(&retention));
+    let why = import_refused(&app, &entity, "issued", &invoice);
+    assert!(why.contains(&refusal), "{why}");
+    assert!(other
+        .list_all(&format!("/v1/invoices?entity_id={entity}"), 10)
+        .is_empty());
+    let kept = retentions(&other, &format!("entity_id={entity}"));
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["id"], stored[0].1.as_str());
+    assert_eq!(kept[0]["uuid"], DIVIDENDS_UUID);
+    import(&app, &entity, "issued", std::slice::from_ref(&retention));
+}

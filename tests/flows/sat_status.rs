@@ -448,3 +448,72 @@ fn a_restart_mid_check_and_mid_outage_loses_nothing() {
     let resumed = seen[4].at.duration_since(third_fault).as_secs_f64();
     assert!(resumed >= 3.5, "the restart kept backing off: {resumed}s");
 }
+
+/// On-demand checks take turns between organizations: one asking for many holds
+/// another's single check behind at most the check under way and the next, not behind
+/// all of its own (`/docs/sat-status#on-demand`). Counted in checks, not time.
+#[test]
+fn checks_on_demand_take_turns_between_organizations() {
+    const MANY: usize = 60;
+    let fake = FakeStatus::start();
+    let url = fake.url();
+    let app = TestApp::spawn_with(&["--sat-status-url", &url, "--sat-status-rate", "10"]);
+    let dir = TempDir::new().expect("temp dir");
+    let uuid = |i: usize| format!("C2832671-DA6D-11EF-A83D-0000000001{i:02}");
+    let files: Vec<_> = (0..=MANY)
+        .map(|i| {
+            fake.script(&uuid(i), vec![Reply::Answer(ACTIVE_WITH_ACCEPTANCE)]);
+            edited_sample(
+                &dir,
+                &format!("{i}.xml"),
+                REAL_40,
+                &[(REAL_40_UUID, &uuid(i))],
+            )
+        })
+        .collect();
+    let (theirs, ours) = files.split_at(MANY);
+    let a = app.client();
+    let a_entity = id_of(&a.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let a_ids: Vec<String> = import(&app, &a_entity, "issued", theirs)
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect();
+    let b = app.client_as(&app.create_user_in_new_org());
+    let b_entity = id_of(&b.create_entity(REAL_40_ISSUER, "sandbox1"));
+    let b_id = import(&app, &b_entity, "issued", ours)[0].1.clone();
+    // The first (planned) checks answered: the next are a week away.
+    eventually(
+        Duration::from_secs(60),
+        "every first check recorded",
+        || {
+            (invoices(&a, "sat_state=active").len() == MANY
+                && invoices(&b, "sat_state=active").len() == 1)
+                .then_some(())
+        },
+    );
+    for id in &a_ids {
+        a.post_json(&format!("/v1/invoices/{id}/status-check"), &json!({}))
+            .expect(202);
+    }
+    b.post_json(&format!("/v1/invoices/{b_id}/status-check"), &json!({}))
+        .expect(202);
+    let asked = fake.seen().len();
+    let b_uuid = uuid(MANY);
+    eventually(Duration::from_secs(30), "B's check on demand", || {
+        (fake.seen_for(&b_uuid).len() == 2).then_some(())
+    });
+    let seen = fake.seen();
+    let before_b = seen[asked..]
+        .iter()
+        .take_while(|s| !s.uuid.eq_ignore_ascii_case(&b_uuid))
+        .count();
+    assert!(
+        before_b <= 2,
+        "{before_b} of A's checks went before B's ({} were left to make)",
+        2 * (MANY + 1) - asked
+    );
+    // A's are all made, once each.
+    eventually(Duration::from_secs(30), "A's checks on demand", || {
+        (fake.seen().len() == 2 * (MANY + 1)).then_some(())
+    });
+}

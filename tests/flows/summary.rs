@@ -952,3 +952,139 @@ fn cfdi32_local_and_payroll_taxes_from_real_samples() {
         ["payroll withheld ISR null MXN 0 2272.25 1 0.00 2272.25"]
     );
 }
+
+/// Every `*_mxn` figure of a summary's JSON text, as written: (field, digits).
+fn peso_figures(body: &str) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r#""(\w+_mxn)":(-?[0-9][0-9.eE+-]*)"#).expect("regex");
+    re.captures_iter(body)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+fn two_decimals(n: &str) -> bool {
+    regex::Regex::new(r"^-?[0-9]+\.[0-9]{2}$")
+        .expect("regex")
+        .is_match(n)
+}
+
+/// CFDI 3.2's free-text Moneda: the real sample's `Moneda="Pesos"` (no TipoCambio) and
+/// a 3.2 payroll in `Pesos Mexicanos` are pesos at rate 1; their lines keep the
+/// currency as written, and so does the invoice.
+#[test]
+fn cfdi32_pesos_spelled_out_are_pesos_and_every_peso_figure_has_two_decimals() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let mut entities = Default::default();
+    let pesos = "cfdi32-ingreso-tfd11-special-chars-rfc.xml";
+    let ids = import_by_issuer(&app, &mut entities, &[pesos]);
+    let entity = entities[&issuer_of(pesos)].clone();
+    // Payroll in 3.2 was an egreso with the Nómina 1.1 complement: ISR 90.00 taxed +
+    // 10.00 exempt withheld.
+    let payroll = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" version="3.2" fecha="2015-02-15T10:00:00"
+    tipoDeComprobante="egreso" subTotal="1000.00" descuento="100.00" total="900.00" Moneda="Pesos Mexicanos"
+    formaDePago="En una sola exhibicion" metodoDePago="Transferencia" LugarExpedicion="Monterrey">
+  <cfdi:Emisor rfc="{ISSUER}" nombre="EMISOR"/>
+  <cfdi:Receptor rfc="XAXX010101000" nombre="EMPLEADO"/>
+  <cfdi:Conceptos><cfdi:Concepto cantidad="1" unidad="Servicio" descripcion="Pago de nomina" valorUnitario="1000.00" importe="1000.00"/></cfdi:Conceptos>
+  <cfdi:Impuestos/>
+  <cfdi:Complemento>
+    <nomina:Nomina xmlns:nomina="http://www.sat.gob.mx/nomina" Version="1.1">
+      <nomina:Deducciones TotalGravado="90.00" TotalExento="10.00">
+        <nomina:Deduccion TipoDeduccion="002" Clave="1" Concepto="ISR" ImporteGravado="90.00" ImporteExento="10.00"/>
+      </nomina:Deducciones>
+    </nomina:Nomina>
+    {}
+  </cfdi:Complemento>
+</cfdi:Comprobante>"#,
+        stamp("cccccccc-0000-4000-8000-000000000001")
+    );
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let path = dir.path().join("nomina32.xml");
+    std::fs::write(&path, payroll).expect("write");
+    import(&app, &entity, "issued", &[path]);
+
+    let resp = client.get(&format!(
+        "/v1/entities/{entity}/summary?from=2015-02-01&to=2015-02-28&direction=issued"
+    ));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let body = resp.text();
+    let s: Value = resp.json();
+    // 3.2 states IVA 16% of 5,600.00 (and ISR and IVA withheld of 0.00) and no Base:
+    // in pesos as is, nothing null.
+    assert_eq!(
+        rows(&s["taxes"], TAX_MXN),
+        [
+            "invoices transferred IVA 0.160000 Pesos 0 5600.00 1 0.00 5600.00",
+            "invoices withheld ISR null Pesos 0 0.00 1 0.00 0.00",
+            "invoices withheld IVA null Pesos 0 0.00 1 0.00 0.00",
+            "net transferred IVA 0.160000 Pesos 0 5600.00 null 0.00 5600.00",
+            "net withheld ISR null Pesos 0 0 null 0.00 0.00",
+            "net withheld IVA null Pesos 0 0 null 0.00 0.00",
+        ]
+    );
+    assert_eq!(
+        rows(&s["cash_basis_iva"], TAX_MXN),
+        [
+            "pue transferred IVA 0.160000 Pesos 0 5600.00 1 0.00 5600.00",
+            "pue withheld IVA null Pesos 0 0.00 1 0.00 0.00",
+            "net transferred IVA 0.160000 Pesos 0 5600.00 null 0.00 5600.00",
+            "net withheld IVA null Pesos 0 0 null 0.00 0.00",
+        ]
+    );
+    assert_eq!(
+        rows(&s["payroll_taxes"], TAX_MXN),
+        ["payroll withheld ISR null Pesos Mexicanos 0 100.00 1 0.00 100.00"]
+    );
+    let figures = peso_figures(&body);
+    assert!(figures.len() >= 10, "{figures:?}");
+    let bad: Vec<_> = figures.iter().filter(|(_, n)| !two_decimals(n)).collect();
+    assert!(bad.is_empty(), "peso figures without two decimals: {bad:?}");
+    // The invoice keeps Moneda as written, and no TipoCambio.
+    let invoice = client
+        .get(&format!("/v1/invoices/{}", ids[pesos]))
+        .expect(200);
+    assert_eq!(invoice["currency"], "Pesos");
+    assert!(invoice["exchange_rate"].is_null(), "{invoice}");
+}
+
+/// Net lines that come to zero pesos are written `0.00` too: the real implocal hotel
+/// invoice (local tax without base) and the real 3.2 invoice (IVA without base) have
+/// zero `base_mxn` on their net lines of `local_taxes`, `taxes` and `cash_basis_iva`.
+#[test]
+fn zero_peso_figures_on_net_lines_have_two_decimals() {
+    let app = TestApp::spawn();
+    let mut entities = Default::default();
+    let implocal = "cfdi33-ingreso-pue-real-implocal-tfd.xml";
+    let legacy = "cfdi32-ingreso-real-legacy-tfd10.xml";
+    import_by_issuer(&app, &mut entities, &[implocal, legacy]);
+    let client = app.client();
+    for (name, period) in [
+        (implocal, "from=2018-01-01&to=2018-01-31"),
+        (legacy, "from=2017-03-01&to=2017-03-31"),
+    ] {
+        let entity = &entities[&issuer_of(name)];
+        let resp = client.get(&format!(
+            "/v1/entities/{entity}/summary?{period}&direction=issued"
+        ));
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let body = resp.text();
+        let s: Value = resp.json();
+        let nets: Vec<String> = ["taxes", "cash_basis_iva", "local_taxes"]
+            .iter()
+            .flat_map(|section| rows(&s[*section], TAX_MXN))
+            .filter(|l| l.starts_with("net "))
+            .collect();
+        assert!(
+            nets.iter().any(|l| l.contains(" null 0.00 ")),
+            "{name}: a net line with zero base in pesos: {nets:?}"
+        );
+        let figures = peso_figures(&body);
+        let bad: Vec<_> = figures.iter().filter(|(_, n)| !two_decimals(n)).collect();
+        assert!(
+            bad.is_empty(),
+            "{name}: peso figures without two decimals: {bad:?}"
+        );
+    }
+}

@@ -306,6 +306,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "samples",
             "catalogs",
             "format",
+            "seal",
         ],
     ),
     ("settings", &["cli", "config", "data_dir"]),

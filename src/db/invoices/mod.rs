@@ -176,7 +176,7 @@ fn list_sql<'a>(
     after: Option<&'a (&'a str, &'a str)>,
     limit: &'a dyn Param,
 ) -> Query<'a> {
-    let mut q = filtered(conn, view::COLUMNS, view::EFOS_JOIN, org_id, f);
+    let mut q = filtered(conn, view::COLUMNS, view::LIST_69B_JOIN, org_id, f);
     let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = after {
         q.after(after_clause, at, id);
@@ -240,9 +240,10 @@ pub fn list(
 }
 
 /// An invoice as `GET /v1/invoices/{id}` shows it, as JSON text: the view with its first
-/// page of concepts and, for a complement, its payments. The stored JSON texts are
-/// spliced into the view as they are, never parsed: invoice events render one of
-/// these per invoice an extraction changes, and parsing was most of that time.
+/// page of concepts, for a complement its payments, and the first page of its relations
+/// each way. The stored JSON texts are spliced into the view as they are, never parsed:
+/// invoice events render one of these per invoice an extraction changes, and parsing was
+/// most of that time.
 pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     let row = conn.opt(
         &format!(
@@ -250,7 +251,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
              WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
             view::COLUMNS,
             relations::PRESENT,
-            view::EFOS_JOIN
+            view::LIST_69B_JOIN
         ),
         params![id, org_id],
         |r| {
@@ -280,11 +281,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
     if let Some(payments) = payments {
         json.push_str(&format!(r#","payments":{payments}"#));
     }
-    let relations = match names || named {
-        true => relations::view(conn, id)?,
-        false => relations::EMPTY.to_string(),
-    };
-    json.push_str(&format!(r#","relations":{relations}"#));
+    push_relations(conn, id, (names, named), &mut json)?;
     let (credited, left) = credited(conn, id, due.as_deref(), named)?;
     let left = left.map_or("null".to_string(), |l| l.to_string());
     json.push_str(&format!(
@@ -339,6 +336,39 @@ pub fn credits_of(
         out.insert(id, credited);
     }
     Ok(out)
+}
+
+/// `relations` (the first `relations::EMBEDDED` entries each way), `relations_count` and
+/// `relations_truncated`, for an invoice whose relations `present` says exist (names
+/// documents, is named by some). A count is only read when its page is full.
+fn push_relations(
+    conn: &Conn,
+    id: &str,
+    present: (bool, bool),
+    json: &mut String,
+) -> anyhow::Result<()> {
+    let page = relations::EMBEDDED;
+    let relates_to = match present.0 {
+        true => relations::relates_to(conn, id, -1, page)?,
+        false => vec![],
+    };
+    let related_by = match present.1 {
+        true => relations::related_by(conn, id, &Default::default(), page)?,
+        false => vec![],
+    };
+    let full = |n: usize| n as i64 == page;
+    let (mut relates_count, mut related_count) = (relates_to.len() as i64, related_by.len() as i64);
+    if full(relates_to.len()) || full(related_by.len()) {
+        (relates_count, related_count) = relations::counts(conn, id)?;
+    }
+    let list = |entries: Vec<String>| format!("[{}]", entries.join(","));
+    let relates_to = list(relates_to.into_iter().map(|(_, e)| e).collect());
+    let related_by = list(related_by.into_iter().map(|(_, e)| e).collect());
+    let truncated = relates_count > page || related_count > page;
+    json.push_str(&format!(
+        r#","relations":{{"relates_to":{relates_to},"related_by":{related_by}}},"relations_count":{{"relates_to":{relates_count},"related_by":{related_count}}},"relations_truncated":{truncated}"#
+    ));
+    Ok(())
 }
 
 /// The concepts `invoices.items_json` holds: the first page.

@@ -82,7 +82,7 @@ fn the_default_order_still_reads_the_issued_at_indexes() {
 #[test]
 fn a_search_reads_a_whole_uuid_by_its_index_and_text_in_the_lists_order() {
     use crate::domain::search::Search;
-    let plan_of = |q: Search| {
+    let search_plan = |q: Search| {
         plan(
             &Filter {
                 q: Some(q),
@@ -91,7 +91,7 @@ fn a_search_reads_a_whole_uuid_by_its_index_and_text_in_the_lists_order() {
             false,
         )
     };
-    let uuid = plan_of(Search::Uuid("C2832671-DA6D-11EF-A83D-00155D012007".into()));
+    let uuid = search_plan(Search::Uuid("C2832671-DA6D-11EF-A83D-00155D012007".into()));
     assert!(uuid.contains("USING INDEX invoices_org_uuid"), "{uuid}");
     // Text is matched while the issued_at index is read in order: a page stops at its
     // limit, with no sort of every match.
@@ -110,4 +110,56 @@ fn a_search_reads_a_whole_uuid_by_its_index_and_text_in_the_lists_order() {
         },
         "invoices_entity_issued",
     );
+}
+
+/// The plan of `sql` (numbered parameters bound to `args`).
+fn plan_of(sql: &str, args: &[&dyn Param]) -> String {
+    let conn = Memory::new();
+    conn.all(&format!("EXPLAIN QUERY PLAN {sql}"), args, |r| {
+        r.get::<String>(3)
+    })
+    .expect("explain")
+    .join("\n")
+}
+
+/// A relation page reads its rows in order off an index, wherever its cursor is: no
+/// sort of all the rows a document names (or that name it), so a page of a document of
+/// 100,000 relations costs what a page of ten does.
+#[test]
+fn relation_pages_read_their_index_in_order() {
+    let relates = plan_of(
+        &super::relations::relates_to_sql(),
+        &[&"id", &-1_i64, &100_i64],
+    );
+    assert!(
+        relates.contains("SEARCH r USING PRIMARY KEY (invoice_id=? AND position>?)"),
+        "{relates}"
+    );
+    assert!(!relates.contains("TEMP B-TREE"), "{relates}");
+    let related = plan_of(
+        &super::relations::related_by_sql(),
+        &[&"id", &"", &"", &0_i64, &100_i64],
+    );
+    assert!(
+        related.contains("USING COVERING INDEX invoice_relations_named")
+            || related.contains("USING INDEX invoice_relations_named"),
+        "{related}"
+    );
+    assert!(!related.contains("TEMP B-TREE"), "{related}");
+    assert!(!related.contains("SCAN"), "{related}");
+}
+
+/// The counts and the credits are index lookups too: the count of what an invoice names
+/// is its last position, of what names it a row per naming document, and a credit note
+/// is one row of `invoices_credited`.
+#[test]
+fn relation_counts_and_credits_are_index_lookups() {
+    let counts = plan_of(super::relations::COUNTS, &[&"id"]);
+    assert!(!counts.contains("SCAN"), "{counts}");
+    assert!(counts.contains("invoice_relation_counts_named"), "{counts}");
+    let credits = plan_of(super::relations::CREDITS, &[&"id"]);
+    assert!(credits.contains("invoices_credited"), "{credits}");
+    assert!(!credits.contains("SCAN"), "{credits}");
+    assert!(!credits.contains("TEMP B-TREE"), "{credits}");
+    assert!(!counts.contains("TEMP B-TREE"), "{counts}");
 }

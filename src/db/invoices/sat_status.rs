@@ -3,7 +3,7 @@
 //! is durable with no job rows (a year of invoices to follow would otherwise be a job
 //! each), and a check cut short by a stop is simply due again.
 
-use crate::db::sql::params;
+use crate::db::sql::{params, Row};
 use crate::db::{Conn, Tx, Work};
 
 /// An invoice whose check is due, with what the policy needs.
@@ -21,33 +21,61 @@ pub struct Due {
     pub not_found_since: Option<String>,
 }
 
-/// The next due check: one asked for on demand first, then the earliest planned. An
-/// invoice a running extraction has changed waits for the run's end: its
+/// What `Due` reads, in its order.
+const DUE_COLUMNS: &str = "id, org_id, entity_id, uuid, issued_at, certified_at,
+    CASE WHEN outstanding <> 0 AND payment_method = 'PPD' THEN 1 ELSE 0 END,
+    status, sat_state, sat_not_found_since";
+
+/// An invoice a running extraction has changed waits for the run's end: its
 /// `invoice.created` is sent then, and no status event may come before it.
-pub fn next_due(conn: &Conn, now: &str) -> anyhow::Result<Option<Due>> {
+const NOT_IN_A_RUN: &str =
+    "NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)";
+
+fn due(r: &Row) -> anyhow::Result<Due> {
+    Ok(Due {
+        id: r.get(0)?,
+        org_id: r.get(1)?,
+        entity_id: r.get(2)?,
+        uuid: r.get(3)?,
+        issued_at: r.get(4)?,
+        certified_at: r.get(5)?,
+        outstanding: r.get::<Option<bool>>(6)?.unwrap_or(false),
+        status: r.get(7)?,
+        sat_state: r.get(8)?,
+        not_found_since: r.get(9)?,
+    })
+}
+
+/// The next due check: one asked for on demand first, then the earliest planned.
+/// Checks on demand take turns between organizations: the next one is the oldest of
+/// the first organization after `after` (by id) that has one, wrapping round, so one
+/// organization asking for thousands holds another's behind one of its own, not all.
+pub fn next_due(conn: &Conn, now: &str, after: Option<&str>) -> anyhow::Result<Option<Due>> {
+    let on_demand = |after: &str| {
+        conn.opt(
+            &format!(
+                "SELECT {DUE_COLUMNS} FROM invoices INDEXED BY invoices_sat_on_demand
+                 WHERE sat_check_urgent = 1 AND org_id > ?1 AND {NOT_IN_A_RUN}
+                 ORDER BY org_id, sat_check_at LIMIT 1"
+            ),
+            params![after],
+            due,
+        )
+    };
+    if let Some(next) = after.map(on_demand).transpose()?.flatten() {
+        return Ok(Some(next));
+    }
+    if let Some(next) = on_demand("")? {
+        return Ok(Some(next));
+    }
     conn.opt(
-        "SELECT id, org_id, entity_id, uuid, issued_at, certified_at,
-                    CASE WHEN outstanding <> 0 AND payment_method = 'PPD' THEN 1 ELSE 0 END,
-                    status, sat_state, sat_not_found_since
-             FROM invoices INDEXED BY invoices_sat_check
-             WHERE sat_check_at IS NOT NULL AND (sat_check_urgent = 1 OR sat_check_at <= ?1)
-               AND NOT EXISTS (SELECT 1 FROM invoice_changes c WHERE c.invoice_id = invoices.id)
-             ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1",
+        &format!(
+            "SELECT {DUE_COLUMNS} FROM invoices INDEXED BY invoices_sat_check
+             WHERE sat_check_at IS NOT NULL AND sat_check_at <= ?1 AND {NOT_IN_A_RUN}
+             ORDER BY sat_check_urgent DESC, sat_check_at LIMIT 1"
+        ),
         params![now],
-        |r| {
-            Ok(Due {
-                id: r.get(0)?,
-                org_id: r.get(1)?,
-                entity_id: r.get(2)?,
-                uuid: r.get(3)?,
-                issued_at: r.get(4)?,
-                certified_at: r.get(5)?,
-                outstanding: r.get::<Option<bool>>(6)?.unwrap_or(false),
-                status: r.get(7)?,
-                sat_state: r.get(8)?,
-                not_found_since: r.get(9)?,
-            })
-        },
+        due,
     )
 }
 
@@ -134,4 +162,75 @@ pub fn due_count(conn: &Conn, now: &str) -> anyhow::Result<i64> {
         params![now],
         |r| r.get(0),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{testing, Memory};
+
+    const NOW: &str = "2026-05-03T12:00:00.000000Z";
+
+    fn invoice(conn: &Conn, id: &str, org: &str, check_at: &str, urgent: bool) {
+        conn.exec(
+            "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed,
+                created_at, updated_at, sat_check_at, sat_check_urgent)
+             VALUES (?1, ?2, ?3, ?1, 'issued', 1, ?4, ?4, ?4, ?5)",
+            params![id, org, format!("{org}-entity"), check_at, urgent],
+        )
+        .expect("invoice");
+    }
+
+    /// The order the checker takes the due checks in, answering each.
+    fn order(conn: &Conn) -> Vec<String> {
+        let (mut taken, mut last) = (vec![], None::<String>);
+        while let Some(due) = next_due(conn, NOW, last.as_deref()).expect("next") {
+            let answer = Record {
+                state: "active",
+                cancellable: None,
+                cancellation_status: None,
+                efos: "unknown",
+                not_found_since: None,
+                next_check: None,
+            };
+            record(conn, &due.id, &answer, NOW).expect("record");
+            taken.push(due.id);
+            last = Some(due.org_id);
+        }
+        taken
+    }
+
+    #[test]
+    fn checks_on_demand_take_turns_between_organizations_before_the_planned_ones() {
+        let conn = Memory::new();
+        for org in ["a", "b", "c"] {
+            testing::org_with_entity(&conn, org, &format!("{org}-entity"));
+        }
+        // A planned check due before anything asked for on demand.
+        invoice(
+            &conn,
+            "b-planned",
+            "b",
+            "2026-05-01T00:00:00.000000Z",
+            false,
+        );
+        for i in 1..=4 {
+            invoice(
+                &conn,
+                &format!("a{i}"),
+                "a",
+                &format!("2026-05-03T10:00:0{i}Z"),
+                true,
+            );
+        }
+        invoice(&conn, "b1", "b", "2026-05-03T11:00:00Z", true);
+        invoice(&conn, "c1", "c", "2026-05-03T11:00:01Z", true);
+        // Planned later than now: not due.
+        invoice(&conn, "c-later", "c", "2026-06-01T00:00:00.000000Z", false);
+        assert_eq!(
+            order(&conn),
+            ["a1", "b1", "c1", "a2", "a3", "a4", "b-planned"],
+            "each organization's oldest in turn, then the planned ones by time"
+        );
+    }
 }

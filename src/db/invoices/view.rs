@@ -9,7 +9,7 @@ use crate::db::sql::Row;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-/// The view's columns, in `render`'s order; `EFOS_JOIN` gives the `x.` ones.
+/// The view's columns, in `render`'s order; `LIST_69B_JOIN` gives the `x.` ones.
 pub(super) const COLUMNS: &str = "id, entity_id, uuid, direction, type, version, series, \
     folio, issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, \
     receiver_tax_id, receiver_name, receiver_cfdi_use, currency, exchange_rate, subtotal, \
@@ -27,7 +27,7 @@ pub(super) const WIDTH: usize = 54;
 pub(super) const DUE_AMOUNT: usize = 29;
 
 /// The counterparty's entry in the 69-B list (at most one: `rfc` is its key).
-pub(super) const EFOS_JOIN: &str = " LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
+pub(super) const LIST_69B_JOIN: &str = " LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
     WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END)";
 
 #[derive(Serialize)]
@@ -64,7 +64,7 @@ struct View<'a> {
     payment_conflicts: bool,
     items_count: i64,
     sat_status: Option<SatStatus<'a>>,
-    counterparty_69b: Option<Efos<'a>>,
+    counterparty_69b: Option<Listed<'a>>,
     created_at: &'a str,
     updated_at: &'a str,
 }
@@ -94,7 +94,7 @@ struct SatStatus<'a> {
 }
 
 #[derive(Serialize)]
-struct Efos<'a> {
+struct Listed<'a> {
     tax_id: &'a str,
     name: &'a str,
     situation: &'a str,
@@ -135,7 +135,7 @@ pub(super) fn render(r: &Row) -> anyhow::Result<String> {
         None => None,
     };
     let counterparty_69b = match text(42)? {
-        Some(tax_id) => Some(Efos {
+        Some(tax_id) => Some(Listed {
             tax_id,
             name: req(43)?,
             situation: req(44)?,

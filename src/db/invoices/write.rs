@@ -190,7 +190,7 @@ pub fn upsert_processed(
         ],
     )?;
     super::store_item_pages(tx, id, &c.items)?;
-    super::relations::store(tx, id, owner.entity_id, &c.related)?;
+    super::relations::store(tx, id, owner.entity_id, &c.issued_at, &c.related)?;
     Ok(())
 }
 

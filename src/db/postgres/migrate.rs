@@ -16,11 +16,38 @@ const SCHEMA: &str = include_str!("schema.sql");
 const MIGRATIONS: i64 = 0x6366_6469_0002;
 
 /// Forward steps for databases older than `version` (PostgreSQL started at 16).
-const STEPS: &[(i64, &str)] = &[(
-    17,
-    "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\";
-     ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until TEXT COLLATE \"C\";",
-)];
+const STEPS: &[(i64, &str)] = &[
+    (
+        17,
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\";
+         ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until TEXT COLLATE \"C\";",
+    ),
+    // SQLite's STEP_18: relations read a page at a time.
+    (
+        18,
+        "ALTER TABLE invoice_relations ADD COLUMN IF NOT EXISTS invoice_issued_at TEXT COLLATE \"C\" NOT NULL DEFAULT '';
+         UPDATE invoice_relations r SET invoice_issued_at = coalesce(i.issued_at, '')
+             FROM invoices i WHERE i.id = r.invoice_id;
+         DROP INDEX IF EXISTS invoice_relations_related;
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS credited_uuid TEXT COLLATE \"C\";
+         UPDATE invoices SET credited_uuid =
+             (SELECT CASE WHEN count(DISTINCT r.related_uuid) = 1 THEN min(r.related_uuid) END
+              FROM invoice_relations r WHERE r.invoice_id = invoices.id AND r.relation_type IN ('01', '03'))
+          WHERE id IN (SELECT invoice_id FROM invoice_relations WHERE relation_type IN ('01', '03'));
+         CREATE TABLE IF NOT EXISTS invoice_relation_counts (
+             invoice_id     TEXT COLLATE \"C\" NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+             related_uuid   TEXT COLLATE \"C\" NOT NULL,
+             entity_id      TEXT COLLATE \"C\" NOT NULL,
+             times          BIGINT NOT NULL,
+             PRIMARY KEY (invoice_id, related_uuid)
+         );
+         INSERT INTO invoice_relation_counts (invoice_id, related_uuid, entity_id, times)
+             SELECT invoice_id, related_uuid, min(entity_id), count(*) FROM invoice_relations
+             GROUP BY invoice_id, related_uuid;",
+    ),
+    // 19: `sat_certificates`, a new table `schema.sql` creates.
+    (19, ""),
+];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {
     let tx = Transaction::with_lock(conn, MIGRATIONS)?;

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 17;
+pub const VERSION: i64 = 19;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -29,6 +29,8 @@ const STEPS: &[(i64, &str)] = &[
     (15, STEP_15),
     (16, STEP_16),
     (17, STEP_17),
+    (18, STEP_18),
+    (19, STEP_19),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -206,6 +208,39 @@ const STEP_17: &str = "
 ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
 ALTER TABLE jobs ADD COLUMN lease_until TEXT;
 ";
+
+/// Version 18: relations are read a page at a time (`db::invoices::relations`). Each row
+/// carries its invoice's `issued_at`, so the index that finds the documents naming an
+/// invoice (replacing `invoice_relations_related`, created by `schema.sql`) also reads
+/// them in their order; each invoice carries the one UUID its 01/03 relations name, so a
+/// credit note counts once however many relations it writes; and how many times each
+/// document names each UUID is kept (`invoice_relation_counts`, created by `schema.sql`
+/// and filled here), so counting what names an invoice reads a row per document.
+const STEP_18: &str = "
+ALTER TABLE invoice_relations ADD COLUMN invoice_issued_at TEXT NOT NULL DEFAULT '';
+UPDATE invoice_relations SET invoice_issued_at =
+    coalesce((SELECT issued_at FROM invoices WHERE invoices.id = invoice_relations.invoice_id), '');
+DROP INDEX IF EXISTS invoice_relations_related;
+ALTER TABLE invoices ADD COLUMN credited_uuid TEXT;
+UPDATE invoices SET credited_uuid =
+    (SELECT CASE WHEN count(DISTINCT r.related_uuid) = 1 THEN min(r.related_uuid) END
+     FROM invoice_relations r WHERE r.invoice_id = invoices.id AND r.relation_type IN ('01', '03'))
+ WHERE id IN (SELECT invoice_id FROM invoice_relations WHERE relation_type IN ('01', '03'));
+CREATE TABLE IF NOT EXISTS invoice_relation_counts (
+    invoice_id     TEXT NOT NULL REFERENCES invoices(id) ON DELETE CASCADE,
+    related_uuid   TEXT NOT NULL,
+    entity_id      TEXT NOT NULL,
+    times          INTEGER NOT NULL,
+    PRIMARY KEY (invoice_id, related_uuid)
+) WITHOUT ROWID;
+INSERT INTO invoice_relation_counts (invoice_id, related_uuid, entity_id, times)
+    SELECT invoice_id, related_uuid, min(entity_id), count(*) FROM invoice_relations
+    GROUP BY invoice_id, related_uuid;
+";
+
+/// Version 19: the SAT's stamping certificates (`sat_certificates`, a new table that
+/// `schema.sql` creates), so stamps verify offline (`seal`). No existing row changes.
+const STEP_19: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
@@ -486,6 +521,78 @@ mod tests {
             !SCHEMA.contains("sandbox_"),
             "schema.sql has no sandbox table"
         );
+    }
+
+    /// Version 17's relations (no `invoice_issued_at`, no `credited_uuid`) read as
+    /// version 18 writes them: each row dated by its invoice, each credit note naming
+    /// one invoice (however many times) credits it, one naming two credits none.
+    #[test]
+    fn version_18_dates_relations_and_finds_what_each_note_credits() {
+        let mut conn = version_5_database();
+        for (_, sql) in STEPS.iter().filter(|(v, _)| (6..=17).contains(v)) {
+            conn.execute_batch(sql).expect("step");
+        }
+        conn.pragma_update(None, "user_version", 17)
+            .expect("version");
+        conn.execute_batch(
+            "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, issued_at, created_at, updated_at)
+                 VALUES ('one', 'o1', 'n1', 'N1', 'issued', 1, '2025-01-02T00:00:00', 't', 't'),
+                        ('two', 'o1', 'n1', 'N2', 'issued', 1, '2025-01-03T00:00:00', 't', 't');
+             INSERT INTO invoice_relations VALUES ('one', 0, 'n1', '01', 'A'), ('one', 1, 'n1', '04', 'B'),
+                 ('one', 2, 'n1', '01', 'A'), ('two', 0, 'n1', '01', 'A'), ('two', 1, 'n1', '03', 'C');",
+        )
+        .expect("version 17 rows");
+        apply(&mut conn).expect("migrate");
+        let rows: Vec<(String, String)> = conn
+            .prepare("SELECT invoice_id, invoice_issued_at FROM invoice_relations ORDER BY invoice_id, position")
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert!(
+            rows.iter()
+                .all(|(id, at)| at.starts_with(match id.as_str() {
+                    "one" => "2025-01-02",
+                    _ => "2025-01-03",
+                })),
+            "{rows:?}"
+        );
+        let credited: Vec<Option<String>> = conn
+            .prepare("SELECT credited_uuid FROM invoices ORDER BY id")
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert_eq!(credited, [Some("A".to_string()), None]);
+        let times: Vec<(String, String, i64)> = conn
+            .prepare(
+                "SELECT invoice_id, related_uuid, times FROM invoice_relation_counts ORDER BY 1, 2",
+            )
+            .expect("prepare")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let row = |i: &str, u: &str, n| (i.to_string(), u.to_string(), n);
+        assert_eq!(
+            times,
+            [
+                row("one", "A", 2),
+                row("one", "B", 1),
+                row("two", "A", 1),
+                row("two", "C", 1)
+            ]
+        );
+        let old_index: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'invoice_relations_related'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(old_index, 0, "invoice_relations_named replaces it");
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod lifecycle;
 mod payments;
 mod pdf;
 mod retentions;
+mod sealing;
 mod seed;
 mod stamp;
 mod xml;
@@ -45,6 +46,7 @@ mod tests;
 pub use retentions::{
     render_retention_xml, retentions_for_period, SandboxRetention, SandboxWithheld,
 };
+pub use sealing::{authority_certificate, sat_certificate, SAT_CERTIFICATE_NUMBER};
 
 use chrono::{NaiveDate, NaiveDateTime};
 use rust_decimal::Decimal;

@@ -16,7 +16,9 @@ pub(super) fn render(invoice: &SandboxInvoice) -> Vec<u8> {
     parties(&mut canvas, invoice);
     items(&mut canvas, invoice.details.kind, &amounts.lines);
     totals(&mut canvas, invoice, &amounts);
-    seals(&mut canvas, &stamp);
+    // The XML's own seals (`sealing`), the placeholders only if it cannot be rendered.
+    let printed = super::sealing::seals_of(&invoice.uuid, || super::xml::render(invoice));
+    seals(&mut canvas, &stamp, printed.as_ref());
     let title = format!("CFDI {}", invoice.uuid);
     canvas.finish(&Info {
         title: &title,
@@ -214,10 +216,14 @@ fn totals(canvas: &mut Canvas, invoice: &SandboxInvoice, amounts: &Amounts) {
     canvas.rule();
 }
 
-fn seals(canvas: &mut Canvas, stamp: &Stamp) {
+fn seals(canvas: &mut Canvas, stamp: &Stamp, printed: Option<&super::sealing::Seals>) {
+    let (seal, sat_seal) = match printed {
+        Some(p) => (&p.seal, &p.sat_seal),
+        None => (&stamp.seal, &stamp.sat_seal),
+    };
     for (label, seal) in [
-        ("Sello digital del CFDI", &stamp.seal),
-        ("Sello digital del SAT", &stamp.sat_seal),
+        ("Sello digital del CFDI", seal),
+        ("Sello digital del SAT", sat_seal),
     ] {
         canvas.line(Font::Bold, 7.0, label);
         canvas.line(Font::Regular, 6.0, seal);

@@ -419,7 +419,7 @@ pub fn render_retention_xml(r: &SandboxRetention) -> io::Result<Vec<u8>> {
     ))?;
     doc.close("retenciones:Complemento")?;
     doc.close("retenciones:Retenciones")?;
-    Ok(doc.finish())
+    super::sealing::seal_and_stamp(&r.uuid, &r.issuer_tax_id, doc.finish())
 }
 
 #[cfg(test)]

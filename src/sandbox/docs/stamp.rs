@@ -1,16 +1,15 @@
-//! The fake seals, certificates and fiscal stamp of an invoice. They only
-//! need to look real (base64 of the right size, 20-digit certificate
-//! numbers); nothing verifies them.
+//! The stamp's data of an invoice (when, by which PAC) and its issuer's certificate.
+//! The seals drawn here are placeholders of the right size: `sealing` replaces them
+//! with real ones once the XML is rendered.
 
 use chrono::{NaiveDateTime, TimeDelta};
 use rand::Rng;
 
 use super::catalog::PACS;
-use super::seed::{base64, choose, hash_seed, random_bytes, stream};
+use super::seed::{base64, choose, random_bytes};
 use super::SandboxInvoice;
 
-/// The SAT certificate that signs every sandbox stamp.
-pub(super) const SAT_CERTIFICATE_NUMBER: &str = "00001000000705250068";
+pub(super) use super::sealing::SAT_CERTIFICATE_NUMBER;
 
 pub(super) struct Stamp {
     /// `Sello` of the CFDI (also the stamp's `SelloCFD`).
@@ -46,12 +45,9 @@ impl Stamp {
     }
 }
 
-/// The issuer's signing certificate: the same for every invoice it issues.
+/// The issuer's CSD (`sealing`): its number and base64, the same for every invoice.
 pub(super) fn certificate(rfc: &str) -> (String, String) {
-    let hash = hash_seed(&format!("{rfc}|certificate"));
-    let serial = u32::from_le_bytes([hash[0], hash[1], hash[2], hash[3]]) % 1_000_000_000;
-    let mut der = random_bytes(&mut stream(&hash, 0), 1_200);
-    // A DER SEQUENCE header, so the base64 starts with "MII" like real ones.
-    der[..4].copy_from_slice(&[0x30, 0x82, 0x04, 0xac]);
-    (format!("00001000000{serial:09}"), base64(&der))
+    let signer = super::sealing::issuer(rfc);
+    let cert = signer.certificate();
+    (cert.number(), base64(cert.der()))
 }

@@ -621,3 +621,52 @@ fn pdfs_are_valid_and_only_for_printable_types() {
     }
     assert!(rendered > 100);
 }
+
+// ---------------------------------------------------------------- seals
+
+/// The sandbox SAT's certificate, as its repository serves it.
+struct SandboxSat;
+
+impl crate::seal::SatCertificates for SandboxSat {
+    fn lookup(&self, number: &str) -> crate::seal::Lookup {
+        use crate::sat::certificates::Repository;
+        match crate::sandbox::rccf::SandboxRepository.fetch(number) {
+            Ok(der) => crate::seal::Lookup::Found(Box::new(
+                crate::seal::Certificate::from_der(&der).unwrap(),
+            )),
+            Err(why) => crate::seal::Lookup::Missing(why),
+        }
+    }
+}
+
+#[test]
+fn the_sandboxs_documents_verify_against_its_authority_only() {
+    use crate::seal::{verify, Status, Trust};
+    let sandbox = Trust::sat().and(authority_certificate().clone());
+    let from = date(2025, 3, 1);
+    let to = date(2025, 3, 31);
+    let mut xmls = Vec::new();
+    for (tax_id, direction) in [
+        ("AAA010101AAA", Direction::Issued),
+        ("AAA010101AAA", Direction::Received),
+    ] {
+        for invoice in invoices_for_period(tax_id, direction, from, to) {
+            xmls.push(render_xml(tax_id, direction, &invoice).unwrap());
+        }
+    }
+    for r in retentions_for_period("AAA010101AAA", Direction::Received, from, to) {
+        xmls.push(render_retention_xml(&r).unwrap());
+    }
+    assert!(xmls.len() > 100, "{}", xmls.len());
+    for xml in &xmls {
+        let seal = verify(xml, &sandbox, &SandboxSat).unwrap().unwrap();
+        assert_eq!(seal.status, Status::Valid, "{seal:?}");
+    }
+    // Outside the sandbox its authority is no one's.
+    let seal = verify(&xmls[0], &Trust::sat(), &SandboxSat)
+        .unwrap()
+        .unwrap();
+    assert_eq!(seal.checks.certificate_issuer.status, Status::Invalid);
+    assert_eq!(seal.checks.sat_seal.status, Status::Invalid);
+    assert_eq!(seal.checks.issuer_seal.status, Status::Valid);
+}

@@ -72,7 +72,7 @@ pub(super) fn render(invoice: &SandboxInvoice) -> io::Result<Vec<u8>> {
     timbre(&mut doc, invoice, &stamp)?;
     doc.close("cfdi:Complemento")?;
     doc.close("cfdi:Comprobante")?;
-    Ok(doc.finish())
+    super::sealing::seal_and_stamp(&invoice.uuid, &invoice.issuer_tax_id, doc.finish())
 }
 
 /// A thin layer over quick-xml's writer, indented like SAT samples.

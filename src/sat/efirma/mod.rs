@@ -15,7 +15,7 @@
 //! Files:
 //! - `credential`: parse and check an uploaded e.firma (`.cer`, encrypted `.key`,
 //!   password), with per-field errors; the key stays inside `Efirma`.
-//! - `names`: the certificate's distinguished names (RFC, branch, issuer text).
+//! - `crate::seal::names` (shared with the seal checks): the certificate's distinguished names (RFC, branch, issuer text) and serial.
 //! - `signing`: XML-DSig (exclusive C14N of the fixed shapes, SHA-1, RSA-SHA1).
 //! - `envelope`: the four request bodies.
 //! - `endpoints`: URLs (configurable bases) and `SOAPAction`s.
@@ -35,7 +35,6 @@ pub mod client;
 pub mod credential;
 pub mod endpoints;
 pub mod envelope;
-mod names;
 pub mod package;
 pub mod responses;
 mod run;

@@ -9,8 +9,8 @@ use rsa::{BigUint, RsaPrivateKey, RsaPublicKey};
 use x509_cert::der::Decode;
 use x509_cert::Certificate;
 
-use super::names;
 use crate::domain::efirma::EfirmaCertificate;
+use crate::seal::names::{self, serial_text};
 
 /// PBKDF2 rounds above this are refused instead of computed. The SAT's keys use 2,048
 /// and OpenSSL's `pkcs8 -topk8` writes 2,048 too; 100,000 leaves room for any tool that
@@ -201,19 +201,6 @@ fn utc(time: x509_cert::time::Time) -> DateTime<Utc> {
 
 fn day(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// ASCII digits as text (the SAT's convention), anything else as upper-case hex.
-fn serial_text(bytes: &[u8]) -> String {
-    let trimmed: &[u8] = match bytes.iter().position(|b| *b != 0) {
-        Some(i) => &bytes[i..],
-        None => bytes,
-    };
-    if !trimmed.is_empty() && trimmed.iter().all(u8::is_ascii_digit) {
-        String::from_utf8_lossy(trimmed).into_owned()
-    } else {
-        trimmed.iter().map(|b| format!("{b:02X}")).collect()
-    }
 }
 
 fn first(name: &x509_cert::name::Name, oid: x509_cert::der::oid::ObjectIdentifier) -> String {

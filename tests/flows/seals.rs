@@ -1,0 +1,177 @@
+//! `POST /v1/seals/verify` through the binary: the sandbox's documents verify (its
+//! authority is trusted with `--sat sandbox`), the SAT's certificate a stamp names is
+//! fetched once from the repository (a local fake of the SAT's), the stamp waits while
+//! the repository is down, and certificates load from files for offline deployments.
+
+use crate::common::app::{eventually, TestApp, DEADLINE};
+use crate::common::fake_sat_certificates::FakeRepository;
+use cfdi_extract::sandbox::docs::{
+    invoices_for_day, render_retention_xml, render_xml, retentions_for_period, sat_certificate,
+    Direction, SAT_CERTIFICATE_NUMBER,
+};
+use chrono::NaiveDate;
+use serde_json::{json, Value};
+
+const TAX_ID: &str = "AAA010101AAA";
+
+fn day() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2025, 3, 3).expect("a date")
+}
+
+/// A sandbox invoice's XML, sealed and stamped.
+fn sandbox_invoice() -> String {
+    let invoice = invoices_for_day(TAX_ID, Direction::Issued, day())
+        .into_iter()
+        .next()
+        .expect("an invoice that day");
+    String::from_utf8(render_xml(TAX_ID, Direction::Issued, &invoice).expect("xml")).expect("utf-8")
+}
+
+fn verify(app: &TestApp, xml: &str) -> Value {
+    app.post_json("/v1/seals/verify", &json!({ "xml": xml }))
+        .expect(200)
+}
+
+fn with_repository(fake: &FakeRepository) -> TestApp {
+    let base = fake.base();
+    TestApp::spawn_with(&[
+        "--sat-certificates-url",
+        &base,
+        "--sat-certificates-rate",
+        "50",
+    ])
+}
+
+#[test]
+fn a_stamp_waits_while_the_repository_is_down_and_verifies_with_one_fetch_once_it_is_up() {
+    let fake = FakeRepository::start(
+        &[(SAT_CERTIFICATE_NUMBER, sat_certificate().der().to_vec())],
+        true,
+    );
+    let app = with_repository(&fake);
+    let xml = sandbox_invoice();
+
+    let seal = verify(&app, &xml);
+    assert_eq!(seal["status"], json!("unverified"), "{seal}");
+    assert_eq!(seal["checks"]["issuer_seal"]["status"], json!("valid"));
+    assert_eq!(
+        seal["checks"]["certificate_issuer"]["status"],
+        json!("valid")
+    );
+    assert_eq!(seal["checks"]["stamp_seal_cfd"]["status"], json!("valid"));
+    assert_eq!(seal["checks"]["sat_seal"]["status"], json!("unverified"));
+    let reason = seal["checks"]["sat_seal"]["reason"]
+        .as_str()
+        .expect("a reason");
+    assert!(reason.contains("HTTP 503"), "{reason}");
+    assert_eq!(
+        seal["sat_certificate_number"],
+        json!(SAT_CERTIFICATE_NUMBER)
+    );
+    assert!(fake.requests() >= 1);
+
+    fake.set_down(false);
+    let seal = eventually(DEADLINE, "the stamp verified", || {
+        let seal = verify(&app, &xml);
+        (seal["status"] == json!("valid")).then_some(seal)
+    });
+    assert_eq!(
+        seal["checks"]["sat_seal"],
+        json!({"status": "valid", "reason": null})
+    );
+    assert_eq!(seal["algorithm"], json!("SHA-256"));
+    assert_eq!(seal["certificate"]["rfc"], json!(TAX_ID));
+
+    // Asked again, together and for a retention stamped with the same certificate:
+    // the stored certificate answers, nothing is fetched again.
+    let retention = retentions_for_period(
+        TAX_ID,
+        Direction::Received,
+        day(),
+        day() + chrono::Days::new(60),
+    )
+    .into_iter()
+    .next()
+    .expect("a retention");
+    let retention =
+        String::from_utf8(render_retention_xml(&retention).expect("xml")).expect("utf-8");
+    std::thread::scope(|s| {
+        let asks: Vec<_> = (0..4)
+            .map(|i| {
+                let (app, xml) = (&app, if i % 2 == 0 { &xml } else { &retention });
+                s.spawn(move || verify(app, xml)["status"].clone())
+            })
+            .collect();
+        for ask in asks {
+            assert_eq!(ask.join().expect("ask"), json!("valid"));
+        }
+    });
+    assert_eq!(
+        fake.served(SAT_CERTIFICATE_NUMBER),
+        1,
+        "one fetch per certificate"
+    );
+
+    // A cent more on the total: the issuer's seal no longer matches.
+    let edited = xml.replacen(" Total=\"", " Total=\"1", 1);
+    let seal = verify(&app, &edited);
+    assert_eq!(seal["status"], json!("invalid"));
+    assert_eq!(seal["checks"]["issuer_seal"]["status"], json!("invalid"));
+    assert_eq!(seal["checks"]["certificate_rfc"]["status"], json!("valid"));
+}
+
+#[test]
+fn bad_input_is_a_422_on_xml() {
+    let fake = FakeRepository::start(&[], false);
+    let app = with_repository(&fake);
+    for (body, message) in [
+        (json!({}), "can't be blank"),
+        (
+            json!({ "xml": 12 }),
+            "must be the document's XML as a string",
+        ),
+        (json!({ "xml": "<a" }), "is not a readable document"),
+        (json!({ "xml": "<a/>" }), "is not a CFDI"),
+    ] {
+        let errors = app
+            .post_json("/v1/seals/verify", &body)
+            .expect_field_error("xml");
+        assert!(errors[0].starts_with(message), "{body}: {errors:?}");
+    }
+    assert_eq!(fake.requests(), 0);
+}
+
+#[test]
+fn certificates_load_from_files_and_then_need_no_repository() {
+    let fake = FakeRepository::start(&[], true);
+    let app = with_repository(&fake);
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let cer = dir.path().join("sat.cer");
+    std::fs::write(&cer, sat_certificate().der()).expect("write");
+    let cer = cer.to_string_lossy().to_string();
+    let out = app
+        .cli(&["sat-certificates", "load", &cer], None)
+        .expect_success("load");
+    assert_eq!(out, format!("loaded\t{SAT_CERTIFICATE_NUMBER}\t{cer}"));
+    let again = app
+        .cli(&["sat-certificates", "load", &cer], None)
+        .expect_success("load again");
+    assert!(again.starts_with("already stored\t"), "{again}");
+
+    // Not the SAT's: the e.firma imitation is self-signed.
+    let stranger = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/efirma/EKU9003173C9.cer"
+    );
+    let refused = app.cli(&["sat-certificates", "load", stranger], None);
+    assert!(!refused.status.success());
+    assert!(
+        refused.stderr.contains("not by the SAT"),
+        "{}",
+        refused.stderr
+    );
+
+    let seal = verify(&app, &sandbox_invoice());
+    assert_eq!(seal["status"], json!("valid"), "{seal}");
+    assert_eq!(fake.requests(), 0, "nothing fetched");
+}
