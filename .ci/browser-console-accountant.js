@@ -243,7 +243,6 @@ async function invoiceSearchSteps(page, t, rfc, creds) {
   });
 
   // Codes with their descriptions: the columns, the type filter, "Ambas".
-  const headers = await page.$$eval('#main th', (ths) => ths.map((th) => th.textContent));
   const types = await page.$$eval('select[name=type] option', (os) => os.map((o) => o.textContent));
   const direction = await page.$eval('select[name=direction] option', (o) => o.textContent);
   await page.locator('#invoice-filters [name=payment_method]').selectOption('PPD');
@@ -252,6 +251,8 @@ async function invoiceSearchSteps(page, t, rfc, creds) {
     .waitFor().then(() => true, () => false);
   const income = await page.locator('tr[data-invoice] td.type', { hasText: 'Ingreso' }).first().waitFor().then(() => true, () => false);
   const sat = await page.locator('tr[data-invoice] td.sat .badge, tr[data-invoice] td.sat .muted').count();
+  // Read once the filtered rows are drawn ("Limpiar" redraws the page before them).
+  const headers = await page.$$eval('#main th', (ths) => ths.map((th) => th.textContent));
   if (!headers.includes('Método de pago') || !headers.includes('Estado en el SAT') || !ppd || !income || !sat
     || !types.includes('I - Ingreso') || !types.includes('P - Pago') || direction !== 'Ambas') {
     t.fail(`invoice columns ${JSON.stringify(headers)}, PPD described ${ppd}, type described ${income}, SAT cells ${sat}, types ${JSON.stringify(types)}, direction "${direction}"`);
