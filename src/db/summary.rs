@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::invoices::{dec, ITEMS_PAGE};
 use super::sql::{params, Row};
 use super::Conn;
-use crate::cfdi::{ItemTax, StatedTaxes};
+use crate::cfdi::{ItemTax, Party, StatedTaxes};
 use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
 use crate::retention::WithheldTax;
 
@@ -26,7 +26,8 @@ pub struct Period<'a> {
 
 const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_transferred,
     taxes_withheld, total, payment_method, status, items_json, items_count, exchange_rate,
-    stated_taxes_json";
+    stated_taxes_json, uuid, issued_at, issuer_tax_id, issuer_name, receiver_tax_id,
+    receiver_name, receiver_cfdi_use";
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
@@ -101,6 +102,9 @@ fn document(conn: &Conn, r: &Row) -> anyhow::Result<Document> {
     let id: String = r.get(0)?;
     let amount = |i| -> anyhow::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
     let items_count: Option<i64> = r.get(11)?;
+    let (taxes, untaxed) = concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?;
+    let mut receiver = party(r, 18)?;
+    receiver.cfdi_use = r.get(20)?;
     Ok(Document {
         invoice_type: r.get::<Option<String>>(1)?.unwrap_or_default(),
         currency: r.get(2)?,
@@ -111,35 +115,60 @@ fn document(conn: &Conn, r: &Row) -> anyhow::Result<Document> {
         total: amount(7)?,
         payment_method: r.get(8)?,
         cancelled: r.get::<String>(9)? == "cancelled",
-        taxes: concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?,
+        taxes,
         exchange_rate: dec(r.get(12)?),
         stated: match r.get::<Option<String>>(13)? {
             Some(json) => serde_json::from_str(&json)?,
             None => StatedTaxes::default(),
         },
+        uuid: r.get(14)?,
+        issued_at: r.get::<Option<String>>(15)?.unwrap_or_default(),
+        issuer: party(r, 16)?,
+        receiver,
+        untaxed,
+        id,
     })
 }
 
-/// A stored concept, for its taxes only.
+/// An RFC column and the name column after it.
+fn party(r: &Row, at: usize) -> anyhow::Result<Party> {
+    Ok(Party {
+        tax_id: r.get::<Option<String>>(at)?.unwrap_or_default(),
+        name: r.get(at + 1)?,
+        ..Party::default()
+    })
+}
+
+/// A stored concept, for its taxes and, when it carries no IVA transfer, its amount.
 #[derive(Deserialize)]
 struct Concept {
     #[serde(default)]
     taxes: Vec<ItemTax>,
+    amount: Option<Decimal>,
+    discount: Option<Decimal>,
 }
 
-/// Every concept's taxes added up per tax, factor and rate: the first page on the
-/// row, the rest from their pages, one page in memory at a time.
+/// Every concept's taxes added up per tax, factor and rate, and the amount (less
+/// discount) of the concepts without an IVA transfer: the first page on the row, the
+/// rest from their pages, one page in memory at a time.
 fn concept_taxes(
     conn: &Conn,
     id: &str,
     first: Option<String>,
     count: i64,
-) -> anyhow::Result<Vec<ItemTax>> {
+) -> anyhow::Result<(Vec<ItemTax>, Decimal)> {
     let mut taxes = Vec::new();
+    let mut untaxed = Decimal::ZERO;
     let mut add_page = |page: &str| -> anyhow::Result<()> {
         let concepts: Vec<Concept> = serde_json::from_str(page)?;
-        for t in concepts.iter().flat_map(|c| &c.taxes) {
-            fold_into(&mut taxes, t);
+        for c in &concepts {
+            for t in &c.taxes {
+                fold_into(&mut taxes, t);
+            }
+            let iva = |t: &ItemTax| t.tax == "002" && t.kind == crate::cfdi::TaxKind::Transferred;
+            if !c.taxes.iter().any(iva) {
+                untaxed += c.amount.unwrap_or_default() - c.discount.unwrap_or_default();
+            }
         }
         Ok(())
     };
@@ -153,7 +182,7 @@ fn concept_taxes(
             |row| add_page(&row.get::<String>(0)?),
         )?;
     }
-    Ok(taxes)
+    Ok((taxes, untaxed))
 }
 
 /// A Pago as `invoices.payments_json` stores it (`cfdi::Payment`).
@@ -195,14 +224,18 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
         params![p.entity_id, p.from, p.before],
         |row| {
             let id: String = row.get(0)?;
-            let Some((cancelled, json)) = conn.opt(
-                "SELECT status, payments_json FROM invoices
+            let Some((cancelled, json, payment_uuid, issuer, receiver)) = conn.opt(
+                "SELECT status, payments_json, uuid, issuer_tax_id, issuer_name,
+                        receiver_tax_id, receiver_name FROM invoices
          WHERE id = ?1 AND org_id = ?2 AND direction = ?3",
                 params![id, p.org_id, p.direction],
                 |r| {
                     Ok((
                         r.get::<String>(0)? == "cancelled",
                         r.get::<Option<String>>(1)?,
+                        r.get::<String>(2)?,
+                        party(r, 3)?,
+                        party(r, 5)?,
                     ))
                 },
             )?
@@ -242,6 +275,9 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
                         payment_currency: payment.currency.clone(),
                         payment_exchange_rate: payment.exchange_rate,
                         equivalence: d.equivalence,
+                        payment_uuid: payment_uuid.clone(),
+                        payment_issuer: issuer.clone(),
+                        payment_receiver: receiver.clone(),
                     });
                 }
             }
