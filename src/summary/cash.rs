@@ -6,7 +6,7 @@
 
 use rust_decimal::Decimal;
 
-use super::{cents, iva, paid_shares, proportion, Document, PaidEntry, Pesos, Source};
+use super::{cents, iva_entries, paid_shares, proportion, Document, PaidEntry, Pesos, Source};
 use crate::cfdi::ItemTax;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ pub fn of_document(d: &Document) -> Option<Share> {
     Some(Share {
         source,
         currency: d.currency.clone(),
-        taxes: iva(d.breakdown()).cloned().collect(),
+        taxes: iva_entries(d.breakdown()).cloned().collect(),
         pesos: d.pesos(),
         untaxed: d.untaxed,
     })
@@ -56,7 +56,7 @@ pub fn of_payment(e: &PaidEntry) -> Result<Share, &'static str> {
         return Ok(Share {
             source: Source::Payments,
             currency: e.currency.clone(),
-            taxes: iva(&e.taxes).cloned().collect(),
+            taxes: iva_entries(&e.taxes).cloned().collect(),
             pesos: e.pesos(),
             untaxed,
         });

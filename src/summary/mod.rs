@@ -27,6 +27,7 @@
 
 pub mod cash;
 mod currency;
+pub mod iva;
 mod lines;
 pub mod sheet;
 #[cfg(test)]
@@ -297,7 +298,7 @@ impl Builder {
 /// before dividing and rounded once to cents, as the SAT's Pagos guide takes it.
 fn paid_shares(invoice: &Document, paid: Decimal) -> Vec<ItemTax> {
     let mut lines = Vec::new();
-    for t in iva(invoice.breakdown()) {
+    for t in iva_entries(invoice.breakdown()) {
         fold_into(&mut lines, t);
     }
     let share = |v: Option<Decimal>| v.map(|v| cents(v * paid / invoice.total));
@@ -328,7 +329,7 @@ fn proportion(e: &PaidEntry) -> Result<(&Document, Decimal), &'static str> {
     Ok((invoice, paid))
 }
 
-fn iva(taxes: &[ItemTax]) -> impl Iterator<Item = &ItemTax> {
+fn iva_entries(taxes: &[ItemTax]) -> impl Iterator<Item = &ItemTax> {
     taxes.iter().filter(|t| t.tax == IVA)
 }
 
