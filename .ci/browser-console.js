@@ -7,7 +7,8 @@
 // and download its XML and PDF; its status at the SAT and its counterparty on a 69-B list;
 // the taxpayer's own 69-B entry, its flagged counterparties and the summary's warning;
 // retentions imported, listed, filtered, opened and
-// downloaded; the tax summary of a month and its XLSX; a complement's
+// downloaded; the tax summary of a month and its XLSX; the month close (its extractions
+// and IVA determination, the IVA XLSX); a complement's
 // PDF printed from its XML; switch to English; the waiting run in English; remove the
 // e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
@@ -17,7 +18,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps } = require('./browser-console-steps');
 const { retentionSteps } = require('./browser-console-retentions');
 const { satSteps } = require('./browser-console-sat');
 const { list69bSteps } = require('./browser-console-69b');
@@ -239,6 +240,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD });
   await retentionSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
+  await monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 
@@ -263,7 +265,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
   for (const [name, ready] of [['Taxpayers', 'tr[data-entity]'], ['Extractions', 'tr[data-extraction]'],
-    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]'], ['Tax summary', '#summary-form']]) {
+    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]'], ['Tax summary', '#summary-form'], ['Month close', '#month-form']]) {
     await page.getByRole('link', { name }).click();
     await page.locator(ready).first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
