@@ -24,10 +24,30 @@ pub struct Period<'a> {
     pub before: &'a str,
 }
 
-const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_transferred,
-    taxes_withheld, total, payment_method, status, items_json, items_count, exchange_rate,
-    stated_taxes_json, uuid, issued_at, issuer_tax_id, issuer_name, receiver_tax_id,
-    receiver_name, receiver_cfdi_use";
+super::sql::columns! {
+    /// What the summary reads of a document.
+    Id = "id",
+    Type = "type",
+    Currency = "currency",
+    Subtotal = "subtotal",
+    Discount = "discount",
+    TaxesTransferred = "taxes_transferred",
+    TaxesWithheld = "taxes_withheld",
+    Total = "total",
+    PaymentMethod = "payment_method",
+    State = "status",
+    ItemsJson = "items_json",
+    ItemsCount = "items_count",
+    ExchangeRate = "exchange_rate",
+    StatedTaxesJson = "stated_taxes_json",
+    Uuid = "uuid",
+    IssuedAt = "issued_at",
+    IssuerTaxId = "issuer_tax_id",
+    IssuerName = "issuer_name",
+    ReceiverTaxId = "receiver_tax_id",
+    ReceiverName = "receiver_name",
+    ReceiverCfdiUse = "receiver_cfdi_use",
+}
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
@@ -45,7 +65,7 @@ pub fn each_document_of(
 ) -> anyhow::Result<()> {
     conn.each(
         &format!(
-            "SELECT {DOCUMENT_COLUMNS} FROM invoices
+            "SELECT {COLUMNS} FROM invoices
          WHERE entity_id = ?1 AND org_id = ?2 AND direction = ?3
            AND xml_processed = 1 AND issued_at >= ?4 AND issued_at < ?5
          ORDER BY issued_at, id"
@@ -99,42 +119,46 @@ pub fn each_retention(
 }
 
 fn document(conn: &Conn, r: &Row) -> anyhow::Result<Document> {
-    let id: String = r.get(0)?;
-    let amount = |i| -> anyhow::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
-    let items_count: Option<i64> = r.get(11)?;
-    let (taxes, untaxed) = concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?;
-    let mut receiver = party(r, 18)?;
-    receiver.cfdi_use = r.get(20)?;
+    let id: String = r.get(Col::Id.at())?;
+    let get_dec = |c: Col| -> anyhow::Result<Option<Decimal>> { Ok(dec(r.get(c.at())?)) };
+    let amount = |c: Col| -> anyhow::Result<Decimal> { Ok(get_dec(c)?.unwrap_or_default()) };
+    let items_count: Option<i64> = r.get(Col::ItemsCount.at())?;
+    let first_page = r.get(Col::ItemsJson.at())?;
+    let (taxes, untaxed) = concept_taxes(conn, &id, first_page, items_count.unwrap_or(0))?;
+    let mut receiver = party(r, Col::ReceiverTaxId.at(), Col::ReceiverName.at())?;
+    receiver.cfdi_use = r.get(Col::ReceiverCfdiUse.at())?;
     Ok(Document {
-        invoice_type: r.get::<Option<String>>(1)?.unwrap_or_default(),
-        currency: r.get(2)?,
-        subtotal: amount(3)?,
-        discount: dec(r.get(4)?),
-        taxes_transferred: dec(r.get(5)?),
-        taxes_withheld: dec(r.get(6)?),
-        total: amount(7)?,
-        payment_method: r.get(8)?,
-        cancelled: r.get::<String>(9)? == "cancelled",
+        invoice_type: r.get::<Option<String>>(Col::Type.at())?.unwrap_or_default(),
+        currency: r.get(Col::Currency.at())?,
+        subtotal: amount(Col::Subtotal)?,
+        discount: get_dec(Col::Discount)?,
+        taxes_transferred: get_dec(Col::TaxesTransferred)?,
+        taxes_withheld: get_dec(Col::TaxesWithheld)?,
+        total: amount(Col::Total)?,
+        payment_method: r.get(Col::PaymentMethod.at())?,
+        cancelled: r.get::<String>(Col::State.at())? == "cancelled",
         taxes,
-        exchange_rate: dec(r.get(12)?),
-        stated: match r.get::<Option<String>>(13)? {
+        exchange_rate: get_dec(Col::ExchangeRate)?,
+        stated: match r.get::<Option<String>>(Col::StatedTaxesJson.at())? {
             Some(json) => serde_json::from_str(&json)?,
             None => StatedTaxes::default(),
         },
-        uuid: r.get(14)?,
-        issued_at: r.get::<Option<String>>(15)?.unwrap_or_default(),
-        issuer: party(r, 16)?,
+        uuid: r.get(Col::Uuid.at())?,
+        issued_at: r
+            .get::<Option<String>>(Col::IssuedAt.at())?
+            .unwrap_or_default(),
+        issuer: party(r, Col::IssuerTaxId.at(), Col::IssuerName.at())?,
         receiver,
         untaxed,
         id,
     })
 }
 
-/// An RFC column and the name column after it.
-fn party(r: &Row, at: usize) -> anyhow::Result<Party> {
+/// A party from its RFC and name columns.
+fn party(r: &Row, tax_id: usize, name: usize) -> anyhow::Result<Party> {
     Ok(Party {
-        tax_id: r.get::<Option<String>>(at)?.unwrap_or_default(),
-        name: r.get(at + 1)?,
+        tax_id: r.get::<Option<String>>(tax_id)?.unwrap_or_default(),
+        name: r.get(name)?,
         ..Party::default()
     })
 }
@@ -234,8 +258,8 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
                         r.get::<String>(0)? == "cancelled",
                         r.get::<Option<String>>(1)?,
                         r.get::<String>(2)?,
-                        party(r, 3)?,
-                        party(r, 5)?,
+                        party(r, 3, 4)?,
+                        party(r, 5, 6)?,
                     ))
                 },
             )?
@@ -290,7 +314,7 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
 fn paid_invoice(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Document>> {
     conn.opt(
         &format!(
-            "SELECT {DOCUMENT_COLUMNS} FROM invoices
+            "SELECT {COLUMNS} FROM invoices
          WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1"
         ),
         params![entity_id, uuid],
