@@ -79,11 +79,28 @@ impl Extraction {
     }
 }
 
-const COLUMNS: &str =
-    "id, org_id, entity_id, status, period_from, period_to, download_type, started_at,
-    finished_at, failed_reason, invoices_found, invoices_processed, created_at, updated_at, channel, schedule_id, document_class";
+super::sql::columns! {
+    /// An extraction's row, as written and read.
+    Id = "id",
+    OrgId = "org_id",
+    EntityId = "entity_id",
+    State = "status",
+    PeriodFrom = "period_from",
+    PeriodTo = "period_to",
+    DownloadType = "download_type",
+    StartedAt = "started_at",
+    FinishedAt = "finished_at",
+    FailedReason = "failed_reason",
+    InvoicesFound = "invoices_found",
+    InvoicesProcessed = "invoices_processed",
+    CreatedAt = "created_at",
+    UpdatedAt = "updated_at",
+    Channel = "channel",
+    ScheduleId = "schedule_id",
+    Class = "document_class",
+}
 
-/// Read after `COLUMNS` (from column 17): the run's conflicts, a count, then a JSON array
+/// Read after `COLUMNS` (from column `WIDTH`): the run's conflicts, a count, then a JSON array
 /// (PostgreSQL's aggregate of no rows is NULL, SQLite's `[]`: the coalesce is for it).
 const CONFLICTS: &str =
     "(SELECT count(*) FROM extraction_conflicts c WHERE c.extraction_id = extractions.id),
@@ -92,32 +109,33 @@ const CONFLICTS: &str =
          ORDER BY uuid LIMIT 100) c), json('[]'))";
 
 fn from_row(r: &Row) -> anyhow::Result<Extraction> {
-    let bad = |i: usize, s: String| anyhow::anyhow!("column {i} holds an unknown value {s:?}");
-    let status: String = r.get(3)?;
-    let direction: String = r.get(6)?;
+    let bad = |c: Col, s: String| anyhow::anyhow!("column {c:?} holds an unknown value {s:?}");
+    let status: String = r.get(Col::State.at())?;
+    let direction: String = r.get(Col::DownloadType.at())?;
+    let class: String = r.get(Col::Class.at())?;
+    let (conflicting, conflicts) = (WIDTH, WIDTH + 1);
     Ok(Extraction {
-        id: r.get(0)?,
-        org_id: r.get(1)?,
-        entity_id: r.get(2)?,
-        status: Status::parse(&status).ok_or_else(|| bad(3, status.clone()))?,
-        period_from: r.get(4)?,
-        period_to: r.get(5)?,
-        direction: Direction::parse(&direction).ok_or_else(|| bad(6, direction.clone()))?,
-        started_at: r.get(7)?,
-        finished_at: r.get(8)?,
-        failed_reason: r.get(9)?,
-        invoices_found: r.get(10)?,
-        invoices_processed: r.get(11)?,
-        created_at: r.get(12)?,
-        updated_at: r.get(13)?,
-        channel: r.get(14)?,
-        schedule_id: r.get(15)?,
-        document_class: {
-            let class: String = r.get(16)?;
-            DocumentClass::parse(&class).ok_or_else(|| bad(16, class.clone()))?
-        },
-        invoices_conflicting: r.get(17)?,
-        conflicts: serde_json::from_str(&r.get::<String>(18)?).unwrap_or_default(),
+        id: r.get(Col::Id.at())?,
+        org_id: r.get(Col::OrgId.at())?,
+        entity_id: r.get(Col::EntityId.at())?,
+        status: Status::parse(&status).ok_or_else(|| bad(Col::State, status.clone()))?,
+        period_from: r.get(Col::PeriodFrom.at())?,
+        period_to: r.get(Col::PeriodTo.at())?,
+        direction: Direction::parse(&direction)
+            .ok_or_else(|| bad(Col::DownloadType, direction.clone()))?,
+        started_at: r.get(Col::StartedAt.at())?,
+        finished_at: r.get(Col::FinishedAt.at())?,
+        failed_reason: r.get(Col::FailedReason.at())?,
+        invoices_found: r.get(Col::InvoicesFound.at())?,
+        invoices_processed: r.get(Col::InvoicesProcessed.at())?,
+        created_at: r.get(Col::CreatedAt.at())?,
+        updated_at: r.get(Col::UpdatedAt.at())?,
+        channel: r.get(Col::Channel.at())?,
+        schedule_id: r.get(Col::ScheduleId.at())?,
+        document_class: DocumentClass::parse(&class)
+            .ok_or_else(|| bad(Col::Class, class.clone()))?,
+        invoices_conflicting: r.get(conflicting)?,
+        conflicts: serde_json::from_str(&r.get::<String>(conflicts)?).unwrap_or_default(),
     })
 }
 

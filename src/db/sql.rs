@@ -9,6 +9,36 @@
 
 use rusqlite::types::{FromSql, ValueRef};
 
+/// Declares a statement's columns once, each with a name: `Col::X.at()` is the
+/// position of the column `COLUMNS` names in the same place, so a row is read by name,
+/// never by a counted number, and adding a column cannot shift another's reader.
+/// `WIDTH` is how many there are: what a statement selects after them is its own.
+macro_rules! columns {
+    ($(#[$doc:meta])* $first:ident = $first_sql:literal $(, $name:ident = $sql:literal)* $(,)?) => {
+        /// The columns by position in `COLUMNS`.
+        #[derive(Debug, Clone, Copy)]
+        #[allow(dead_code)]
+        pub(super) enum Col {
+            $first,
+            $($name,)*
+        }
+
+        impl Col {
+            pub(super) const fn at(self) -> usize {
+                self as usize
+            }
+        }
+
+        $(#[$doc])*
+        pub(super) const COLUMNS: &str = concat!($first_sql $(, ", ", $sql)*);
+
+        /// How many columns `COLUMNS` names.
+        #[allow(dead_code)]
+        pub(super) const WIDTH: usize = [$first_sql $(, $sql)*].len();
+    };
+}
+pub(crate) use columns;
+
 /// Which engine a connection speaks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {

@@ -160,8 +160,10 @@ pub fn list(
         Ok(ListRow {
             view: view::render(r)?,
             id: r.get(0)?,
-            issued_at: r.get::<Option<String>>(8)?.unwrap_or_default(),
-            updated_at: r.get(41)?,
+            issued_at: r
+                .get::<Option<String>>(view::Col::IssuedAt.at())?
+                .unwrap_or_default(),
+            updated_at: r.get(view::Col::UpdatedAt.at())?,
         })
     })
 }
@@ -182,14 +184,21 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
         ),
         params![id, org_id],
         |r| {
-            let w = view::WIDTH;
+            // What follows the view's columns, in the statement's order.
+            let (items, count, payments, names, named) = (
+                view::WIDTH,
+                view::WIDTH + 1,
+                view::WIDTH + 2,
+                view::WIDTH + 3,
+                view::WIDTH + 4,
+            );
             Ok((
                 view::render(r)?,
-                r.get::<Option<String>>(w)?,
-                r.get::<i64>(w + 1)?,
-                r.get::<Option<String>>(w + 2)?,
-                r.get::<Option<String>>(view::DUE_AMOUNT)?,
-                (r.get::<i64>(w + 3)? != 0, r.get::<i64>(w + 4)? != 0),
+                r.get::<Option<String>>(items)?,
+                r.get::<i64>(count)?,
+                r.get::<Option<String>>(payments)?,
+                r.get::<Option<String>>(view::Col::DueAmount.at())?,
+                (r.get::<i64>(names)? != 0, r.get::<i64>(named)? != 0),
             ))
         },
     )?;

@@ -9,22 +9,63 @@ use crate::db::sql::Row;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-/// The view's columns, in `render`'s order; `LIST_69B_JOIN` gives the `x.` ones.
-pub(super) const COLUMNS: &str = "id, entity_id, uuid, direction, type, version, series, \
-    folio, issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, \
-    receiver_tax_id, receiver_name, receiver_cfdi_use, currency, exchange_rate, subtotal, \
-    discount, taxes_transferred, taxes_withheld, total, payment_method, payment_form, status, \
-    cancelled_at, has_pdf, paid_amount, due_amount, last_payment_date, fully_paid_at, \
-    payment_conflicts, items_count, sat_state, sat_cancellable, sat_cancellation_status, \
-    sat_efos, sat_checked_at, sat_check_at, created_at, updated_at, x.rfc, x.name, \
-    x.situation, x.presumed_sat, x.presumed_dof, x.disproved_sat, x.disproved_dof, \
-    x.definitive_sat, x.definitive_dof, x.favorable_sat, x.favorable_dof, x.list_id";
-
-/// How many of the row's first columns `render` reads.
-pub(super) const WIDTH: usize = 54;
-
-/// Where `due_amount` is among them.
-pub(super) const DUE_AMOUNT: usize = 29;
+crate::db::sql::columns! {
+    /// The view's columns, in `render`'s order; `LIST_69B_JOIN` gives the `x.` ones.
+    Id = "id",
+    EntityId = "entity_id",
+    Uuid = "uuid",
+    Direction = "direction",
+    Type = "type",
+    Version = "version",
+    Series = "series",
+    Folio = "folio",
+    IssuedAt = "issued_at",
+    CertifiedAt = "certified_at",
+    IssuerTaxId = "issuer_tax_id",
+    IssuerName = "issuer_name",
+    IssuerTaxRegime = "issuer_tax_regime",
+    ReceiverTaxId = "receiver_tax_id",
+    ReceiverName = "receiver_name",
+    ReceiverCfdiUse = "receiver_cfdi_use",
+    Currency = "currency",
+    ExchangeRate = "exchange_rate",
+    Subtotal = "subtotal",
+    Discount = "discount",
+    TaxesTransferred = "taxes_transferred",
+    TaxesWithheld = "taxes_withheld",
+    Total = "total",
+    PaymentMethod = "payment_method",
+    PaymentForm = "payment_form",
+    Status = "status",
+    CancelledAt = "cancelled_at",
+    HasPdf = "has_pdf",
+    PaidAmount = "paid_amount",
+    DueAmount = "due_amount",
+    LastPaymentDate = "last_payment_date",
+    FullyPaidAt = "fully_paid_at",
+    PaymentConflicts = "payment_conflicts",
+    ItemsCount = "items_count",
+    SatState = "sat_state",
+    SatCancellable = "sat_cancellable",
+    SatCancellationStatus = "sat_cancellation_status",
+    SatEfos = "sat_efos",
+    SatCheckedAt = "sat_checked_at",
+    SatCheckAt = "sat_check_at",
+    CreatedAt = "created_at",
+    UpdatedAt = "updated_at",
+    List69bRfc = "x.rfc",
+    List69bName = "x.name",
+    List69bSituation = "x.situation",
+    List69bPresumedSat = "x.presumed_sat",
+    List69bPresumedDof = "x.presumed_dof",
+    List69bDisprovedSat = "x.disproved_sat",
+    List69bDisprovedDof = "x.disproved_dof",
+    List69bDefinitiveSat = "x.definitive_sat",
+    List69bDefinitiveDof = "x.definitive_dof",
+    List69bFavorableSat = "x.favorable_sat",
+    List69bFavorableDof = "x.favorable_dof",
+    List69bListId = "x.list_id",
+}
 
 /// The counterparty's entry in the 69-B list (at most one: `rfc` is its key).
 pub(super) const LIST_69B_JOIN: &str = " LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
@@ -114,82 +155,84 @@ struct Dates<'a> {
 
 /// The row's view (its first `WIDTH` columns, as `COLUMNS` names them) as JSON text.
 pub(super) fn render(r: &Row) -> anyhow::Result<String> {
-    let text = |i| opt_text(r, i);
-    let req = |i| req_text(r, i);
-    let money = |i| money(r, i);
-    let dates = |i| {
+    use Col::*;
+    let text = |c: Col| opt_text(r, c.at());
+    let req = |c: Col| req_text(r, c.at());
+    let money = |c: Col| money(r, c.at());
+    let flag = |c: Col| Ok::<_, anyhow::Error>(r.get::<i64>(c.at())? != 0);
+    let dates = |sat: Col, dof: Col| {
         Ok::<_, anyhow::Error>(Dates {
-            sat: text(i)?,
-            dof: text(i + 1)?,
+            sat: text(sat)?,
+            dof: text(dof)?,
         })
     };
-    let sat_status = match text(34)? {
+    let sat_status = match text(SatState)? {
         Some(state) => Some(SatStatus {
             state,
-            cancellable: text(35)?,
-            cancellation_status: text(36)?,
-            efos: text(37)?,
-            checked_at: text(38)?,
-            next_check_at: text(39)?,
+            cancellable: text(SatCancellable)?,
+            cancellation_status: text(SatCancellationStatus)?,
+            efos: text(SatEfos)?,
+            checked_at: text(SatCheckedAt)?,
+            next_check_at: text(SatCheckAt)?,
         }),
         None => None,
     };
-    let counterparty_69b = match text(42)? {
+    let counterparty_69b = match text(List69bRfc)? {
         Some(tax_id) => Some(Listed {
             tax_id,
-            name: req(43)?,
-            situation: req(44)?,
-            presumed: dates(45)?,
-            disproved: dates(47)?,
-            definitive: dates(49)?,
-            favorable_ruling: dates(51)?,
-            list_version: r.get(53)?,
+            name: req(List69bName)?,
+            situation: req(List69bSituation)?,
+            presumed: dates(List69bPresumedSat, List69bPresumedDof)?,
+            disproved: dates(List69bDisprovedSat, List69bDisprovedDof)?,
+            definitive: dates(List69bDefinitiveSat, List69bDefinitiveDof)?,
+            favorable_ruling: dates(List69bFavorableSat, List69bFavorableDof)?,
+            list_version: r.get(List69bListId.at())?,
         }),
         None => None,
     };
     let view = View {
-        id: req(0)?,
-        entity_id: req(1)?,
-        uuid: req(2)?,
-        direction: req(3)?,
-        kind: text(4)?,
-        version: text(5)?,
-        series: text(6)?,
-        folio: text(7)?,
-        issued_at: text(8)?,
-        certified_at: text(9)?,
+        id: req(Id)?,
+        entity_id: req(EntityId)?,
+        uuid: req(Uuid)?,
+        direction: req(Direction)?,
+        kind: text(Type)?,
+        version: text(Version)?,
+        series: text(Series)?,
+        folio: text(Folio)?,
+        issued_at: text(IssuedAt)?,
+        certified_at: text(CertifiedAt)?,
         issuer: Issuer {
-            tax_id: text(10)?,
-            name: text(11)?,
-            tax_regime: text(12)?,
+            tax_id: text(IssuerTaxId)?,
+            name: text(IssuerName)?,
+            tax_regime: text(IssuerTaxRegime)?,
         },
         receiver: Receiver {
-            tax_id: text(13)?,
-            name: text(14)?,
-            cfdi_use: text(15)?,
+            tax_id: text(ReceiverTaxId)?,
+            name: text(ReceiverName)?,
+            cfdi_use: text(ReceiverCfdiUse)?,
         },
-        currency: text(16)?,
-        exchange_rate: money(17)?,
-        subtotal: money(18)?,
-        discount: money(19)?,
-        taxes_transferred: money(20)?,
-        taxes_withheld: money(21)?,
-        total: money(22)?,
-        payment_method: text(23)?,
-        payment_form: text(24)?,
-        status: req(25)?,
-        cancelled_at: text(26)?,
-        has_pdf: r.get::<i64>(27)? != 0,
-        paid_amount: money(28)?,
-        due_amount: money(DUE_AMOUNT)?,
-        last_payment_date: text(30)?,
-        fully_paid_at: text(31)?,
-        payment_conflicts: r.get::<i64>(32)? != 0,
-        items_count: r.get::<Option<i64>>(33)?.unwrap_or(0),
+        currency: text(Currency)?,
+        exchange_rate: money(ExchangeRate)?,
+        subtotal: money(Subtotal)?,
+        discount: money(Discount)?,
+        taxes_transferred: money(TaxesTransferred)?,
+        taxes_withheld: money(TaxesWithheld)?,
+        total: money(Total)?,
+        payment_method: text(PaymentMethod)?,
+        payment_form: text(PaymentForm)?,
+        status: req(Status)?,
+        cancelled_at: text(CancelledAt)?,
+        has_pdf: flag(HasPdf)?,
+        paid_amount: money(PaidAmount)?,
+        due_amount: money(DueAmount)?,
+        last_payment_date: text(LastPaymentDate)?,
+        fully_paid_at: text(FullyPaidAt)?,
+        payment_conflicts: flag(PaymentConflicts)?,
+        items_count: r.get::<Option<i64>>(ItemsCount.at())?.unwrap_or(0),
         sat_status,
         counterparty_69b,
-        created_at: req(40)?,
-        updated_at: req(41)?,
+        created_at: req(CreatedAt)?,
+        updated_at: req(UpdatedAt)?,
     };
     Ok(serde_json::to_string(&view)?)
 }
