@@ -184,6 +184,10 @@ pub enum InvoicesCommand {
         items: bool,
         #[arg(long, value_parser = ["csv", "xlsx"], default_value = "csv")]
         format: String,
+        /// `api`: the documented columns; `accountant`: the accountant's layout
+        /// (`/docs/exports#accountant`).
+        #[arg(long, value_parser = ["api", "accountant"], default_value = "api")]
+        layout: String,
         /// The file to write (replaced if it exists).
         #[arg(long)]
         out: PathBuf,

@@ -48,7 +48,9 @@ pub mod payments;
 pub mod relations;
 pub mod sat_status;
 pub mod schedule;
+pub mod search;
 pub mod summary;
+pub mod totals;
 pub mod webhook;
 
 pub use field_errors::FieldErrors;

@@ -826,6 +826,8 @@ fn real_responses_match_the_documented_schemas() {
             invoice_ids.clone()
         } else if op.path.starts_with("/v1/retentions/") {
             retention_ids.clone()
+        } else if op.path.starts_with("/v1/catalogs/") {
+            vec!["c_FormaPago".into(), "c_CveRetenc".into()]
         } else if op.path.starts_with("/v1/webhooks/") {
             webhook_ids.clone()
         } else if op.path.starts_with("/v1/schedules/") {

@@ -2,6 +2,7 @@
 //! from the sandbox tax authority, then read over HTTP. Each test starts the real binary
 //! on its own data directory.
 
+mod accountant;
 mod backup;
 mod bounds;
 mod documents;
