@@ -1210,9 +1210,14 @@ fn real_responses_match_the_documented_schemas() {
             "/v1/schedules",
             json!({"entity_id": "nope", "every": "1m", "lookback_days": 0}),
         ),
+        // The same run at the same slot as the entity's daily schedule.
         (
             "/v1/schedules",
-            json!({"entity_id": entity_id, "every": "6h"}),
+            json!({"entity_id": entity_id, "daily_at": "07:00"}),
+        ),
+        (
+            "/v1/schedules",
+            json!({"entity_id": entity_id, "every": "1M"}),
         ),
     ] {
         let res = c.check("post", path, path, api.post_json(path, &body));

@@ -7,7 +7,7 @@ mod backup;
 mod bounds;
 mod documents;
 mod efirma;
-mod efirma_ws;
+pub(crate) mod efirma_ws;
 mod events;
 mod exports;
 mod extractions;
