@@ -35,6 +35,7 @@ macro_rules! wire_enum {
     };
 }
 
+pub mod calendar;
 pub mod class;
 pub mod efirma;
 pub mod entity;

@@ -62,7 +62,7 @@ async fn create_extraction(
 /// Why an entity without an e.firma cannot have its retentions extracted (the only
 /// class some entities have no channel for: the CIEC's status is the contract's, and
 /// an invoice run of an entity whose CIEC is invalid fails `invalid_credentials`).
-const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
+pub(super) const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
 
 #[get("/v1/extractions")]
 async fn list_extractions(
