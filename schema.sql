@@ -67,12 +67,14 @@ CREATE TABLE IF NOT EXISTS extraction_conflicts (
     PRIMARY KEY (extraction_id, uuid)
 ) WITHOUT ROWID;
 
--- At most one schedule per entity, so one scheduled run per entity and direction at a
--- time. Exactly one of every_seconds and daily_at is set. Times are UTC timestamps.
+-- An entity may have several schedules (`db::schedules` refuses two that would start
+-- the same run at the same slot). Exactly one timing is set: every_seconds, daily_at, or
+-- monthly_day with monthly_at; a monthly one extracts calendar months (months_before),
+-- the others lookback_days. Times are UTC timestamps.
 CREATE TABLE IF NOT EXISTS schedules (
     id              TEXT PRIMARY KEY,
     org_id          TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
-    entity_id       TEXT NOT NULL UNIQUE REFERENCES entities(id) ON DELETE CASCADE,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     directions      TEXT NOT NULL, -- JSON array: ["issued"], ["received"] or both
     every_seconds   INTEGER,
     daily_at        TEXT,          -- HH:MM, America/Mexico_City
@@ -82,10 +84,15 @@ CREATE TABLE IF NOT EXISTS schedules (
     next_run_at     TEXT NOT NULL,
     last_run_at     TEXT,
     created_at      TEXT NOT NULL,
-    updated_at      TEXT NOT NULL
+    updated_at      TEXT NOT NULL,
+    monthly_day     INTEGER,       -- 1 to 31: a shorter month's last day
+    monthly_at      TEXT,          -- HH:MM, America/Mexico_City
+    months_before   INTEGER,
+    document_classes TEXT          -- JSON array; NULL: ["invoices"]
 );
 CREATE INDEX IF NOT EXISTS schedules_org_id ON schedules (org_id, id);
 CREATE INDEX IF NOT EXISTS schedules_due ON schedules (status, next_run_at);
+CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 
 -- One row per (entity, fiscal UUID). xml_processed = 0 is the metadata-only state:
 -- known from the authority's listing, not visible through the API.

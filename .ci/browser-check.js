@@ -191,9 +191,9 @@ async function main() {
 }
 
 const watchdog = setTimeout(() => {
-  console.error('FAIL the browser check took over 300 s');
+  console.error('FAIL the browser check took over 600 s');
   process.exit(1);
-}, 300000);
+}, 600000);
 
 main()
   .catch((err) => fail(`${err && err.stack ? err.stack : err}`))

@@ -34,7 +34,7 @@ async function list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, P
   await page.getByRole('button', { name: 'Iniciar' }).click();
   const extracted = await page.waitForFunction(() => {
     const first = document.querySelector('tr[data-extraction]');
-    return first && /Recibidas/.test(first.textContent) && /2026-09-01 – 2026-09-08/.test(first.textContent)
+    return first && /Recibidas/.test(first.textContent) && /01\/09\/2026 – 08\/09\/2026/.test(first.textContent)
       && /terminada/.test(first.querySelector('td.status').textContent);
   }, null, { timeout: 60000 }).then(() => true, () => false);
   if (!extracted) fail(`the received extraction did not finish: ${await page.locator('tr[data-extraction]').first().textContent()}`);

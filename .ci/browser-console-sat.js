@@ -27,24 +27,29 @@ async function satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD }
   const id = page.url().split('/').pop();
   const route = page.url();
 
+  // The answer is drawn in place when it arrives: no reload. The message is said beside
+  // the button, in view.
+  const before = await get(`${BASE}/v1/invoices/${id}`);
   await page.locator('#sat-check').click();
-  const queued = await page.getByText('Consulta al SAT en cola').waitFor().then(() => true, () => false);
-  if (!queued) fail('"Consultar al SAT ahora" showed no message');
-  else ok('"Consultar al SAT ahora" queues a check');
-  // The sandbox's status service answers at the server's pace (2 a second by default):
-  // the page shows the answer once it is kept.
-  let shown = '';
-  for (let i = 0; i < 90 && !shown; i += 1) {
-    await page.reload();
-    await page.locator('#sat-status').waitFor();
-    shown = await page.locator('#sat-state').textContent({ timeout: 1000 }).catch(() => '');
-    if (!shown) await page.waitForTimeout(1000);
-  }
+  const said = page.locator('#sat-check-status');
+  const queued = await said.filter({ hasText: 'Consulta enviada al SAT' }).waitFor().then(() => true, () => false);
+  const inView = await said.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  });
+  if (!queued || !inView) fail(`"Consultar al SAT ahora": message shown ${queued}, in view ${inView}`);
+  else ok('"Consultar al SAT ahora" says the check is sent, beside the button, in view');
+  // The sandbox's status service answers at the server's pace (2 a second by default).
+  const answered = await said.filter({ hasText: 'El SAT respondió' }).waitFor({ timeout: 90000 }).then(() => true, () => false);
+  const shown = await page.locator('#sat-state').textContent().catch(() => '');
   const inv = await get(`${BASE}/v1/invoices/${id}`);
   const state = inv.sat_status && inv.sat_status.state;
   const words = { active: 'vigente', cancelled: 'cancelada', not_found: 'no encontrada (aún)', not_registered: 'no registrada en el SAT' };
-  if (!state || shown !== words[state]) fail(`the SAT status shows "${shown}", the API says ${JSON.stringify(inv.sat_status)}`);
-  else ok(`the SAT status shows "${shown}" for the API's ${state}`);
+  const newer = inv.sat_status && (!before.sat_status || inv.sat_status.checked_at !== before.sat_status.checked_at);
+  if (!answered || !state || shown !== words[state] || !newer) {
+    fail(`the SAT's answer without a reload: answered ${answered}, shows "${shown}", the API says ${JSON.stringify(inv.sat_status)}`);
+  } else ok(`the SAT's answer shows without a reload: "${shown}" for the API's ${state} (${(await said.textContent()).trim()})`);
+  await axe('invoice (SAT answer)');
 
   // What is left after credit notes, as the API wrote it.
   const left = String(inv.balance_after_credits);

@@ -95,8 +95,10 @@ async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
   await page.getByRole('radio', { name: 'Cada cierto tiempo' }).check();
   await page.getByLabel('Intervalo (p. ej. 6h, 90m, 1d)').fill('6h');
   await page.getByRole('button', { name: 'Agregar', exact: true }).click();
-  const refused = await page.locator('.error', { hasText: 'entity_id' }).waitFor().then(() => true, () => false);
-  if (!refused) fail('a second schedule for the same taxpayer showed no error'); else ok('a second schedule for the taxpayer is refused with its message');
+  const refused = await page.locator('.error', { hasText: 'Contribuyente: ya tiene una descarga programada: pause, modifique o elimine esa' })
+    .waitFor().then(() => true, () => false);
+  if (!refused) fail(`a second schedule for the same taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
+  else ok('a second schedule for the taxpayer is refused in Spanish: "Contribuyente: ya tiene una descarga programada…"');
 
   await row.getByRole('button', { name: /^Pausar / }).click();
   const paused = await row.filter({ hasText: 'en pausa' }).filter({ hasText: 'Pausada por un usuario.' }).waitFor().then(() => true, () => false);
@@ -120,7 +122,7 @@ async function complementSteps(page, { ok, fail }) {
   await page.locator('select[name=type]').selectOption('I');
   await page.locator('select[name=outstanding]').selectOption('true');
   await page.getByRole('button', { name: 'Filtrar' }).click();
-  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'I')
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td.type')].every((td) => td.firstChild.textContent === 'I')
     && document.querySelector('tr[data-invoice]'));
   const dues = await page.$$eval('tr[data-invoice] td:nth-child(7)', (tds) => tds.map((td) => td.textContent));
   if (!dues.length || dues.some((d) => /^\$0(\.0+)? /.test(d))) fail(`"Con saldo pendiente" lists balances ${dues.join(', ')}`);
@@ -129,7 +131,7 @@ async function complementSteps(page, { ok, fail }) {
   await page.locator('select[name=outstanding]').selectOption('');
   await page.locator('select[name=type]').selectOption('P');
   await page.getByRole('button', { name: 'Filtrar' }).click();
-  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td:nth-child(3)')].every((td) => td.textContent === 'P')
+  await page.waitForFunction(() => [...document.querySelectorAll('tr[data-invoice] td.type')].every((td) => td.firstChild.textContent === 'P')
     && document.querySelector('tr[data-invoice]'));
   await page.locator('tr[data-invoice] a').first().click();
   await page.getByRole('heading', { level: 2, name: 'Pagos que contiene este complemento' }).waitFor();

@@ -7,7 +7,9 @@
 // and download its XML and PDF; its status at the SAT and its counterparty on a 69-B list;
 // the taxpayer's own 69-B entry, its flagged counterparties and the summary's warning;
 // retentions imported, listed, filtered, opened and
-// downloaded; the tax summary of a month and its XLSX; a complement's
+// downloaded; what issue 39 asked (.ci/browser-console-accountant.js: errors in Spanish,
+// search, counts and totals against the API, "Ambas", why runs wait, whole labels, the
+// summary at 1366 px); the tax summary of a month and its XLSX; a complement's
 // PDF printed from its XML; switch to English; the waiting run in English; remove the
 // e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
@@ -21,6 +23,9 @@ const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementStep
 const { retentionSteps } = require('./browser-console-retentions');
 const { satSteps } = require('./browser-console-sat');
 const { list69bSteps } = require('./browser-console-69b');
+const {
+  entityErrorSteps, scheduleErrorSteps, invoiceSearchSteps, retentionSearchSteps, extractionSteps, summaryFitSteps,
+} = require('./browser-console-accountant');
 
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -154,6 +159,8 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await shot('extractions-waiting');
 
   await removeEfirmaCancelled(page, { ok, fail });
+  await entityErrorSteps(page, { ok, fail, axe, shot }, rfc);
+  await scheduleErrorSteps(page, { ok, fail, axe, shot }, rfc);
   await scheduleSteps(page, { ok, fail, axe, shot }, rfc);
 
   // Invoices filtered to one receiver RFC.
@@ -189,18 +196,22 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   }, target);
   const count = await page.locator('tr[data-invoice]').count();
   ok(`filtered to receiver ${target}: ${count} invoice(s)`);
-  // The spreadsheet export takes the applied filters: the same invoices, every one.
+  // The spreadsheet export takes the applied filters, in the accountant's layout: the
+  // same invoices, every one, then their totals after an empty line.
+  await page.getByLabel('Formato').selectOption('csv');
   const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar hoja de cálculo' }).click()]);
-  const lines = fs.readFileSync(await csv.path(), 'utf8').replace(/^\uFEFF/, '').trim().split(/\r\n/);
-  if (!lines[0].startsWith('id,') || lines.length - 1 !== count || !lines.slice(1).every((l) => l.includes(target))) {
-    fail(`the CSV export (${csv.suggestedFilename()}) has ${lines.length - 1} rows for ${count} listed: ${lines.slice(0, 3).join(' | ')}`);
-  } else ok(`exported ${csv.suggestedFilename()}: the ${count} filtered invoice(s)`);
+  const [table, totals = ''] = fs.readFileSync(await csv.path(), 'utf8').replace(/^\uFEFF/, '').split('\r\n\r\n');
+  const lines = table.split(/\r\n/);
+  if (csv.suggestedFilename() !== 'facturas.csv' || !lines[0].startsWith('Fecha de emisión,Serie,Folio,UUID (folio fiscal),')
+    || lines.length - 1 !== count || !lines.slice(1).every((l) => l.includes(target)) || !totals.startsWith('Total ')) {
+    fail(`the CSV export (${csv.suggestedFilename()}) has ${lines.length - 1} rows for ${count} listed: ${lines.slice(0, 3).join(' | ')} / ${totals.slice(0, 80)}`);
+  } else ok(`exported ${csv.suggestedFilename()} for the accountant: the ${count} filtered invoice(s), Spanish headers, then ${totals.trim().split(/\r\n/).length} totals row(s)`);
   await page.getByLabel('Una fila por').selectOption('items');
   await page.getByLabel('Formato').selectOption('xlsx');
   const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar hoja de cálculo' }).click()]);
   const zip = fs.readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
-  if (xlsx.suggestedFilename() !== 'invoice-items.xlsx' || zip !== 'PK') fail(`the XLSX export is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
-  else ok('exported invoice-items.xlsx (a ZIP, as XLSX is)');
+  if (xlsx.suggestedFilename() !== 'conceptos.xlsx' || zip !== 'PK') fail(`the XLSX export is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
+  else ok('exported conceptos.xlsx (a ZIP, as XLSX is)');
   await axe('invoices');
   await shot('invoices');
 
@@ -237,8 +248,12 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   else ok(`downloaded ${pdf.suggestedFilename()} (a PDF)`);
 
   await satSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD });
+  await invoiceSearchSteps(page, { ok, fail, axe, shot }, rfc, { EMAIL, PASSWORD });
   await retentionSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
+  await retentionSearchSteps(page, { ok, fail, axe, shot }, { EMAIL, PASSWORD });
+  await extractionSteps(page, { ok, fail, axe, shot }, rfc, { EMAIL, PASSWORD });
   await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
+  await summaryFitSteps(page, { ok, fail, axe, shot }, rfc);
   await list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 

@@ -190,6 +190,10 @@ pub enum InvoicesCommand {
         items: bool,
         #[arg(long, value_parser = ["csv", "xlsx"], default_value = "csv")]
         format: String,
+        /// `api`: the documented columns; `accountant`: the accountant's layout
+        /// (`/docs/exports#accountant`).
+        #[arg(long, value_parser = ["api", "accountant"], default_value = "api")]
+        layout: String,
         /// The file to write (replaced if it exists).
         #[arg(long)]
         out: PathBuf,
@@ -323,6 +327,10 @@ pub struct ServeArgs {
     /// throttles taxpayers that log in too often.
     #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_MIN_INTERVAL", default_value = "1h", value_parser = parse_duration)]
     pub schedule_min_interval: Duration,
+    /// For testing only: the schedules' clock starts at this instant (RFC 3339) and runs
+    /// on from there, so a monthly slot can be reached; every other clock stays real.
+    #[arg(long, env = "CFDI_EXTRACT_SCHEDULE_CLOCK", value_parser = parse_instant)]
+    pub schedule_clock: Option<chrono::DateTime<chrono::Utc>>,
     /// Days events (the feed and webhook payloads) are kept; an event with a pending
     /// delivery is kept until that delivery ends. 0 keeps them only until delivered.
     #[arg(long, env = "CFDI_EXTRACT_EVENT_RETENTION_DAYS", default_value_t = 30,
@@ -425,6 +433,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A rate: a finite number from 0 to 1000.
+pub fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    crate::time::parse(s).ok_or_else(|| format!("{s:?} is not an RFC 3339 time"))
+}
+
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(r) if r.is_finite() && (0.0..=1000.0).contains(&r) => Ok(r),

@@ -39,6 +39,8 @@ pub struct Config {
     pub list_69b_every: Duration,
     pub schedule_tick: Duration,
     pub schedule_min_interval: Duration,
+    /// The schedules' clock (`--schedule-clock`; real time unless a test moves it).
+    pub schedule_clock: crate::time::Clock,
     /// How long events are kept (`--event-retention-days`).
     pub event_retention: Duration,
     pub event_purge_every: Duration,
@@ -88,6 +90,7 @@ impl Config {
             list_69b_every: args.list_69b_every,
             schedule_tick: args.schedule_tick,
             schedule_min_interval: args.schedule_min_interval,
+            schedule_clock: crate::time::Clock::starting_at(args.schedule_clock),
             event_retention: Duration::from_secs(u64::from(args.event_retention_days) * 86_400),
             event_purge_every: args.event_purge_every,
             job_lease: args.job_lease,

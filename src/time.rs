@@ -11,6 +11,26 @@ pub fn now() -> String {
     format(Utc::now())
 }
 
+/// Real time moved by a fixed offset: the schedules' clock, which a test starts at a
+/// chosen instant (`--schedule-clock`) and which then runs on at real speed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock {
+    offset: chrono::Duration,
+}
+
+impl Clock {
+    /// Real time, or real time moved so that it reads `start` now.
+    pub fn starting_at(start: Option<DateTime<Utc>>) -> Clock {
+        Clock {
+            offset: start.map_or(chrono::Duration::zero(), |at| at - Utc::now()),
+        }
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        Utc::now() + self.offset
+    }
+}
+
 /// `now + d`, in the service's format.
 pub fn after(d: std::time::Duration) -> String {
     let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);

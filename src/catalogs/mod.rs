@@ -230,6 +230,25 @@ impl Catalog {
         }
     }
 
+    /// The catalog the SAT names `name` (`c_FormaPago`); `retenciones`: the Retenciones'
+    /// own table where it publishes one under a CFDI catalog's name (c_Pais,
+    /// c_Periodicidad).
+    pub fn named(name: &str, retenciones: bool) -> Option<Catalog> {
+        let mut found = Catalog::ALL.into_iter().filter(|c| c.sat_name() == name);
+        let first = found.next()?;
+        Some(match found.next() {
+            Some(second) if retenciones == second.is_retenciones() => second,
+            _ if retenciones == first.is_retenciones() => first,
+            Some(second) => second,
+            None => first,
+        })
+    }
+
+    /// Whether the catalog is one of the CFDI de Retenciones'.
+    pub fn is_retenciones(self) -> bool {
+        self.folders(Edition::Cfdi40) == [Folder::Retenciones20]
+    }
+
     /// The folders holding this catalog's tables, the edition asked for first: a CFDI
     /// catalog falls back to the other edition's table, so a code either edition
     /// knows is described.
@@ -255,6 +274,41 @@ impl Catalog {
             | TipoImpuesto
             | TipoPagoRet => &[Folder::Retenciones20],
             TipoCadenaPago => &[Folder::Pagos20],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogs_are_found_by_the_sats_name_and_retenciones_own_by_asking() {
+        assert_eq!(
+            Catalog::named("c_FormaPago", false),
+            Some(Catalog::FormaPago)
+        );
+        assert_eq!(
+            Catalog::named("c_FormaPago", true),
+            Some(Catalog::FormaPago)
+        );
+        assert_eq!(Catalog::named("c_Pais", false), Some(Catalog::Pais));
+        assert_eq!(
+            Catalog::named("c_Pais", true),
+            Some(Catalog::PaisRetenciones)
+        );
+        assert_eq!(
+            Catalog::named("c_Periodicidad", true),
+            Some(Catalog::PeriodicidadRetenciones)
+        );
+        assert_eq!(
+            Catalog::named("c_CveRetenc", false),
+            Some(Catalog::CveRetenc)
+        );
+        assert_eq!(Catalog::named("c_Nada", false), None);
+        for catalog in Catalog::ALL {
+            let again = Catalog::named(catalog.sat_name(), catalog.is_retenciones());
+            assert_eq!(again, Some(catalog), "{catalog:?}");
         }
     }
 }

@@ -99,18 +99,24 @@ impl Catalog {
             .filter(|d| !d.is_empty())
     }
 
-    /// `code` as an accountant reads it: `01 - Efectivo`, without the period some
-    /// descriptions end with (`G03 - Gastos en general`, where 4.0 publishes `Gastos
-    /// en general.`); the code alone where its description is the code itself
+    /// The description an accountant reads beside `code`: without the period some
+    /// descriptions end with (4.0 publishes `Gastos en general.`); None when the
+    /// catalog does not know the code or describes it by the code itself (c_TipoFactor's
+    /// `Tasa`).
+    pub fn describe(self, code: &str, edition: Edition) -> Option<&'static str> {
+        let e = self.entry(code, edition)?;
+        let description = e.description.strip_suffix('.').unwrap_or(e.description);
+        (!description.is_empty() && description != e.code).then_some(description)
+    }
+
+    /// `code` as an accountant reads it: `01 - Efectivo` (`G03 - Gastos en general`,
+    /// [`Catalog::describe`]); the code alone where its description is the code itself
     /// (c_TipoFactor's `Tasa`); and a code the catalog does not know as it came.
     pub fn label(self, code: &str, edition: Edition) -> String {
-        match self.entry(code, edition) {
-            Some(e) if !e.description.is_empty() && e.description != e.code => {
-                let description = e.description.strip_suffix('.').unwrap_or(e.description);
-                format!("{} - {description}", e.code)
-            }
-            Some(e) => e.code.to_owned(),
-            None => code.to_owned(),
+        match (self.entry(code, edition), self.describe(code, edition)) {
+            (Some(e), Some(description)) => format!("{} - {description}", e.code),
+            (Some(e), None) => e.code.to_owned(),
+            (None, _) => code.to_owned(),
         }
     }
 
@@ -214,6 +220,16 @@ mod tests {
         for (catalog, code, label) in cases {
             assert_eq!(catalog.label(code, Edition::Cfdi40), label, "{catalog:?}");
         }
+    }
+
+    #[test]
+    fn a_description_is_read_without_its_period_or_the_code_itself() {
+        assert_eq!(
+            Catalog::UsoCfdi.describe("G03", Edition::Cfdi40),
+            Some("Gastos en general")
+        );
+        assert_eq!(Catalog::TipoFactor.describe("Tasa", Edition::Cfdi40), None);
+        assert_eq!(Catalog::FormaPago.describe("77", Edition::Cfdi40), None);
     }
 
     #[test]

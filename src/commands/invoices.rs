@@ -10,7 +10,7 @@ use crate::domain::class::DocumentClass;
 use crate::domain::entity::normalize_tax_id;
 use crate::domain::extraction::Direction;
 use crate::events;
-use crate::export::{self, Format};
+use crate::export::{self, About, Format, Layout};
 use crate::ingest::{self, IngestError, Owner};
 use crate::seal::{Certificate, Lookup, SatCertificates, Seal, Status as SealStatus, Trust};
 use anyhow::{bail, Context};
@@ -32,6 +32,7 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
             direction,
             items,
             format,
+            layout,
             out,
         } => {
             let db = Db::connect(store, 2, Checkpoints::Automatic)?;
@@ -44,6 +45,14 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
             if to < from {
                 bail!("--to must be on or after --from");
             }
+            let about = About {
+                tax_id: Some(entity.tax_id.clone()),
+                name: Some(entity.name.clone()),
+                direction: direction.clone(),
+                from: Some(from.format("%Y-%m-%d").to_string()),
+                to: Some(to.format("%Y-%m-%d").to_string()),
+                search: None,
+            };
             let filter = Filter {
                 entity_id: Some(entity.id.clone()),
                 direction,
@@ -57,6 +66,7 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
                 &export::INVOICES
             };
             let format = Format::parse(&format).context("--format must be csv or xlsx")?;
+            let layout = Layout::parse(&layout).context("--layout must be api or accountant")?;
             let file = std::fs::File::create(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
             let written = export::write(
@@ -64,6 +74,8 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
                 &entity.org_id,
                 &filter,
                 rows,
+                layout,
+                &about,
                 format,
                 std::io::BufWriter::new(file),
             )?;

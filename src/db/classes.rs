@@ -4,9 +4,12 @@
 //! plugs in with its table module (`invoices/`, `retentions.rs`) implementing `Stored`
 //! for its marker type (`domain::class`).
 
+use super::sql::Query;
 use super::Conn;
 use crate::domain::class::DocumentClass;
 use crate::domain::event::Kind;
+use crate::domain::search::Search;
+use crate::domain::totals::Totals;
 
 /// One document of a list page: its sort keys and its view as JSON text.
 pub struct ListRow {
@@ -50,6 +53,28 @@ impl Order {
                 " AND (updated_at, id) > ",
                 " ORDER BY updated_at, id LIMIT ",
             ),
+        }
+    }
+}
+
+/// A search's condition on `columns`: a whole UUID by its index, anything else as text
+/// any of them contains, ignoring case (SQLite's `LIKE` folds ASCII letters;
+/// PostgreSQL's `ILIKE` all of them).
+pub fn search<'a>(conn: &Conn, q: &mut Query<'a>, search: &'a Search, columns: &[&str]) {
+    match search {
+        Search::Uuid(uuid) => {
+            // A retention keeps its UUID as its XML writes it: either case.
+            let p = q.placeholder(uuid);
+            q.sql.push_str(&format!(" AND uuid IN ({p}, lower({p}))"));
+        }
+        Search::Contains(pattern) => {
+            let like = conn.pick("LIKE", "ILIKE");
+            let p = q.placeholder(pattern);
+            let any: Vec<String> = columns
+                .iter()
+                .map(|c| format!("{c} {like} {p} ESCAPE '\\'"))
+                .collect();
+            q.sql.push_str(&format!(" AND ({})", any.join(" OR ")));
         }
     }
 }
@@ -107,4 +132,7 @@ pub trait Stored: Send + Sync + 'static {
     fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>>;
     /// The stamp UUID of a visible document of the organization.
     fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>>;
+    /// How many documents of the organization match `filter` and what their amounts
+    /// add up to per currency (`GET /v1/<class>/totals`).
+    fn totals(conn: &Conn, org_id: &str, filter: &Self::Filter) -> anyhow::Result<Totals>;
 }

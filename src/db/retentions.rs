@@ -4,11 +4,13 @@
 //! stored JSON parts as they are, like the invoice view.
 
 use super::classes::{Files, ListRow, Order, Stored, Tracked};
-use super::sql::{params, Query};
+use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::domain::class::{DocumentClass, RetentionClass};
 use crate::domain::event::Kind;
 use crate::domain::extraction::Direction;
+use crate::domain::search::Search;
+use crate::domain::totals::Totals;
 use crate::retention::Retention;
 
 /// Who a row belongs to (the ingestion path's owner).
@@ -45,6 +47,8 @@ pub struct Filter {
     pub period_to: Option<String>,
     /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
     pub updated_since: Option<String>,
+    /// `q`: a UUID, internal folio, RFC or part of a name.
+    pub q: Option<Search>,
     /// Not a filter, but the list and the exports share it with the filters.
     pub order: Order,
 }
@@ -91,6 +95,52 @@ fn conditions<'f>(conn: &Conn, f: &'f Filter) -> Vec<(&'f Option<String>, String
     ]
 }
 
+/// The columns a search (`q`) looks in: the UUID, the internal folio, and the RFCs and
+/// names of both parties (the names inside their JSON: a foreign receiver's too).
+fn searched(conn: &Conn) -> [&'static str; 6] {
+    [
+        "uuid",
+        "internal_folio",
+        "issuer_tax_id",
+        "receiver_tax_id",
+        conn.pick(
+            "json_extract(issuer_json, '$.name')",
+            "(issuer_json::json ->> 'name')",
+        ),
+        conn.pick(
+            "coalesce(json_extract(receiver_json, '$.national.name'), json_extract(receiver_json, '$.foreign.name'))",
+            "coalesce(receiver_json::json #>> '{national,name}', receiver_json::json #>> '{foreign,name}')",
+        ),
+    ]
+}
+
+/// `SELECT {columns} FROM retentions WHERE` the organization's retentions matching
+/// `f`: the statement the list and its totals share.
+fn filtered<'a>(
+    conn: &Conn,
+    columns: &str,
+    org_id: &'a dyn Param,
+    f: &'a Filter,
+    conditions: &'a [(&'a Option<String>, String)],
+) -> Query<'a> {
+    let table = match &f.q {
+        Some(Search::Uuid(_)) => "retentions INDEXED BY retentions_org_uuid",
+        _ => "retentions",
+    };
+    let mut q = Query::new(format!("SELECT {columns} FROM {table} WHERE org_id = "));
+    q.bind(org_id);
+    for (value, clause) in conditions {
+        if let Some(v) = value.as_ref() {
+            q.sql.push_str(clause);
+            q.bind(v);
+        }
+    }
+    if let Some(search) = &f.q {
+        super::classes::search(conn, &mut q, search, &searched(conn));
+    }
+    q
+}
+
 /// The retentions matching `f` in `f.order`, after the `(timestamp, id)` key `after`.
 fn list(
     conn: &Conn,
@@ -99,17 +149,9 @@ fn list(
     after: Option<(&str, &str)>,
     limit: i64,
 ) -> anyhow::Result<Vec<ListRow>> {
-    let mut q = Query::new(format!(
-        "SELECT id, issued_at, updated_at, {VIEW_JSON} FROM retentions WHERE org_id = "
-    ));
-    q.bind(&org_id);
     let conditions = conditions(conn, f);
-    for (value, clause) in &conditions {
-        if let Some(v) = value.as_ref() {
-            q.sql.push_str(clause);
-            q.bind(v);
-        }
-    }
+    let columns = format!("id, issued_at, updated_at, {VIEW_JSON}");
+    let mut q = filtered(conn, &columns, &org_id, f, &conditions);
     let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = &after {
         q.after(after_clause, at, id);
@@ -124,6 +166,31 @@ fn list(
             view: r.get(3)?,
         })
     })
+}
+
+/// The amounts `totals` adds up, in `GET /v1/retentions/totals`' names (a retention's
+/// `totals`, in pesos: the CFDI de Retenciones has no currency).
+pub const TOTALS: &[&str] = &["operation", "taxed", "exempt", "withheld"];
+
+/// How many retentions match `f`, and their totals added up exactly, as pesos.
+fn totals(conn: &Conn, org_id: &str, f: &Filter) -> anyhow::Result<Totals> {
+    let conditions = conditions(conn, f);
+    let q = filtered(conn, "totals_json", &org_id, f, &conditions);
+    let mut totals = Totals::new(TOTALS);
+    let mut amounts = Vec::with_capacity(TOTALS.len());
+    conn.each(&q.sql, &q.params, |r| {
+        let stored: serde_json::Value = serde_json::from_str(r.text(0)?.unwrap_or("{}"))?;
+        amounts.clear();
+        for name in TOTALS {
+            let amount = stored[*name]
+                .as_number()
+                .and_then(|n| n.to_string().parse().ok());
+            amounts.push(amount);
+        }
+        totals.add(Some("MXN"), &amounts);
+        Ok(())
+    })?;
+    Ok(totals)
 }
 
 /// A retention of the organization as `GET /v1/retentions/{id}` shows it (JSON text).
@@ -182,6 +249,10 @@ impl Stored for RetentionClass {
 
     fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
         uuid(conn, org_id, id)
+    }
+
+    fn totals(conn: &Conn, org_id: &str, f: &Filter) -> anyhow::Result<Totals> {
+        totals(conn, org_id, f)
     }
 }
 

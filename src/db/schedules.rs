@@ -2,9 +2,10 @@
 
 use super::sql::{params, Row};
 use super::Conn;
+use crate::domain::class::DocumentClass;
 use crate::domain::extraction::Direction;
-use crate::domain::schedule::{NewSchedule, Timing, TIME_ZONE};
-use chrono::NaiveTime;
+use crate::domain::schedule::{NewSchedule, Plan, Span, Timing, TIME_ZONE};
+use chrono::{DateTime, NaiveTime, Utc};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -13,9 +14,7 @@ pub struct Schedule {
     pub id: String,
     pub org_id: String,
     pub entity_id: String,
-    pub directions: Vec<Direction>,
-    pub timing: Timing,
-    pub lookback_days: i64,
+    pub plan: Plan,
     pub active: bool,
     pub paused_reason: Option<String>,
     pub next_run_at: String,
@@ -25,17 +24,35 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The schedule as the API shows it: `monthly` only on monthly schedules, and
+    /// `document_classes` only when they are not the default (invoices), so interval
+    /// and daily schedules keep their documented shape.
     pub fn view(&self) -> Value {
-        let directions: Vec<&str> = self.directions.iter().map(|d| d.as_str()).collect();
-        json!({
+        let plan = &self.plan;
+        let directions: Vec<&str> = plan.directions.iter().map(|d| d.as_str()).collect();
+        let lookback_days = match plan.span {
+            Span::Days(days) => Some(days),
+            Span::Months(_) => None,
+        };
+        let mut view = json!({
             "id": self.id, "entity_id": self.entity_id, "directions": directions,
-            "every": self.timing.every_text(), "daily_at": self.timing.daily_at_text(),
-            "time_zone": TIME_ZONE.name(), "lookback_days": self.lookback_days,
+            "every": plan.timing.every_text(), "daily_at": plan.timing.daily_at_text(),
+            "time_zone": TIME_ZONE.name(), "lookback_days": lookback_days,
             "status": if self.active { "active" } else { "paused" },
             "paused_reason": self.paused_reason,
             "next_run_at": self.next_run_at, "last_run_at": self.last_run_at,
             "created_at": self.created_at, "updated_at": self.updated_at,
-        })
+        });
+        if let (Timing::Monthly { day, at }, Span::Months(before)) = (plan.timing, plan.span) {
+            view["monthly"] = json!({
+                "day": day, "at": at.format("%H:%M").to_string(), "months_before": before,
+            });
+        }
+        if plan.classes != [DocumentClass::Invoices] {
+            let classes: Vec<&str> = plan.classes.iter().map(|c| c.as_str()).collect();
+            view["document_classes"] = json!(classes);
+        }
+        view
     }
 
     /// Pauses with a reason (`domain::schedule::PAUSED_*`).
@@ -57,29 +74,57 @@ impl Schedule {
 }
 
 const COLUMNS: &str = "id, org_id, entity_id, directions, every_seconds, daily_at, lookback_days,
-    status, paused_reason, next_run_at, last_run_at, created_at, updated_at";
+    status, paused_reason, next_run_at, last_run_at, created_at, updated_at, monthly_day,
+    monthly_at, months_before, document_classes";
 
 fn from_row(r: &Row) -> anyhow::Result<Schedule> {
     let bad = |i: usize, s: String| anyhow::anyhow!("invalid schedule column {i}: {s}");
+    let time = |i: usize, at: String| {
+        NaiveTime::parse_from_str(&at, "%H:%M").map_err(|_| bad(i, at.clone()))
+    };
     let directions: String = r.get(3)?;
     let every: Option<i64> = r.get(4)?;
     let daily_at: Option<String> = r.get(5)?;
-    let timing = match (every, daily_at) {
-        (Some(secs), _) => Timing::Every(Duration::from_secs(secs.max(1) as u64)),
-        (None, Some(at)) => Timing::DailyAt(
-            NaiveTime::parse_from_str(&at, "%H:%M").map_err(|_| bad(5, at.clone()))?,
-        ),
-        (None, None) => return Err(bad(4, "no timing".into())),
+    let monthly: (Option<i64>, Option<String>) = (r.get(13)?, r.get(14)?);
+    let timing = match (every, daily_at, monthly) {
+        (Some(secs), _, _) => Timing::Every(Duration::from_secs(secs.max(1) as u64)),
+        (None, Some(at), _) => Timing::DailyAt(time(5, at)?),
+        (None, None, (Some(day), Some(at))) => Timing::Monthly {
+            day: u32::try_from(day).map_err(|_| bad(13, day.to_string()))?,
+            at: time(14, at)?,
+        },
+        _ => return Err(bad(4, "no timing".into())),
+    };
+    let span = match r.get::<Option<i64>>(15)? {
+        Some(months) if timing.is_monthly() => {
+            Span::Months(u32::try_from(months).map_err(|_| bad(15, months.to_string()))?)
+        }
+        _ => Span::Days(r.get(6)?),
     };
     let names: Vec<String> =
         serde_json::from_str(&directions).map_err(|_| bad(3, directions.clone()))?;
+    // NULL: a schedule from before the column, which extracted invoices only.
+    let classes: Vec<DocumentClass> = match r.get::<Option<String>>(16)? {
+        Some(text) => {
+            let names: Vec<String> =
+                serde_json::from_str(&text).map_err(|_| bad(16, text.clone()))?;
+            names
+                .iter()
+                .filter_map(|c| DocumentClass::parse(c))
+                .collect()
+        }
+        None => vec![DocumentClass::Invoices],
+    };
     Ok(Schedule {
         id: r.get(0)?,
         org_id: r.get(1)?,
         entity_id: r.get(2)?,
-        directions: names.iter().filter_map(|d| Direction::parse(d)).collect(),
-        timing,
-        lookback_days: r.get(6)?,
+        plan: Plan {
+            directions: names.iter().filter_map(|d| Direction::parse(d)).collect(),
+            classes,
+            timing,
+            span,
+        },
         active: r.get::<String>(7)? == "active",
         paused_reason: r.get(8)?,
         next_run_at: r.get(9)?,
@@ -89,33 +134,29 @@ fn from_row(r: &Row) -> anyhow::Result<Schedule> {
     })
 }
 
-fn timing_columns(timing: &Timing) -> (Option<i64>, Option<String>) {
-    match timing {
-        Timing::Every(d) => (Some(d.as_secs() as i64), None),
-        Timing::DailyAt(_) => (None, timing.daily_at_text()),
-    }
-}
-
-/// A new active schedule: an interval runs at the next tick, a daily time at its next slot.
-pub fn insert(conn: &Conn, org_id: &str, new: &NewSchedule) -> anyhow::Result<Schedule> {
-    let now = chrono::Utc::now();
-    let next_run_at = match new.timing {
+/// A new active schedule at `now` (the scheduler's clock): an interval runs at the next
+/// tick, a daily or monthly time at its next slot.
+pub fn insert(
+    conn: &Conn,
+    org_id: &str,
+    new: &NewSchedule,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Schedule> {
+    let next_run_at = match new.plan.timing {
         Timing::Every(_) => now,
-        Timing::DailyAt(_) => new.timing.next_after(now),
+        timing => timing.next_after(now),
     };
     let s = Schedule {
         id: uuid::Uuid::now_v7().to_string(),
         org_id: org_id.to_string(),
         entity_id: new.entity_id.clone(),
-        directions: new.directions.clone(),
-        timing: new.timing,
-        lookback_days: new.lookback_days,
+        plan: new.plan.clone(),
         active: true,
         paused_reason: None,
         next_run_at: crate::time::format(next_run_at),
         last_run_at: None,
-        created_at: crate::time::format(now),
-        updated_at: crate::time::format(now),
+        created_at: crate::time::now(),
+        updated_at: crate::time::now(),
     };
     // The row's identity first; every other column is what `update` writes.
     conn.exec(
@@ -130,23 +171,43 @@ pub fn insert(conn: &Conn, org_id: &str, new: &NewSchedule) -> anyhow::Result<Sc
 
 /// Writes every mutable field back.
 pub fn update(conn: &Conn, s: &Schedule) -> anyhow::Result<()> {
-    let (every, daily_at) = timing_columns(&s.timing);
-    let directions: Vec<&str> = s.directions.iter().map(|d| d.as_str()).collect();
+    let plan = &s.plan;
+    let (every, daily_at, monthly_day, monthly_at) = match plan.timing {
+        Timing::Every(d) => (Some(d.as_secs() as i64), None, None, None),
+        Timing::DailyAt(_) => (None, plan.timing.daily_at_text(), None, None),
+        Timing::Monthly { day, at } => (
+            None,
+            None,
+            Some(i64::from(day)),
+            Some(at.format("%H:%M").to_string()),
+        ),
+    };
+    let (lookback_days, months_before) = match plan.span {
+        Span::Days(days) => (days, None),
+        Span::Months(months) => (0, Some(i64::from(months))),
+    };
+    let directions: Vec<&str> = plan.directions.iter().map(|d| d.as_str()).collect();
+    let classes: Vec<&str> = plan.classes.iter().map(|c| c.as_str()).collect();
     conn.exec(
         "UPDATE schedules SET directions = ?2, every_seconds = ?3, daily_at = ?4,
             lookback_days = ?5, status = ?6, paused_reason = ?7, next_run_at = ?8,
-            last_run_at = ?9, updated_at = ?10 WHERE id = ?1",
+            last_run_at = ?9, updated_at = ?10, monthly_day = ?11, monthly_at = ?12,
+            months_before = ?13, document_classes = ?14 WHERE id = ?1",
         params![
             s.id,
             serde_json::to_string(&directions)?,
             every,
             daily_at,
-            s.lookback_days,
+            lookback_days,
             if s.active { "active" } else { "paused" },
             s.paused_reason,
             s.next_run_at,
             s.last_run_at,
-            s.updated_at
+            s.updated_at,
+            monthly_day,
+            monthly_at,
+            months_before,
+            serde_json::to_string(&classes)?
         ],
     )?;
     Ok(())
@@ -160,11 +221,12 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<Schedul
     )
 }
 
-pub fn exists_for_entity(conn: &Conn, entity_id: &str) -> anyhow::Result<bool> {
-    conn.one(
-        "SELECT EXISTS (SELECT 1 FROM schedules WHERE entity_id = ?1)",
+/// The entity's schedules (a handful: one per slot and run at most).
+pub fn of_entity(conn: &Conn, entity_id: &str) -> anyhow::Result<Vec<Schedule>> {
+    conn.all(
+        &format!("SELECT {COLUMNS} FROM schedules WHERE entity_id = ?1 ORDER BY id"),
         params![entity_id],
-        |r| r.get(0),
+        from_row,
     )
 }
 

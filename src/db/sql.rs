@@ -128,6 +128,13 @@ impl<'a> Query<'a> {
         write!(self.sql, "?{}", self.params.len()).expect("writing to a String");
     }
 
+    /// Binds `value` to the next parameter and returns its placeholder (`?3`) without
+    /// writing it, for a value the statement names more than once.
+    pub fn placeholder(&mut self, value: &'a dyn Param) -> String {
+        self.params.push(value);
+        format!("?{}", self.params.len())
+    }
+
     /// A keyset cursor's condition: `clause` (` AND (issued_at, id) < `) then the
     /// position `(at, id)`.
     pub fn after(&mut self, clause: &str, at: &'a dyn Param, id: &'a dyn Param) {

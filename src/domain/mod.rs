@@ -35,6 +35,7 @@ macro_rules! wire_enum {
     };
 }
 
+pub mod calendar;
 pub mod class;
 pub mod efirma;
 pub mod entity;
@@ -47,7 +48,9 @@ pub mod payments;
 pub mod relations;
 pub mod sat_status;
 pub mod schedule;
+pub mod search;
 pub mod summary;
+pub mod totals;
 pub mod webhook;
 
 pub use field_errors::FieldErrors;

@@ -208,8 +208,8 @@ pub fn retention_row(view: Value) -> Value {
 }
 
 /// A concept's `taxes` (as the parser stores them) by tax and kind: for each, the
-/// amounts added up exactly, and the rate (TasaOCuota) when every entry has the same
-/// one (`Exento` for exempt entries, nothing when rates differ).
+/// amounts added up exactly, and the rate (TasaOCuota) and factor (TipoFactor) when
+/// every entry has the same (`Exento` for exempt entries, nothing when they differ).
 pub fn item_taxes(item: &Value) -> Value {
     let mut out = serde_json::Map::new();
     let entries = item.get("taxes").and_then(Value::as_array);
@@ -229,15 +229,22 @@ pub fn item_taxes(item: &Value) -> Value {
         } else {
             entry.get("rate").cloned().unwrap_or(Value::Null)
         };
-        let rate_key = format!("{key}_rate");
-        match out.get(&rate_key) {
-            None => {
-                out.insert(rate_key, rate);
+        // The rate, and its factor beside it (a Cuota is an amount per unit, not a
+        // percentage), when every entry has the same.
+        let factor = entry.get("factor").cloned().unwrap_or(Value::Null);
+        for (key, value) in [
+            (format!("{key}_rate"), rate),
+            (format!("{key}_factor"), factor),
+        ] {
+            match out.get(&key) {
+                None => {
+                    out.insert(key, value);
+                }
+                Some(seen) if *seen != value => {
+                    out.insert(key, Value::Null);
+                }
+                Some(_) => {}
             }
-            Some(seen) if *seen != rate => {
-                out.insert(rate_key, Value::Null);
-            }
-            Some(_) => {}
         }
         if let Some(amount) = entry.get("amount").and_then(decimal) {
             let sum = out.get(&key).and_then(decimal).unwrap_or_default() + amount;
@@ -262,6 +269,11 @@ pub enum Cell<'a> {
     Bool(bool),
     /// A date or timestamp's text (a `Date` column).
     Date(&'a str),
+    /// An amount's exact decimal text and its currency (None: pesos): a number in the
+    /// currency's format (the accountant's sheets).
+    Money(String, Option<&'a str>),
+    /// A rate (a fraction's decimal text): a percentage (the accountant's sheets).
+    Percent(String),
 }
 
 impl Column {

@@ -1,6 +1,8 @@
 //! CSV: UTF-8 with a byte-order mark (so spreadsheets read accents and Ñ as UTF-8),
 //! RFC 4180 (comma separated, CRLF line ends, fields quoted when they hold a comma,
-//! a quote or a line break, quotes doubled), every value as its text.
+//! a quote or a line break, quotes doubled), every value as its text: amounts as their
+//! exact decimal digits; in the accountant's layout dates day first and rates as
+//! percentages (`16%`), its totals after an empty line.
 //!
 //! Text that a spreadsheet would read as a formula (starting with `=`, `+`, `-`, `@`,
 //! a tab or a carriage return, e.g. a supplier named `=HYPERLINK(...)`) gets a leading
@@ -11,44 +13,86 @@
 
 use std::io::Write;
 
-use super::columns::{Cell, Column};
-use super::sheet::Sheet;
+use super::columns::Cell;
+use super::sheet::{Head, Sheet};
+use crate::format::{date_time, percent};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 pub struct CsvSheet<W: Write> {
-    out: csv::Writer<W>,
+    /// None only while the totals' empty line is written under it.
+    out: Option<csv::Writer<W>>,
+    /// Dates day first (`30/09/2026 12:43:36`), as the accountant's sheets write them.
+    day_first: bool,
 }
 
 impl<W: Write> CsvSheet<W> {
     pub fn new(mut out: W) -> anyhow::Result<Self> {
         out.write_all(UTF8_BOM)?;
-        let out = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::CRLF)
-            .from_writer(out);
-        Ok(CsvSheet { out })
+        Ok(CsvSheet {
+            out: Some(writer(out)),
+            day_first: false,
+        })
+    }
+
+    fn out(&mut self) -> anyhow::Result<&mut csv::Writer<W>> {
+        self.out
+            .as_mut()
+            .ok_or_else(|| anyhow::anyhow!("the CSV writer is gone"))
     }
 }
 
+fn writer<W: Write>(out: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(out)
+}
+
 impl<W: Write> Sheet for CsvSheet<W> {
-    fn header(&mut self, columns: &[Column]) -> anyhow::Result<()> {
-        Ok(self.out.write_record(columns.iter().map(|c| c.name))?)
+    fn begin(&mut self, head: Head) -> anyhow::Result<()> {
+        self.day_first = head.dress.is_some();
+        Ok(self.out()?.write_record(&head.headers)?)
     }
 
     fn row(&mut self, cells: &[Cell]) -> anyhow::Result<()> {
+        let day_first = self.day_first;
+        let out = self.out()?;
         for cell in cells {
             match cell {
-                Cell::Empty => self.out.write_field("")?,
-                Cell::Text(s) | Cell::Date(s) => self.out.write_field(defuse(s).as_ref())?,
-                Cell::Number(n) => self.out.write_field(n)?,
-                Cell::Bool(b) => self.out.write_field(if *b { "true" } else { "false" })?,
+                Cell::Empty => out.write_field("")?,
+                Cell::Date(s) if day_first => out.write_field(defuse(&date_time(s)).as_ref())?,
+                Cell::Text(s) | Cell::Date(s) => out.write_field(defuse(s).as_ref())?,
+                Cell::Number(n) | Cell::Money(n, _) => out.write_field(n)?,
+                Cell::Percent(n) => match n.parse() {
+                    Ok(rate) => out.write_field(percent(rate))?,
+                    Err(_) => out.write_field(defuse(n).as_ref())?,
+                },
+                Cell::Bool(b) => out.write_field(if *b { "true" } else { "false" })?,
             }
         }
-        Ok(self.out.write_record(None::<&[u8]>)?)
+        Ok(out.write_record(None::<&[u8]>)?)
+    }
+
+    /// After an empty line (written under the CSV writer: it would quote an empty record).
+    fn totals(&mut self, rows: &[Vec<Cell>]) -> anyhow::Result<()> {
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("the CSV writer is gone"))?;
+        let mut inner = out.into_inner().map_err(|e| e.into_error())?;
+        inner.write_all(b"\r\n")?;
+        self.out = Some(writer(inner));
+        for cells in rows {
+            self.row(cells)?;
+        }
+        Ok(())
     }
 
     fn finish(self: Box<Self>) -> anyhow::Result<()> {
-        let mut out = self.out.into_inner().map_err(|e| e.into_error())?;
+        let out = self
+            .out
+            .ok_or_else(|| anyhow::anyhow!("the CSV writer is gone"))?;
+        let mut out = out.into_inner().map_err(|e| e.into_error())?;
         Ok(out.flush()?)
     }
 }

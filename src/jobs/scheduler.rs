@@ -2,13 +2,13 @@
 //! transaction, pauses or resumes schedules whose entity's credentials changed, then
 //! claims the due schedules and queues their extractions. The slot and its runs commit
 //! together, so a crash loses or repeats neither; after downtime a due schedule runs
-//! once and its next slot is the first after now, however many slots were missed.
+//! once and its next slot is the first after now, however many slots were missed. Its
+//! clock is `--schedule-clock` (real time, unless a test starts it elsewhere).
 
 use crate::app::Context;
 use crate::db::{self, schedules::Schedule, Conn, Tx};
-use crate::domain::class::DocumentClass;
 use crate::domain::extraction::NewExtraction;
-use crate::domain::schedule::{run_period, PAUSED_INVALID_CREDENTIALS};
+use crate::domain::schedule::PAUSED_INVALID_CREDENTIALS;
 use crate::periodic::Periodic;
 use crate::sat::Channels;
 use std::sync::Arc;
@@ -19,10 +19,11 @@ pub struct Scheduler(Periodic);
 impl Scheduler {
     pub fn start(ctx: Arc<Context>) -> anyhow::Result<Scheduler> {
         let interval = ctx.config.schedule_tick;
+        let clock = ctx.config.schedule_clock;
         let periodic = Periodic::spawn("scheduler", interval, move || {
             // The runs it queues wake the workers when it commits. Busy or failed: the
             // same schedules are due at the next tick.
-            if let Err(e) = ctx.db.tx(|tx| tick(tx, &ctx.channels, chrono::Utc::now())) {
+            if let Err(e) = ctx.db.tx(|tx| tick(tx, &ctx.channels, clock.now())) {
                 log::warn!("scheduler tick failed: {e:#}");
             }
             interval
@@ -35,11 +36,11 @@ impl Scheduler {
     }
 }
 
-/// Whether the entity's scheduled runs may work on some channel: one whose credential
-/// is in force or waiting for its check (the run waits for it).
-fn credentials_usable(conn: &Conn, channels: &Channels, entity_id: &str) -> anyhow::Result<bool> {
-    Ok(db::entities::get_any(conn, entity_id)?
-        .is_some_and(|e| channels.may_run(&e, DocumentClass::Invoices)))
+/// Whether the schedule's runs may work on some channel: one of its classes has a
+/// channel whose credential is in force or waiting for its check (the run waits for it).
+fn credentials_usable(conn: &Conn, channels: &Channels, s: &Schedule) -> anyhow::Result<bool> {
+    Ok(db::entities::get_any(conn, &s.entity_id)?
+        .is_some_and(|e| s.plan.classes.iter().any(|c| channels.may_run(&e, *c))))
 }
 
 /// One pass at `now`; returns how many extractions it queued.
@@ -49,7 +50,7 @@ pub fn tick(
     now: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<usize> {
     for mut s in db::schedules::credential_changes(conn)? {
-        let usable = credentials_usable(conn, channels, &s.entity_id)?;
+        let usable = credentials_usable(conn, channels, &s)?;
         if s.active && !usable {
             s.pause(PAUSED_INVALID_CREDENTIALS);
             db::schedules::update(conn, &s)?;
@@ -60,40 +61,47 @@ pub fn tick(
     }
     let mut queued = 0;
     for mut s in db::schedules::due(conn, &crate::time::format(now))? {
-        if !credentials_usable(conn, channels, &s.entity_id)? {
+        if !credentials_usable(conn, channels, &s)? {
             s.pause(PAUSED_INVALID_CREDENTIALS);
-        } else if !db::extractions::schedule_has_open_run(conn, &s.id)? {
+        } else if s.plan.timing.is_monthly()
+            || !db::extractions::schedule_has_open_run(conn, &s.id)?
+        {
+            // A monthly slot always runs: skipping it would leave a month unextracted
+            // (its runs queue behind the entity's open ones).
             queued += run(conn, &mut s, now)?;
         }
         // A slot that found the previous run still going is skipped, not queued behind it.
-        s.next_run_at = crate::time::format(s.timing.next_after(now));
+        s.next_run_at = crate::time::format(s.plan.timing.next_after(now));
         db::schedules::update(conn, &s)?;
     }
     Ok(queued)
 }
 
-/// Queues one extraction of invoices per direction, each over the lookback period.
+/// Queues one extraction per direction and document class, each over the slot's period.
 fn run(conn: &Tx, s: &mut Schedule, now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<usize> {
-    let period = run_period(now, s.lookback_days);
-    for direction in &s.directions {
+    let period = s.plan.period(now);
+    let mut queued = 0;
+    for (direction, document_class) in s.plan.runs() {
         let new = NewExtraction {
             entity_id: s.entity_id.clone(),
             period,
-            direction: *direction,
-            document_class: DocumentClass::Invoices,
+            direction,
+            document_class,
         };
         db::extractions::queue(conn, &s.org_id, &new, Some(&s.id))?;
+        queued += 1;
     }
     s.last_run_at = Some(crate::time::format(now));
-    s.updated_at = crate::time::format(now);
-    Ok(s.directions.len())
+    s.updated_at = crate::time::now();
+    Ok(queued)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::class::DocumentClass;
     use crate::domain::extraction::Direction;
-    use crate::domain::schedule::{NewSchedule, Timing};
+    use crate::domain::schedule::{NewSchedule, Plan, Span, Timing};
     use std::time::Duration;
 
     fn setup() -> (db::Memory, db::entities::Entity, Schedule) {
@@ -103,11 +111,14 @@ mod tests {
             db::entities::insert(&conn, &org.id, "AAA010101AAA", "E", b"x").expect("entity");
         let new = NewSchedule {
             entity_id: entity.id.clone(),
-            directions: vec![Direction::Issued, Direction::Received],
-            timing: Timing::Every(Duration::from_secs(3600)),
-            lookback_days: 7,
+            plan: Plan {
+                directions: vec![Direction::Issued, Direction::Received],
+                classes: vec![DocumentClass::Invoices],
+                timing: Timing::Every(Duration::from_secs(3600)),
+                span: Span::Days(7),
+            },
         };
-        let s = db::schedules::insert(&conn, &org.id, &new).expect("schedule");
+        let s = db::schedules::insert(&conn, &org.id, &new, chrono::Utc::now()).expect("schedule");
         (conn, entity, s)
     }
 

@@ -11,13 +11,18 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::{heavy::Heavy, ids, pagination::Page, query::Query, Ctx};
 use rocket::http::{ContentType, Header};
 use rocket::response::{self, content::RawJson, Responder};
+use rocket::serde::json::Json;
 use rocket::Request;
+use serde_json::Value;
 
 /// A document class as the API serves it.
 pub trait Served: Stored {
     /// The list's filters and order (shared with the exports); each bad value is a 422
     /// on its name.
     fn parse_filter(query: &Query, errors: &mut FieldErrors) -> Self::Filter;
+    /// The query parameters of its period's bounds (an accountant's file is named for
+    /// them).
+    const PERIOD: (&'static str, &'static str);
     /// Where a PDF comes from when none is stored with the document.
     const PRINTING: Printing;
     /// The printed representation of a stored XML (it parsed when it was stored).
@@ -148,6 +153,30 @@ pub async fn list<C: Served>(
         .map(|r| (cursor_key(order, &r), r))
         .collect();
     Ok(page.envelope(keyed, |r| r.view).splice())
+}
+
+/// `GET /v1/<class>/totals`: how many of the organization's documents match the list's
+/// filters, and what their amounts add up to per currency. It reads every match (the
+/// amounts are added exactly, in Rust), so it runs on the heavy pool in the
+/// organization's turn.
+pub async fn totals<C: Served>(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &Heavy,
+) -> ApiResult<Json<Value>> {
+    let mut errors = FieldErrors::new();
+    let filter = C::parse_filter(&query, &mut errors);
+    errors.into_result()?;
+    let db = ctx.db.clone();
+    let org = user.org_id.clone();
+    let totals = heavy
+        .run(&user.org_id, move || {
+            let conn = db.conn().map_err(ApiError::Internal)?;
+            C::totals(&conn, &org, &filter).map_err(ApiError::Internal)
+        })
+        .await?;
+    Ok(Json(totals.view()))
 }
 
 /// `GET /v1/<class>/{id}`: one document of the organization.

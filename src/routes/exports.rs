@@ -1,15 +1,17 @@
 //! `GET /v1/invoices/export`, `/v1/invoices/export/items` and `/v1/retentions/export`:
-//! the list's filters as a CSV or XLSX file, written on the heavy pool (`http::heavy`)
-//! into a spool and streamed as it is written.
+//! the list's filters as a CSV or XLSX file, in the documented columns or the
+//! accountant's layout (`layout=accountant`, named for whose and which documents it
+//! holds), written on the heavy pool (`http::heavy`) into a spool and streamed as it is
+//! written.
 
 use rocket::response::{self, stream::ReaderStream, Responder, Response};
 use rocket::{get, routes, Request, Route, State};
 
-use super::documents::Served;
+use super::documents::{self, Served};
 use crate::auth::AuthUser;
 use crate::domain::FieldErrors;
 use crate::export::spool::{self, Spooled, Start};
-use crate::export::{self, Format, Rows};
+use crate::export::{self, About, Format, Layout, Rows};
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::heavy::{Download, Heavy};
 use crate::http::query::Query;
@@ -69,8 +71,24 @@ async fn start<C: Served>(
             Format::Csv
         }),
     };
+    let layout = match query.get("layout") {
+        None => Layout::Api,
+        Some(l) => Layout::parse(l).unwrap_or_else(|| {
+            errors.add("layout", "must be one of api, accountant");
+            Layout::Api
+        }),
+    };
     let filter = C::parse_filter(query, &mut errors);
+    let entity_id = documents::entity_id(query, &mut errors);
     errors.into_result()?;
+    let about = match layout {
+        Layout::Api => About::default(),
+        Layout::Accountant => about::<C>(query, entity_id, &user.org_id, ctx).await?,
+    };
+    let filename = match layout {
+        Layout::Api => format!("{}.{}", rows.file_stem, format.extension()),
+        Layout::Accountant => about.file_name(rows.accountant, format.extension()),
+    };
     let download = heavy.download(&user.org_id)?;
     let turn = heavy.turn(&user.org_id).await?;
     let (out, mut spooled) = spool::new().map_err(|e| ApiError::Internal(e.into()))?;
@@ -78,7 +96,16 @@ async fn start<C: Served>(
     let task = heavy.spawn(move || {
         let _turn = turn;
         let mut out = out;
-        let written = export::write(&db, &user.org_id, &filter, rows, format, &mut out);
+        let written = export::write(
+            &db,
+            &user.org_id,
+            &filter,
+            rows,
+            layout,
+            &about,
+            format,
+            &mut out,
+        );
         out.finish(written.is_ok());
         written
     });
@@ -102,7 +129,42 @@ async fn start<C: Served>(
         spooled,
         download,
         format,
-        file_stem: rows.file_stem,
+        filename,
+    })
+}
+
+/// What an accountant's file is about, from the query: the taxpayer filtered on (by its
+/// RFC and name; another organization's names none, as its list is empty), the
+/// direction, the period (the class's bounds, `Served::PERIOD`) and the search.
+async fn about<C: Served>(
+    query: &Query,
+    entity_id: Option<String>,
+    org_id: &str,
+    ctx: &Ctx,
+) -> ApiResult<About> {
+    let org = org_id.to_owned();
+    let entity = match entity_id {
+        Some(id) => {
+            ctx.db
+                .read(move |c| crate::db::entities::get(c, &org, &id))
+                .await?
+        }
+        None => None,
+    };
+    let given = |name: &str| {
+        query
+            .get(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let (from, to) = C::PERIOD;
+    Ok(About {
+        tax_id: entity.as_ref().map(|e| e.tax_id.clone()),
+        name: entity.map(|e| e.name),
+        direction: given("direction"),
+        from: given(from),
+        to: given(to),
+        search: given("q"),
     })
 }
 
@@ -120,12 +182,13 @@ pub struct Export {
     /// Released when the response ends, with its spool file.
     download: Download,
     format: Format,
-    file_stem: &'static str,
+    /// Letters, digits, `-`, `_` and `.` only (`About::file_name`).
+    filename: String,
 }
 
 impl<'r> Responder<'r, 'static> for Export {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
-        let filename = format!("{}.{}", self.file_stem, self.format.extension());
+        let filename = self.filename;
         let download = self.download;
         Response::build()
             .raw_header("Content-Type", self.format.media_type())

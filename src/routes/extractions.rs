@@ -2,6 +2,7 @@
 
 use crate::auth::AuthUser;
 use crate::db;
+use crate::db::extractions::Extraction;
 use crate::domain::class::DocumentClass;
 use crate::domain::extraction::{NewExtraction, Status};
 use crate::domain::FieldErrors;
@@ -55,7 +56,7 @@ async fn create_extraction(
 /// Why an entity without an e.firma cannot have its retentions extracted (the only
 /// class some entities have no channel for: the CIEC's status is the contract's, and
 /// an invoice run of an entity whose CIEC is invalid fails `invalid_credentials`).
-const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
+pub(super) const NO_RETENTIONS_CHANNEL: &str = "retentions are extracted through the e.firma web service only (the CIEC portal does not serve them): upload the entity's e.firma first";
 
 #[get("/v1/extractions")]
 async fn list_extractions(
@@ -85,6 +86,35 @@ async fn list_extractions(
     list_by_id(ctx, page, fetch, |e| &e.id, |e| e.view()).await
 }
 
+/// Why an ended run of invoices processed fewer than it found (`unprocessed`): the
+/// listed invoices still without their XML, those refused for another document under
+/// their UUID, and the rest, which an earlier run or import had already stored (a run
+/// does not download those again). None when it processed all it found.
+fn unprocessed(c: &crate::db::Conn, ext: &Extraction) -> anyhow::Result<Option<Value>> {
+    let ended = matches!(ext.status, Status::Finished | Status::Failed);
+    let missing = ext.invoices_found - ext.invoices_processed;
+    if !ended || missing <= 0 || ext.document_class != DocumentClass::Invoices {
+        return Ok(None);
+    }
+    let Some(period) = ext.period() else {
+        return Ok(None);
+    };
+    let awaiting = db::invoices::awaiting_xml(
+        c,
+        &ext.entity_id,
+        ext.direction.as_str(),
+        &period.from.format("%Y-%m-%d").to_string(),
+        &crate::time::day_after(period.to),
+    )?;
+    let conflicting = ext.invoices_conflicting.min(missing);
+    let awaiting = awaiting.min(missing - conflicting);
+    Ok(Some(serde_json::json!({
+        "awaiting_xml": awaiting,
+        "conflicting": conflicting,
+        "stored_before": missing - awaiting - conflicting,
+    })))
+}
+
 #[get("/v1/extractions/<id>")]
 async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<Value>> {
     let id = ids::parse(id)?;
@@ -103,6 +133,9 @@ async fn get_extraction(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Json<V
                 if let Some(waiting) = channel.waiting(c, &ext.id)? {
                     view["waiting"] = waiting;
                 }
+            }
+            if let Some(unprocessed) = unprocessed(c, &ext)? {
+                view["unprocessed"] = unprocessed;
             }
             Ok(Some(view))
         })

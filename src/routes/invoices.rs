@@ -5,6 +5,7 @@ use crate::auth::AuthUser;
 use crate::db::{self, invoices::Filter};
 use crate::domain::class::InvoiceClass;
 use crate::domain::sat_status::State as SatState;
+use crate::domain::search::Search;
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::Ctx;
@@ -22,6 +23,7 @@ use serde_json::Value;
 pub fn routes() -> Vec<Route> {
     routes![
         list_invoices,
+        invoice_totals,
         get_invoice,
         get_invoice_cfdi,
         list_invoice_items,
@@ -72,9 +74,12 @@ impl Served for InvoiceClass {
             substituted,
             credited,
             updated_since: documents::timestamp(query, "updated_since", errors),
+            q: Search::parse(query.get("q"), errors),
             order: documents::order(query, errors),
         }
     }
+
+    const PERIOD: (&'static str, &'static str) = ("issued_from", "issued_to");
 
     /// The spec's PDF is the SAT's own (404 without it); printing one from the XML is
     /// ours, so it is asked for by name.
@@ -94,6 +99,18 @@ pub const NO_PDF_MESSAGE: &str =
 #[get("/v1/invoices")]
 async fn list_invoices(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<RawJson<String>> {
     documents::list::<InvoiceClass>(user, query, ctx).await
+}
+
+/// `GET /v1/invoices/totals`: how many invoices the list's filters match, and their
+/// amounts per currency.
+#[get("/v1/invoices/totals")]
+async fn invoice_totals(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Json<Value>> {
+    documents::totals::<InvoiceClass>(user, query, ctx, heavy).await
 }
 
 #[get("/v1/invoices/<id>")]

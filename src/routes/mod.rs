@@ -4,6 +4,7 @@
 //! path ids only after validating their input. An unknown `/v1` path is answered by the
 //! 404 catcher, which authenticates first (see `catchers`).
 
+pub mod catalogs;
 pub mod documents;
 pub mod efirmas;
 pub mod entities;
@@ -22,6 +23,7 @@ use rocket::Route;
 
 pub fn v1() -> Vec<Route> {
     let mut all = entities::routes();
+    all.extend(catalogs::routes());
     all.extend(efirmas::routes());
     all.extend(events::routes());
     all.extend(extractions::routes());

@@ -6,14 +6,22 @@ use super::documents::{self, AcceptHeader, CfdiResponse, Printing, Served};
 use crate::auth::AuthUser;
 use crate::db::retentions::Filter;
 use crate::domain::class::RetentionClass;
+use crate::domain::search::Search;
 use crate::domain::FieldErrors;
 use crate::http::error::ApiResult;
 use crate::http::{heavy::Heavy, query::Query, Ctx};
 use rocket::response::content::RawJson;
+use rocket::serde::json::Json;
 use rocket::{get, routes, Route, State};
+use serde_json::Value;
 
 pub fn routes() -> Vec<Route> {
-    routes![list_retentions, get_retention, get_retention_cfdi]
+    routes![
+        list_retentions,
+        retention_totals,
+        get_retention,
+        get_retention_cfdi
+    ]
 }
 
 /// A period bound, `YYYY-MM` with a month from 01 to 12.
@@ -56,9 +64,12 @@ impl Served for RetentionClass {
             period_from,
             period_to,
             updated_since: documents::timestamp(query, "updated_since", errors),
+            q: Search::parse(query.get("q"), errors),
             order: documents::order(query, errors),
         }
     }
+
+    const PERIOD: (&'static str, &'static str) = ("period_from", "period_to");
 
     /// The SAT's downloads carry no PDF of a retention, so printing needs no
     /// `render=true` here (an import can bring one, which wins).
@@ -74,6 +85,18 @@ impl Served for RetentionClass {
 #[get("/v1/retentions")]
 async fn list_retentions(user: AuthUser, query: Query, ctx: &Ctx) -> ApiResult<RawJson<String>> {
     documents::list::<RetentionClass>(user, query, ctx).await
+}
+
+/// `GET /v1/retentions/totals`: how many retentions the list's filters match, and
+/// their totals.
+#[get("/v1/retentions/totals")]
+async fn retention_totals(
+    user: AuthUser,
+    query: Query,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Json<Value>> {
+    documents::totals::<RetentionClass>(user, query, ctx, heavy).await
 }
 
 #[get("/v1/retentions/<id>")]

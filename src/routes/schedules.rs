@@ -2,7 +2,9 @@
 
 use crate::auth::AuthUser;
 use crate::db;
-use crate::domain::schedule::{NewSchedule, SchedulePatch, PAUSED_BY_USER};
+use crate::db::{entities::Entity, schedules::Schedule};
+use crate::domain::class::DocumentClass;
+use crate::domain::schedule::{NewSchedule, Plan, SchedulePatch, PAUSED_BY_USER};
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult, Created};
 use crate::http::pagination::list_by_id;
@@ -13,6 +15,7 @@ use crate::http::{
     pagination::{Envelope, Page},
     query::Query,
 };
+use crate::sat::Channels;
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, get, patch, post, routes, Route};
@@ -28,12 +31,49 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The 422 when the entity already has its one schedule.
-fn taken() -> ApiError {
+/// The 422 when another schedule of the entity would start the same run at the same
+/// slot (two such schedules would extract everything twice).
+fn collision(other: &Schedule) -> ApiError {
     ApiError::validation(
         "entity_id",
-        "already has a schedule; change that one with PATCH",
+        &format!(
+            "already has a schedule at the same times for one of these directions and document classes ({}); change that one with PATCH",
+            other.id
+        ),
     )
+}
+
+/// Whether the plan may be kept for the entity: no other schedule of it colliding, and,
+/// when `channels` is given (the classes are being chosen), a channel for each class
+/// (retentions need the e.firma).
+fn check_plan(
+    tx: &db::Conn,
+    channels: Option<&Channels>,
+    entity: &Entity,
+    plan: &Plan,
+    own_id: Option<&str>,
+) -> anyhow::Result<Result<(), ApiError>> {
+    let others = db::schedules::of_entity(tx, &entity.id)?;
+    if let Some(other) = others
+        .iter()
+        .filter(|o| Some(o.id.as_str()) != own_id)
+        .find(|o| o.plan.collides_with(plan))
+    {
+        return Ok(Err(collision(other)));
+    }
+    // As for extractions, invoice runs are always taken (a CIEC turned invalid pauses
+    // the schedule); other classes need their channel when they are asked for.
+    let missing = |channels: &Channels| {
+        (plan.classes.iter())
+            .any(|c| *c != DocumentClass::Invoices && !channels.may_run(entity, *c))
+    };
+    if channels.is_some_and(missing) {
+        return Ok(Err(ApiError::validation(
+            "document_classes",
+            super::extractions::NO_RETENTIONS_CHANNEL,
+        )));
+    }
+    Ok(Ok(()))
 }
 
 #[post("/v1/schedules", data = "<body>")]
@@ -44,16 +84,22 @@ async fn create_schedule(
 ) -> ApiResult<Created> {
     let new = NewSchedule::parse(&body?.0, ctx.config.schedule_min_interval)
         .map_err(ApiError::Validation)?;
+    let (channels, clock) = (ctx.channels.clone(), ctx.config.schedule_clock);
     let created = ctx
         .db
         .write(move |tx| {
-            if db::entities::get(tx, &user.org_id, &new.entity_id)?.is_none() {
+            let Some(entity) = db::entities::get(tx, &user.org_id, &new.entity_id)? else {
                 return Ok(Err(ApiError::FieldNotFound("entity_id")));
+            };
+            if let Err(e) = check_plan(tx, Some(&channels), &entity, &new.plan, None)? {
+                return Ok(Err(e));
             }
-            if db::schedules::exists_for_entity(tx, &new.entity_id)? {
-                return Ok(Err(taken()));
-            }
-            Ok(Ok(db::schedules::insert(tx, &user.org_id, &new)?))
+            Ok(Ok(db::schedules::insert(
+                tx,
+                &user.org_id,
+                &new,
+                clock.now(),
+            )?))
         })
         .await??;
     Ok(Created(created.view()))
@@ -95,35 +141,40 @@ async fn update_schedule(
     let patch = SchedulePatch::parse(&body?.0, ctx.config.schedule_min_interval)
         .map_err(ApiError::Validation)?;
     let id = ids::parse(id)?;
+    let (channels, clock) = (ctx.channels.clone(), ctx.config.schedule_clock);
     let updated = ctx
         .db
         .write(move |tx| {
             let Some(mut s) = db::schedules::get(tx, &user.org_id, &id)? else {
-                return Ok(None);
+                return Ok(Err(ApiError::NotFound));
             };
-            let now = chrono::Utc::now();
-            if let Some(directions) = patch.directions {
-                s.directions = directions;
+            let Some(entity) = db::entities::get(tx, &user.org_id, &s.entity_id)? else {
+                return Ok(Err(ApiError::NotFound));
+            };
+            let retimed = match patch.apply(&mut s.plan) {
+                Ok(retimed) => retimed,
+                Err(errors) => return Ok(Err(ApiError::Validation(errors))),
+            };
+            let chosen = patch.classes.is_some().then_some(&channels);
+            if let Err(e) = check_plan(tx, chosen, &entity, &s.plan, Some(&s.id))? {
+                return Ok(Err(e));
             }
-            if let Some(days) = patch.lookback_days {
-                s.lookback_days = days;
-            }
-            if let Some(timing) = patch.timing {
+            let now = clock.now();
+            if retimed {
                 // A new timing starts counting now: its first slot is the next one.
-                s.timing = timing;
-                s.next_run_at = crate::time::format(timing.next_after(now));
+                s.next_run_at = crate::time::format(s.plan.timing.next_after(now));
             }
             match patch.active {
                 Some(true) if !s.active => s.resume(&crate::time::format(now)),
                 Some(false) if s.active => s.pause(PAUSED_BY_USER),
                 _ => {}
             }
-            s.updated_at = crate::time::format(now);
+            s.updated_at = crate::time::now();
             db::schedules::update(tx, &s)?;
-            Ok(Some(s))
+            Ok(Ok(s))
         })
-        .await?;
-    Ok(Json(updated.ok_or(ApiError::NotFound)?.view()))
+        .await??;
+    Ok(Json(updated.view()))
 }
 
 /// Deletes the schedule; the extractions it started stay (they keep its id).

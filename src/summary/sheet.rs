@@ -7,14 +7,11 @@
 //! pesos) where Excel holds them exactly, rates percentages, and dates date cells
 //! (`dd/mm/yyyy`).
 
-use std::collections::HashMap;
-
 use rust_xlsxwriter::{Format, Workbook, Worksheet, XlsxError};
 use serde_json::Value;
 
 use crate::catalogs::{Catalog, Edition};
-use crate::export::xlsx::{number, DateFormats};
-use crate::format::is_pesos;
+use crate::export::xlsx::{number, DateFormats, MoneyFormats, PERCENT};
 
 /// The taxpayer the summary is of.
 pub struct Taxpayer<'a> {
@@ -208,27 +205,7 @@ struct Formats {
     bold: Format,
     dates: DateFormats,
     percent: Format,
-    money: HashMap<String, Format>,
-}
-
-impl Formats {
-    /// `$#,##0.00` in pesos, `$#,##0.00 "USD"` in another currency.
-    fn money(&mut self, currency: Option<&str>) -> &Format {
-        let key = if is_pesos(currency) {
-            String::new()
-        } else {
-            currency.unwrap_or_default().trim().to_owned()
-        };
-        self.money.entry(key).or_insert_with_key(|code| {
-            // A code is letters; anything else would break the format's quotes.
-            let code: String = code.chars().filter(|c| c.is_alphanumeric()).collect();
-            if code.is_empty() {
-                Format::new().set_num_format("$#,##0.00")
-            } else {
-                Format::new().set_num_format(format!("$#,##0.00 \"{code}\""))
-            }
-        })
-    }
+    money: MoneyFormats,
 }
 
 /// The workbook's bytes.
@@ -237,8 +214,8 @@ pub fn write(summary: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError>
     let mut formats = Formats {
         bold: Format::new().set_bold(),
         dates: DateFormats::day_first(),
-        percent: Format::new().set_num_format("0.00##%"),
-        money: HashMap::new(),
+        percent: Format::new().set_num_format(PERCENT),
+        money: MoneyFormats::default(),
     };
     let sheet = book.add_worksheet().set_name("Resumen")?;
     sheet.set_column_width(0, 28)?;
@@ -320,8 +297,8 @@ fn cell(
                 return Ok(());
             };
             let format = match kind {
-                Kind::Money => Some(formats.money(line["currency"].as_str())),
-                Kind::Pesos => Some(formats.money(None)),
+                Kind::Money => Some(formats.money.format(line["currency"].as_str(), false)),
+                Kind::Pesos => Some(formats.money.format(None, false)),
                 Kind::Rate if line["factor"].as_str() != Some("Cuota") => Some(&formats.percent),
                 _ => None,
             };

@@ -80,18 +80,31 @@ export function withQuery(path, params) {
   return s ? `${path}?${s}` : path;
 }
 
-/** Fetches a file with the Basic header and saves it through a Blob URL. */
+/** The file name a response's Content-Disposition gives (`filename*` first), if any. */
+function attachmentName(res) {
+  const header = res.headers.get('Content-Disposition') || '';
+  const star = /filename\*=UTF-8''([^;]+)/i.exec(header);
+  if (star) {
+    try { return decodeURIComponent(star[1]); } catch (e) { /* the plain name below */ }
+  }
+  const plain = /filename="([^"]+)"/i.exec(header);
+  return plain ? plain[1] : null;
+}
+
+/** Fetches a file with the Basic header and saves it through a Blob URL, under the name
+ *  the server gives it (else `filename`); returns the name used. */
 export async function download(path, filename) {
   const res = await send('GET', path, undefined, sessionStorage.getItem(KEY) || '');
   if (!res.ok) return decode(res);
+  const name = attachmentName(res) || filename;
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
-  a.download = filename;
+  a.download = name;
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10000);
-  return null;
+  return name;
 }

@@ -1,6 +1,7 @@
 // A tiny element builder and shared widgets. Text always goes in as text nodes (never
 // innerHTML), so data from invoices cannot inject markup.
 import { t } from './i18n.js';
+import { fieldLabel, fieldMessage, fieldRank, failure } from './errors.js';
 
 // Bidirectional controls (ALM, LRM, RLM, the embeddings, overrides and isolates): in a
 // name or a description they would turn the text after them around (a U+202E name
@@ -52,13 +53,16 @@ export function table(headers, rows, caption) {
     h('tbody', null, rows)));
 }
 
-/** The error of a failed call, readable: a 422's field messages, else its message. */
+/** The error of a failed call, readable in the console's language: a 422's messages by
+ *  the label of their field (errors.js), else the failure's words. */
 export function errorBox(err) {
   const box = h('div', { class: 'error', role: 'alert' });
-  if (err && err.status === 0) box.append(t('network_error'));
-  else if (err && err.body && err.body.errors) {
-    box.append(h('ul', null, Object.entries(err.body.errors).map(([f, msgs]) => h('li', null, `${f}: ${[].concat(msgs).join(', ')}`))));
-  } else box.append(plain(err && err.message ? err.message : String(err)));
+  if (err && err.body && err.body.errors) {
+    const fields = Object.entries(err.body.errors).sort(([a], [b]) => fieldRank(a) - fieldRank(b));
+    box.append(h('ul', null, fields.map(([f, msgs]) => h('li', { 'data-field': f },
+      `${fieldLabel(f)}: ${[].concat(msgs).map(fieldMessage).join('; ')}`))));
+  } else if (err && err.status !== undefined) box.append(plain(failure(err)));
+  else box.append(plain(err && err.message ? err.message : String(err)));
   return box;
 }
 

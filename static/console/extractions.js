@@ -1,5 +1,5 @@
 // Extractions: start one for a period and watch its progress (polled while shown).
-import { t, lang } from './i18n.js';
+import { t, tf, lang } from './i18n.js';
 import { api } from './api.js';
 import { h, badge, field, select, table, errorBox, flash, values } from './dom.js';
 import { satDate, timestamp } from './format.js';
@@ -27,11 +27,39 @@ function waitingInfo(w) {
   return h('div', { class: 'waiting' }, h('div', null, parts.join(' · ')), h('div', { class: 'muted' }, t('waiting_hint')));
 }
 
-/** The status cell: a waiting run shows "waiting at the SAT" rather than "running". */
-function statusCell(x, waiting) {
+/**
+ * Why a pending run has not started, in words: a run of the same taxpayer created
+ * before it goes first (one at a time, in creation order); the taxpayer's CIEC is still
+ * being checked (without a valid e.firma, the run fails if it still is when its turn
+ * comes); or every worker is busy.
+ */
+function pendingWhy(x, runs, entities) {
+  const ahead = runs.find((o) => o.entity_id === x.entity_id && o.id !== x.id
+    && (o.status === 'pending' || o.status === 'running')
+    && (o.created_at < x.created_at || (o.created_at === x.created_at && o.id < x.id)));
+  if (ahead) return t('waits_previous');
+  const e = entities.get(x.entity_id);
+  const efirma = e && e.efirma && e.efirma.status === 'valid';
+  if (e && e.credential_status === 'pending' && !efirma) return t('waits_credential');
+  return t('waits_worker');
+}
+
+/** Why an ended run processed fewer than it found (`unprocessed` of its single read). */
+function unprocessedWhy(x, u) {
+  const parts = [];
+  if (u.stored_before !== '0') parts.push(tf('unprocessed_stored_before', { n: u.stored_before }));
+  if (u.awaiting_xml !== '0') parts.push(tf('unprocessed_awaiting_xml', { n: u.awaiting_xml }));
+  if (u.conflicting !== '0') parts.push(tf('unprocessed_conflicting', { n: u.conflicting }));
+  return h('div', { class: 'muted why' },
+    `${tf('unprocessed_intro', { processed: x.invoices_processed, found: x.invoices_found })} ${parts.join('; ')}.`);
+}
+
+/** The status cell: a waiting run shows "waiting at the SAT" rather than "running"; a
+ *  pending one why it waits; a failed one its reason. */
+function statusCell(x, waiting, why) {
   const reason = x.failed_reason ? h('div', null, `${t('reason')}: ${t(`reason_${x.failed_reason}`)}`) : null;
   if (waiting) return h('td', { class: 'status' }, badge('waiting'), waitingInfo(waiting));
-  return h('td', { class: 'status' }, badge(x.status), reason);
+  return h('td', { class: 'status' }, badge(x.status), reason, why);
 }
 
 export function render(main, preselect) {
@@ -42,31 +70,54 @@ export function render(main, preselect) {
     h('section', { 'aria-labelledby': 'new-h' }, h('h2', { id: 'new-h' }, t('new_extraction')), err, formSlot),
     h('h2', null, t('extractions')), h('p', { class: 'muted' }, `${t('live_hint')} (${t('mx_time')})`), rows);
 
-  let names = new Map();
+  let entities = new Map();
   let drawn = '';
+  // The single reads of ended runs that processed fewer than they found: what they say
+  // does not change until a later run completes their period, so each is read once per
+  // visit.
+  const ended = new Map();
   const load = async () => {
     try {
       const page = await api('GET', '/v1/extractions?limit=20');
-      // The list omits `waiting`: it is read per running extraction.
+      // The list omits `waiting` and `unprocessed`: they are read per run that has them.
       const running = page.data.filter((x) => x.status === 'running' && x.channel === 'efirma');
-      const details = await Promise.all(running.map((x) => api('GET', `/v1/extractions/${x.id}`)));
+      const short = page.data.filter((x) => (x.status === 'finished' || x.status === 'failed')
+        && Number(x.invoices_found) > Number(x.invoices_processed) && !ended.has(x.id));
+      const [details] = await Promise.all([
+        Promise.all(running.map((x) => api('GET', `/v1/extractions/${x.id}`))),
+        Promise.all(short.map(async (x) => ended.set(x.id, await api('GET', `/v1/extractions/${x.id}`)))),
+      ]);
       const waiting = new Map(details.map((d) => [d.id, d.waiting]));
+      const pending = page.data.filter((x) => x.status === 'pending');
+      // A taxpayer's credential may have been checked meanwhile.
+      if (pending.length) entities = new Map((await allEntities()).map((e) => [e.id, e]));
+      const why = new Map(pending.map((x) => [x.id, h('div', { class: 'muted why' }, pendingWhy(x, page.data, entities))]));
+      page.data.forEach((x) => {
+        const detail = ended.get(x.id);
+        if (detail && detail.unprocessed && Number(x.invoices_found) > Number(x.invoices_processed)) {
+          why.set(x.id, unprocessedWhy(x, detail.unprocessed));
+        }
+      });
       // Redraw only on a change: the live region would otherwise be read out every poll.
-      const now = JSON.stringify([page.data, details, lang()]);
+      const now = JSON.stringify([page.data, details, [...why].map(([id, el]) => [id, el.textContent]), lang()]);
       if (now === drawn) return;
       drawn = now;
       rows.replaceChildren(table(
         [[t('entity')], [t('period')], [t('download_type')], [t('status')], [t('found'), 'num'], [t('processed'), 'num'], [t('created_at')], [t('finished_at')]],
-        page.data.map((x) => h('tr', { 'data-extraction': x.id },
-          h('td', { class: 'user' }, names.get(x.entity_id) || x.entity_id),
-          h('td', null, `${x.options.period.from} – ${x.options.period.to}`),
-          h('td', null, t(x.options.download_type),
-            x.options.document_class === 'retentions' ? h('div', { class: 'muted' }, t('retentions')) : null,
-            x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
-            x.schedule_id ? h('div', { class: 'muted' }, t('scheduled_run')) : null),
-          statusCell(x, waiting.get(x.id)),
-          h('td', { class: 'num' }, x.invoices_found), h('td', { class: 'num' }, x.invoices_processed),
-          h('td', null, timestamp(x.created_at, lang())), h('td', null, timestamp(x.finished_at, lang())))),
+        page.data.map((x) => {
+          const e = entities.get(x.entity_id);
+          return h('tr', { 'data-extraction': x.id },
+            h('td', { class: 'user' }, e ? `${e.tax_id} · ${e.name}` : x.entity_id),
+            h('td', null, `${satDate(x.options.period.from)} – ${satDate(x.options.period.to)}`),
+            h('td', null, t(x.options.download_type),
+              x.options.document_class === 'retentions' ? h('div', { class: 'muted' }, t('retentions')) : null,
+              x.channel ? h('div', { class: 'muted' }, `${t('channel')}: ${t(`channel_${x.channel}`)}`) : null,
+              x.schedule_id ? h('div', { class: 'muted' }, t('scheduled_run')) : null),
+            statusCell(x, waiting.get(x.id), why.get(x.id)),
+            h('td', { class: 'num' }, x.invoices_found),
+            h('td', { class: 'num' }, x.invoices_processed),
+            h('td', null, timestamp(x.created_at, lang())), h('td', null, timestamp(x.finished_at, lang())));
+        }),
       ));
     } catch (e) {
       drawn = '';
@@ -77,28 +128,40 @@ export function render(main, preselect) {
   (async () => {
     try {
       const list = await allEntities();
-      names = new Map(list.map((e) => [e.id, `${e.tax_id} · ${e.name}`]));
+      entities = new Map(list.map((e) => [e.id, e]));
       const today = new Date();
       const monthStart = `${mxDate(today).slice(0, 8)}01`;
       const form = h('form', { class: 'grid', id: 'new-extraction' },
         select(t('entity'), 'entity_id', entityOptions(list), preselect),
         field(t('from'), { name: 'from', type: 'date', required: true, value: monthStart }),
         field(t('to'), { name: 'to', type: 'date', required: true, value: mxDate(today) }),
-        select(t('download_type'), 'download_type', [['issued', t('issued')], ['received', t('received')]], 'issued'),
+        select(t('download_type'), 'download_type', [['issued', t('issued')], ['received', t('received')], ['both', t('both_directions')]], 'issued'),
         select(t('document_class'), 'document_class', [['invoices', t('invoices')], ['retentions', t('retentions')]], 'invoices'),
         h('div', null, h('button', { type: 'submit' }, t('start'))));
       form.addEventListener('submit', async (ev) => {
         ev.preventDefault();
         err.replaceChildren();
         const v = values(form);
+        // Both directions are two runs, issued first; the second is asked for only
+        // once the first is created, and a failure says which one was.
+        const directions = v.download_type === 'both' ? ['issued', 'received'] : [v.download_type];
+        const made = [];
         try {
-          await api('POST', '/v1/extractions', {
-            entity_id: v.entity_id,
-            options: { period: { from: v.from, to: v.to }, download_type: v.download_type, document_class: v.document_class },
-          });
-          flash(t('created'));
+          for (const direction of directions) {
+            await api('POST', '/v1/extractions', {
+              entity_id: v.entity_id,
+              options: { period: { from: v.from, to: v.to }, download_type: direction, document_class: v.document_class },
+            });
+            made.push(direction);
+          }
+          flash(directions.length > 1 ? t('created_both') : t('created'));
           await load();
-        } catch (e) { err.replaceChildren(errorBox(e)); }
+        } catch (e) {
+          const box = errorBox(e);
+          if (made.length) box.prepend(h('p', null, tf('created_only', { direction: t(made[0]) })));
+          err.replaceChildren(box);
+          if (made.length) await load();
+        }
       });
       formSlot.replaceChildren(form);
       await load();

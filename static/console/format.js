@@ -53,7 +53,17 @@ export function timestamp(ts, locale) {
   }).format(d);
 }
 
-/** A SAT date (as the CFDI writes it, local time of the issuer): shown as written. */
+/** A SAT date or timestamp (as the CFDI writes it, local time of the issuer) day first,
+ *  as Mexico writes it: `30/09/2026 19:38:21`; anything else as written. */
 export function satDate(s) {
-  return s ? String(s).replace('T', ' ') : '—';
+  if (!s) return '—';
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}:\d{2}:\d{2}))?/.exec(String(s));
+  if (!m) return String(s);
+  return `${m[3]}/${m[2]}/${m[1]}${m[4] ? ` ${m[4]}` : ''}`;
+}
+
+/** `satDate`'s day and time apart, for a narrow table cell: [day, time or null]. */
+export function satDay(s) {
+  const [day, time] = satDate(s).split(' ');
+  return [day, time || null];
 }

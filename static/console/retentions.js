@@ -2,9 +2,11 @@
 // filters on the shared list (documents.js), and its export.
 import { t } from './i18n.js';
 import { h, badge, field, select } from './dom.js';
-import { money, satDate } from './format.js';
+import { money } from './format.js';
 import { entityOptions } from './entities.js';
 import { renderList } from './documents.js';
+import { dayCell } from './invoices.js';
+import { describe, description } from './catalogs.js';
 
 const state = { filters: {}, cursors: [''] };
 
@@ -29,29 +31,34 @@ export function render(main) {
     hint: t('ret_hint'),
     path: '/v1/retentions',
     state,
+    noun: [t('retention_one'), t('retention_many')],
+    searchHint: t('ret_search_hint'),
+    describe: (docs) => describe(docs.map((r) => ['c_CveRetenc', r.retention_key])),
     columns: [[t('issued_at')], [t('ret_key')], [t('period')], [t('issuer')], [t('receiver')], [t('ret_operation'), 'num'], [t('ret_withheld'), 'num'], [t('status')]],
     row: (r) => {
       const receiver = receiverOf(r);
       return h('tr', { 'data-retention': r.id },
-        h('td', null, h('a', { href: `#/retentions/${r.id}`, title: r.uuid }, satDate(r.issued_at))),
-        h('td', null, r.retention_key || '—', h('div', { class: 'muted' }, r.retention_description || '')),
+        h('td', { class: 'day' }, h('a', { href: `#/retentions/${r.id}`, title: r.uuid }, dayCell(r.issued_at))),
+        h('td', { class: 'key' }, r.retention_key || '—',
+          h('div', { class: 'muted' }, description('c_CveRetenc', r.retention_key) || r.retention_description || '')),
         h('td', null, periodText(r.period)),
-        h('td', null, r.issuer.tax_id, h('div', { class: 'muted' }, r.issuer.name || '')),
-        h('td', null, receiver.tax_id, h('div', { class: 'muted' }, receiver.name)),
+        h('td', null, r.issuer.tax_id, h('div', { class: 'muted user' }, r.issuer.name || '')),
+        h('td', null, receiver.tax_id, h('div', { class: 'muted user' }, receiver.name)),
         h('td', { class: 'num' }, money(r.totals.operation, 'MXN')),
         h('td', { class: 'num' }, money(r.totals.withheld, 'MXN')),
         h('td', null, badge(r.status)));
     },
     filters: (list, f) => [
       select(t('entity'), 'entity_id', entityOptions(list, t('any')), f.entity_id || ''),
-      select(t('direction'), 'direction', [['', t('any')], ['received', t('ret_received')], ['issued', t('ret_issued')]], f.direction || ''),
+      select(t('direction'), 'direction', [['', t('any_direction')], ['received', t('ret_received')], ['issued', t('ret_issued')]], f.direction || ''),
       field(t('ret_period_from'), { name: 'period_from', type: 'month', value: f.period_from || '', placeholder: 'AAAA-MM' }),
       field(t('ret_period_to'), { name: 'period_to', type: 'month', value: f.period_to || '', placeholder: 'AAAA-MM' }),
       field(t('ret_key'), { name: 'retention_key', value: f.retention_key || '', inputmode: 'numeric', autocomplete: 'off' }),
       field(t('ret_counterpart'), { name: 'counterpart_tax_id', value: f.counterpart_tax_id || '', autocomplete: 'off' }),
       select(t('status'), 'status', [['', t('any')], ['active', t('active')], ['cancelled', t('cancelled')]], f.status || ''),
     ],
+    totals: [[t('ret_operation'), 'operation'], [t('ret_taxed'), 'taxed'], [t('ret_exempt'), 'exempt'], [t('ret_withheld'), 'withheld']],
     exportTitle: t('ret_export'),
-    exports: [['retentions', t('retentions'), '/v1/retentions/export', 'retentions']],
+    exports: [['retentions', t('retentions'), '/v1/retentions/export']],
   });
 }

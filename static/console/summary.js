@@ -8,7 +8,8 @@ import { t, tf } from './i18n.js';
 import { api, download, withQuery } from './api.js';
 import { h, field, select, table, errorBox, flash, values } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
-import { money } from './format.js';
+import { money, satDate } from './format.js';
+import { describe, label as codeLabel } from './catalogs.js';
 
 // The choice survives a visit to another page, like the invoice filters.
 const state = { params: null };
@@ -42,14 +43,44 @@ function text(value) {
   return number ? `${number[1]}${number[2].replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${number[3] || ''}` : s;
 }
 
-/** A table cell: an invoice id links to the invoice; a known code reads in words. */
-function cell(key, value) {
+// Codes shown with their catalog's description, by the field that holds them.
+const CATALOGS = { type: 'c_TipoDeComprobante', tax: 'c_Impuesto', payment_type: 'c_TipoPagoRet' };
+// Columns a described code makes redundant (`tax` reads `002 - IVA`).
+const SHOWN_BY = { tax_name: 'tax' };
+
+/** Every code the summary shows, for `describe`. */
+function codes(value, out = []) {
+  if (Array.isArray(value)) value.forEach((v) => codes(v, out));
+  else if (isRecord(value)) {
+    Object.entries(value).forEach(([k, v]) => {
+      if (CATALOGS[k] && typeof v === 'string') out.push([CATALOGS[k], v]);
+      else codes(v, out);
+    });
+  }
+  return out;
+}
+
+/** A table cell: an invoice id links to the invoice; a code reads with its description;
+ *  a known word in words; a rate (Tasa) as a percentage; a date day first. */
+function cell(key, value, row) {
   if (/(^|_)invoice_id$/.test(key) && typeof value === 'string') return h('a', { href: `#/invoices/${encodeURIComponent(value)}` }, value);
+  if (typeof value === 'string' && CATALOGS[key]) return codeLabel(CATALOGS[key], value);
   if (typeof value === 'string' && ['source', 'kind', 'reason'].includes(key)) {
     const words = t(`sumv_${value}`);
     if (words !== `sumv_${value}`) return h('span', { title: value }, words);
   }
+  if (key === 'rate' && isNumber(value) && row.factor !== 'Cuota') return percent(value);
+  if (/(_at|_date)$/.test(key) && typeof value === 'string') return satDate(value);
   return text(value);
+}
+
+/** A rate (a fraction the API wrote, `0.160000`) as a percentage: `16%`, exactly. */
+function percent(rate) {
+  const [int, frac = ''] = rate.replace('-', '').split('.');
+  const digits = `${int}${frac.padEnd(2, '0')}`;
+  const whole = digits.slice(0, int.length + 2).replace(/^0+(?=\d)/, '');
+  const rest = digits.slice(int.length + 2).replace(/0+$/, '');
+  return `${rate.startsWith('-') ? '-' : ''}${whole}${rest ? `.${rest}` : ''}%`;
 }
 
 /** Codes and words wrap between words only; long free text (a name) anywhere. */
@@ -64,10 +95,11 @@ function section(key, value, level) {
   if (Array.isArray(value) && (value.length === 0 || value.every(isRecord))) {
     if (value.length === 0) return [heading, h('p', { class: 'muted' }, t('summary_empty'))];
     // Columns: every field of every row, in the order they first appear.
-    const columns = ordered(new Set(value.flatMap((row) => Object.keys(row))));
+    const present = new Set(value.flatMap((row) => Object.keys(row)));
+    const columns = ordered([...present].filter((c) => !(SHOWN_BY[c] && present.has(SHOWN_BY[c]))));
     const numeric = new Set(columns.filter((c) => value.every((row) => row[c] === null || row[c] === undefined || isNumber(row[c]))));
     return [heading, table(columns.map((c) => [label(c), numeric.has(c) ? 'num' : null]),
-      value.map((row) => h('tr', null, columns.map((c) => h('td', { class: numeric.has(c) ? 'num' : wrap(row[c]) }, cell(c, row[c]))))))];
+      value.map((row) => h('tr', null, columns.map((c) => h('td', { class: numeric.has(c) ? 'num' : wrap(row[c]) }, cell(c, row[c], row))))))];
   }
   if (isRecord(value)) {
     const entries = ordered(Object.keys(value)).map((k) => [k, value[k]]);
@@ -104,7 +136,7 @@ function answer(summary, names) {
     h('dl', { class: 'props', id: 'summary-period' },
       h('dt', null, t('entity')), h('dd', null, names.get(entity) || entity),
       h('dt', null, t('direction')), h('dd', null, t(direction)),
-      h('dt', null, t('period')), h('dd', null, `${from} – ${to}`)),
+      h('dt', null, t('period')), h('dd', null, `${satDate(from)} – ${satDate(to)}`)),
     ...definitiveIssuers(definitive, direction),
     ...ordered(Object.keys(sections)).flatMap((k) => section(k, sections[k], 2)),
   ];
@@ -134,6 +166,7 @@ export function render(main) {
     results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
     try {
       const summary = await api('GET', withQuery(path(p), query(p)));
+      await describe(codes(summary));
       if (mine === latest) results.replaceChildren(...answer(summary, names));
     } catch (e) {
       if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));

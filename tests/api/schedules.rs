@@ -75,10 +75,47 @@ fn crud_with_field_errors_and_other_organizations_ids_answering_404() {
             json!({"entity_id": entity, "every": "6h", "lookback_days": 0}),
             "lookback_days",
         ),
+        // A month has no fixed length: refused, naming the calendar form.
+        (json!({"entity_id": entity, "every": "1M"}), "every"),
+        (json!({"entity_id": entity, "every": "1month"}), "every"),
+        (json!({"entity_id": entity, "every": "1 mes"}), "every"),
+        (
+            json!({"entity_id": entity, "every": "6h", "monthly": {"day": 1}}),
+            "every",
+        ),
+        (
+            json!({"entity_id": entity, "monthly": {"day": 32}}),
+            "monthly.day",
+        ),
+        (
+            json!({"entity_id": entity, "monthly": {"day": 1, "at": "6am"}}),
+            "monthly.at",
+        ),
+        (
+            json!({"entity_id": entity, "monthly": {"day": 1, "months_before": 12}}),
+            "monthly.months_before",
+        ),
+        (
+            json!({"entity_id": entity, "monthly": {"day": 1}, "lookback_days": 30}),
+            "lookback_days",
+        ),
+        (
+            json!({"entity_id": entity, "every": "6h", "document_classes": ["payroll"]}),
+            "document_classes",
+        ),
+        // Retentions need the e.firma, which this entity lacks.
+        (
+            json!({"entity_id": entity, "every": "6h", "document_classes": ["retentions"]}),
+            "document_classes",
+        ),
     ];
     for (body, field) in bad {
         client.post_json(path, &body).expect_field_error(field);
     }
+    let month = client
+        .post_json(path, &json!({"entity_id": entity, "every": "1M"}))
+        .expect_field_error("every");
+    assert!(month[0].contains("monthly"), "{month:?}");
     client.post_raw(path, b"{not json").expect_error(422);
 
     let s = create(
@@ -99,10 +136,51 @@ fn crud_with_field_errors_and_other_organizations_ids_answering_404() {
         "07:00 Mexico City is 13:00 UTC: {s}"
     );
     assert!(next.contains("T13:"), "07:00 Mexico City is 13:00 UTC: {s}");
-    // One schedule per entity.
+    // Another schedule of the entity may run at other times, not start the same run at
+    // the same slot.
     client
-        .post_json(path, &json!({"entity_id": entity, "every": "6h"}))
+        .post_json(
+            path,
+            &json!({"entity_id": entity, "daily_at": "07:00", "directions": ["issued", "received"]}),
+        )
         .expect_field_error("entity_id");
+    let monthly = create(
+        &client,
+        json!({"entity_id": entity, "monthly": {"day": 31, "at": "23:30", "months_before": 2}}),
+    );
+    assert_eq!(
+        monthly["monthly"],
+        json!({"day": 31, "at": "23:30", "months_before": 2}),
+        "{monthly}"
+    );
+    assert_eq!(
+        (
+            &monthly["every"],
+            &monthly["daily_at"],
+            &monthly["lookback_days"]
+        ),
+        (&Value::Null, &Value::Null, &Value::Null),
+        "{monthly}"
+    );
+    // Interval and daily schedules keep their documented shape.
+    assert!(
+        s.get("monthly").is_none() && s.get("document_classes").is_none(),
+        "{s}"
+    );
+    let monthly_path = format!("{path}/{}", monthly["id"].as_str().expect("id"));
+    let daily = client
+        .patch_json(&monthly_path, &json!({"daily_at": "08:00"}))
+        .expect(200);
+    assert_eq!(
+        (
+            &daily["daily_at"],
+            &daily["lookback_days"],
+            daily.get("monthly")
+        ),
+        (&json!("08:00"), &json!(7), None),
+        "{daily}"
+    );
+    client.delete(&monthly_path).expect(204);
 
     let id = s["id"].as_str().expect("id");
     let one = format!("{path}/{id}");
@@ -307,4 +385,154 @@ fn invalid_credentials_pause_the_schedule_until_they_are_valid_again() {
         let now = get(&client, &s);
         (now["status"] == "active" && !runs_of(&client, &s).is_empty()).then_some(())
     });
+}
+
+/// The schedules' clock of a test (`--schedule-clock`, through its environment variable
+/// so a restart can move it): it starts at `at` and runs on at real speed.
+const CLOCK: &str = "CFDI_EXTRACT_SCHEDULE_CLOCK";
+
+fn set_clock(app: &mut TestApp, at: &str) {
+    app.env.retain(|(k, _)| k != CLOCK);
+    app.env.push((CLOCK.to_string(), at.to_string()));
+}
+
+/// A monthly schedule (the 1st at 06:00 Mexico City, both directions) made with the
+/// clock on `2026-08-20`; the app is stopped afterwards. With retentions, through an
+/// entity with an e.firma (they need it); else through a CIEC alone.
+fn monthly_schedule(app: &mut TestApp, retentions: bool) -> Value {
+    app.kill();
+    set_clock(app, "2026-08-20T00:00:00Z");
+    app.start();
+    let client = app.client();
+    let (entity, classes) = if retentions {
+        let entity = crate::flows::efirma_ws::efirma_entity(&client, "valid");
+        (entity, json!(["invoices", "retentions"]))
+    } else {
+        (
+            valid_entity(&client, "MON", "12345678"),
+            json!(["invoices"]),
+        )
+    };
+    let s = create(
+        &client,
+        json!({"entity_id": entity, "monthly": {"day": 1, "at": "06:00"},
+            "document_classes": classes}),
+    );
+    assert_eq!(s["next_run_at"], "2026-09-01T12:00:00.000000Z", "{s}");
+    assert_eq!(
+        s["monthly"],
+        json!({"day": 1, "at": "06:00", "months_before": 0}),
+        "{s}"
+    );
+    if retentions {
+        assert_eq!(s["document_classes"], json!(["invoices", "retentions"]));
+    } else {
+        assert!(
+            s.get("document_classes").is_none(),
+            "the default is not shown: {s}"
+        );
+    }
+    app.kill();
+    s
+}
+
+/// Once `count` runs of the schedule exist and all ended, their (period, direction,
+/// class) each, sorted.
+fn ended_runs(client: &Client, s: &Value, count: usize) -> Vec<(String, String, String)> {
+    // A month through the simulated web service takes a few of its waits per run.
+    let deadline = Duration::from_secs(180);
+    let runs = eventually(deadline, &format!("{count} ended scheduled runs"), || {
+        let runs = runs_of(client, s);
+        let ended = runs
+            .iter()
+            .all(|r| matches!(r["status"].as_str(), Some("finished" | "failed")));
+        (runs.len() >= count && ended).then_some(runs)
+    });
+    let mut seen: Vec<(String, String, String)> = runs
+        .iter()
+        .map(|r| {
+            assert_eq!(r["status"], "finished", "{r}");
+            let o = &r["options"];
+            (
+                format!("{}..{}", o["period"]["from"], o["period"]["to"]).replace('"', ""),
+                o["download_type"].as_str().expect("direction").to_string(),
+                o["document_class"]
+                    .as_str()
+                    .unwrap_or("invoices")
+                    .to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+/// The runs of one slot over `period`: each direction of each class.
+fn slot_runs(period: &str, classes: &[&str]) -> Vec<(String, String, String)> {
+    let mut runs = vec![];
+    for direction in ["issued", "received"] {
+        for class in classes {
+            runs.push((period.to_string(), direction.to_string(), class.to_string()));
+        }
+    }
+    runs
+}
+
+#[test]
+fn a_monthly_schedule_extracts_the_previous_month_both_ways_and_classes_once_a_month() {
+    let mut args = FAST.to_vec();
+    args.extend(["--sat-ws-poll", "50ms"]);
+    let mut app = TestApp::spawn_with(&args);
+    let s = monthly_schedule(&mut app, true);
+
+    // A second before the slot of September 1st: August, each direction of each class.
+    set_clock(&mut app, "2026-09-01T11:59:59Z");
+    app.start();
+    let client = app.client();
+    let both = ["invoices", "retentions"];
+    let august = slot_runs("2026-08-01..2026-08-31", &both);
+    assert_eq!(ended_runs(&client, &s, 4), august);
+    let after = get(&client, &s);
+    assert_eq!(
+        after["next_run_at"], "2026-10-01T12:00:00.000000Z",
+        "{after}"
+    );
+    assert!(after["last_run_at"].is_string(), "{after}");
+
+    // Started again before the same slot: it ran, so it does not run again.
+    app.restart();
+    let client = app.client();
+    let count = quiet(Duration::from_secs(1), "the schedule's runs", || {
+        runs_of(&client, &s).len()
+    });
+    assert_eq!(count, 4, "the slot ran twice across a restart");
+
+    // October's slot extracts September (30 days).
+    app.kill();
+    set_clock(&mut app, "2026-10-01T11:59:59Z");
+    app.start();
+    let mut expected = august;
+    expected.extend(slot_runs("2026-09-01..2026-09-30", &both));
+    expected.sort();
+    assert_eq!(ended_runs(&app.client(), &s, 8), expected);
+}
+
+#[test]
+fn two_instances_run_a_monthly_slot_once() {
+    crate::common::engine::postgres_only!("two instances share a PostgreSQL database");
+    // Through the CIEC: the sandbox's simulated e.firma web service keeps its requests
+    // in each instance's data directory (sandbox.db), so one cannot check another's.
+    let mut a = TestApp::spawn_with(FAST);
+    let s = monthly_schedule(&mut a, false);
+    let mut b = a.beside(FAST);
+    for app in [&mut a, &mut b] {
+        set_clock(app, "2026-09-01T11:59:59Z");
+        app.start();
+    }
+    let august = slot_runs("2026-08-01..2026-08-31", &["invoices"]);
+    assert_eq!(ended_runs(&b.client(), &s, 2), august);
+    let count = quiet(Duration::from_secs(1), "the schedule's runs", || {
+        runs_of(&a.client(), &s).len()
+    });
+    assert_eq!(count, 2, "both instances ran the slot");
 }

@@ -155,7 +155,12 @@ fn console_tables_keep_long_and_bidi_names_readable() {
         })
     };
     assert!(rule(".user", "overflow-wrap: anywhere"), "{css}");
-    assert!(rule("td > .muted", "overflow-wrap: anywhere"), "{css}");
+    // Every other text breaks between words only ("Programad a" was a muted label
+    // broken inside its word).
+    assert!(!rule("td > .muted", "overflow-wrap: anywhere"), "{css}");
+    for selector in ["th", "td", ".badge", ".muted", "label"] {
+        assert!(rule(selector, "overflow-wrap: normal"), "{selector}: {css}");
+    }
     assert!(rule("td", "unicode-bidi: plaintext"), "{css}");
     assert!(rule(".badge", "white-space: nowrap"), "{css}");
     let dom = anon.get("/console/dom.js").text();
@@ -170,7 +175,15 @@ fn console_tables_keep_long_and_bidi_names_readable() {
     for (file, cells) in [
         ("entities.js", "h('td', { class: 'user' }, e.name)"),
         ("invoice.js", "h('td', { class: 'user' }, it.description)"),
-        ("extractions.js", "h('td', { class: 'user' }, names.get"),
+        ("extractions.js", "h('td', { class: 'user' }, e ?"),
+        (
+            "invoices.js",
+            "h('div', { class: 'muted user' }, i.issuer.name",
+        ),
+        (
+            "retentions.js",
+            "h('div', { class: 'muted user' }, r.issuer.name",
+        ),
         ("schedules.js", "h('td', { class: 'user' }, who)"),
     ] {
         let js = anon.get(&format!("/console/{file}")).text();

@@ -826,6 +826,8 @@ fn real_responses_match_the_documented_schemas() {
             invoice_ids.clone()
         } else if op.path.starts_with("/v1/retentions/") {
             retention_ids.clone()
+        } else if op.path.starts_with("/v1/catalogs/") {
+            vec!["c_FormaPago".into(), "c_CveRetenc".into()]
         } else if op.path.starts_with("/v1/webhooks/") {
             webhook_ids.clone()
         } else if op.path.starts_with("/v1/schedules/") {
@@ -1190,9 +1192,14 @@ fn real_responses_match_the_documented_schemas() {
             "/v1/schedules",
             json!({"entity_id": "nope", "every": "1m", "lookback_days": 0}),
         ),
+        // The same run at the same slot as the entity's daily schedule.
         (
             "/v1/schedules",
-            json!({"entity_id": entity_id, "every": "6h"}),
+            json!({"entity_id": entity_id, "daily_at": "07:00"}),
+        ),
+        (
+            "/v1/schedules",
+            json!({"entity_id": entity_id, "every": "1M"}),
         ),
     ] {
         let res = c.check("post", path, path, api.post_json(path, &body));

@@ -494,3 +494,28 @@ fn the_index_lists_every_guide_and_every_endpoint() {
         "\"Endpoints at a glance\" against openapi.json"
     );
 }
+
+/// `/docs/exports` shows the accountant's layout column by column: each table lists the
+/// headers the code writes, in order, and nothing else.
+#[test]
+fn the_accountant_layout_is_documented_column_by_column() {
+    use cfdi_extract::export::accountant::{Table, INVOICES, ITEMS, RETENTIONS};
+    let page = std::fs::read_to_string(docs_dir().join("exports.html")).expect("exports.html");
+    let cell = regex::Regex::new(r"<tr><td>([^<]+)</td>").expect("re");
+    for (id, table) in [
+        ("accountant-invoice-columns", &INVOICES as &Table),
+        ("accountant-item-columns", &ITEMS),
+        ("accountant-retention-columns", &RETENTIONS),
+    ] {
+        let start = page
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("table {id}"));
+        let end = start + page[start..].find("</table>").expect("the table's end");
+        let documented: Vec<String> = cell
+            .captures_iter(&page[start..end])
+            .map(|c| c[1].replace("&amp;", "&"))
+            .collect();
+        let written: Vec<&str> = table.columns.iter().map(|c| c.header).collect();
+        assert_eq!(documented, written, "{id} against export::accountant");
+    }
+}

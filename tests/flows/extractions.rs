@@ -1363,3 +1363,50 @@ fn sandbox_prefixes_apply_to_lower_case_tax_ids_and_a_new_password_recovers() {
     let expected = sandbox("EKU9003173C9", "issued", day, day);
     assert_eq!(found(&done) as usize, expected.len());
 }
+
+#[test]
+fn an_ended_run_says_why_it_processed_fewer_than_it_found() {
+    let tax_id = "AAA010101AAA";
+    let (m, expected) = month_with_late_cancellation(tax_id);
+    let (from, to) = month(2025, m);
+    let held = withheld(&expected) as u64;
+    assert!(
+        held > 0,
+        "the sandbox withholds some XML on a first listing"
+    );
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity_id = id_of(&valid_entity(&client, tax_id, "sandbox1"));
+
+    // The first run: the listed invoices whose XML the SAT has not served yet.
+    let first = extract(&client, &entity_id, from, to, "issued");
+    let first = client
+        .get(&format!("/v1/extractions/{}", id_of(&first)))
+        .expect(200);
+    assert_eq!(
+        first["unprocessed"],
+        json!({"awaiting_xml": held, "conflicting": 0, "stored_before": 0}),
+        "{first}"
+    );
+    // The second: those completed, the rest stored by the first.
+    let second = extract(&client, &entity_id, from, to, "issued");
+    let second = client
+        .get(&format!("/v1/extractions/{}", id_of(&second)))
+        .expect(200);
+    assert_eq!(
+        second["unprocessed"],
+        json!({"awaiting_xml": 0, "conflicting": 0, "stored_before": found(&second) - held}),
+        "{second}"
+    );
+    // The first now finds nothing awaiting either: its listing is complete.
+    let first = client
+        .get(&format!("/v1/extractions/{}", id_of(&first)))
+        .expect(200);
+    assert_eq!(first["unprocessed"]["awaiting_xml"], 0, "{first}");
+    // The list leaves it out (it reads the database per run); a run that processed all
+    // it found has none.
+    let page = client
+        .get(&format!("/v1/extractions?entity_id={entity_id}"))
+        .expect(200);
+    assert!(page["data"][0].get("unprocessed").is_none(), "{page}");
+}

@@ -2,11 +2,12 @@
 //! from the sandbox tax authority, then read over HTTP. Each test starts the real binary
 //! on its own data directory.
 
+mod accountant;
 mod backup;
 mod bounds;
 mod documents;
 mod efirma;
-mod efirma_ws;
+pub(crate) mod efirma_ws;
 mod events;
 mod exports;
 mod extractions;

@@ -6,6 +6,7 @@ use super::super::classes::{Files, ListRow, Order, Stored, Tracked};
 use super::{Conn, Filter};
 use crate::domain::class::{DocumentClass, InvoiceClass};
 use crate::domain::event::Kind;
+use crate::domain::totals::Totals;
 
 impl Stored for InvoiceClass {
     const CLASS: DocumentClass = DocumentClass::Invoices;
@@ -54,5 +55,9 @@ impl Stored for InvoiceClass {
 
     fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
         Ok(super::visible(conn, org_id, id)?.map(|(uuid, _)| uuid))
+    }
+
+    fn totals(conn: &Conn, org_id: &str, f: &Filter) -> anyhow::Result<Totals> {
+        super::totals(conn, org_id, f)
     }
 }

@@ -14,8 +14,11 @@ use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::cfdi::Item;
 use crate::domain::payments::Entry;
+use crate::domain::search::Search;
+use crate::domain::totals::Totals;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// Parsed decimal text, or None.
 pub(super) fn dec(s: Option<String>) -> Option<Decimal> {
@@ -61,6 +64,8 @@ pub struct Filter {
     pub credited: Option<bool>,
     /// Inclusive lower bound on `updated_at`, in the service's timestamp format.
     pub updated_since: Option<String>,
+    /// `q`: a UUID, folio, series, RFC or part of a name.
+    pub q: Option<Search>,
     /// Not a filter, but the list and the exports share it with the filters.
     pub order: Order,
 }
@@ -84,18 +89,36 @@ fn conditions(f: &Filter) -> [(&Option<String>, &'static str); 13] {
     ]
 }
 
-/// The list's statement for `f`, with the keyset condition when a page follows the
-/// cursor `after` (its `(timestamp, id)` key).
-fn list_sql<'a>(
+/// The columns a search (`q`) looks in: the UUID, the RFCs and names of both parties,
+/// the series and folio, and both written together (`A-123`, `A123`).
+const SEARCHED: [&str; 8] = [
+    "uuid",
+    "issuer_tax_id",
+    "receiver_tax_id",
+    "issuer_name",
+    "receiver_name",
+    "folio",
+    "coalesce(series, '') || '-' || coalesce(folio, '')",
+    "coalesce(series, '') || coalesce(folio, '')",
+];
+
+/// `SELECT {columns} FROM invoices{join} WHERE` the organization's visible invoices
+/// matching `f`: the statement the list, its totals and the exports share.
+fn filtered<'a>(
+    conn: &Conn,
+    columns: &str,
+    join: &str,
     org_id: &'a dyn Param,
     f: &'a Filter,
-    after: Option<&'a (&'a str, &'a str)>,
-    limit: &'a dyn Param,
 ) -> Query<'a> {
+    // A whole UUID is one or two rows: its index finds them, where the planner would
+    // walk the list's order instead.
+    let table = match &f.q {
+        Some(Search::Uuid(_)) => "invoices INDEXED BY invoices_org_uuid",
+        _ => "invoices",
+    };
     let mut q = Query::new(format!(
-        "SELECT {} FROM invoices{} WHERE org_id = ",
-        view::COLUMNS,
-        view::LIST_69B_JOIN
+        "SELECT {columns} FROM {table}{join} WHERE org_id = "
     ));
     q.bind(org_id);
     q.sql.push_str(" AND xml_processed = 1");
@@ -104,6 +127,9 @@ fn list_sql<'a>(
             q.sql.push_str(clause);
             q.bind(value);
         }
+    }
+    if let Some(search) = &f.q {
+        super::classes::search(conn, &mut q, search, &SEARCHED);
     }
     if let Some(situation) = &f.counterparty_69b {
         q.sql.push_str(
@@ -138,6 +164,19 @@ fn list_sql<'a>(
             "o.type = 'E' AND r.relation_type IN ('01', '03')",
         ));
     }
+    q
+}
+
+/// The list's statement for `f`, with the keyset condition when a page follows the
+/// cursor `after` (its `(timestamp, id)` key).
+fn list_sql<'a>(
+    conn: &Conn,
+    org_id: &'a dyn Param,
+    f: &'a Filter,
+    after: Option<&'a (&'a str, &'a str)>,
+    limit: &'a dyn Param,
+) -> Query<'a> {
+    let mut q = filtered(conn, view::COLUMNS, view::LIST_69B_JOIN, org_id, f);
     let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = after {
         q.after(after_clause, at, id);
@@ -145,6 +184,40 @@ fn list_sql<'a>(
     q.sql.push_str(order_by);
     q.bind(limit);
     q
+}
+
+/// The amounts `totals` adds up, in `GET /v1/invoices/totals`' names.
+pub const TOTALS: &[&str] = &[
+    "subtotal",
+    "discount",
+    "taxes_transferred",
+    "taxes_withheld",
+    "total",
+    "paid_amount",
+    "due_amount",
+];
+
+/// How many invoices match `f`, and their amounts per currency, added up exactly in
+/// Rust (the database would add the decimal text as binary floats).
+pub fn totals(conn: &Conn, org_id: &str, f: &Filter) -> anyhow::Result<Totals> {
+    let q = filtered(
+        conn,
+        "currency, subtotal, discount, taxes_transferred, taxes_withheld, total, paid_amount, due_amount",
+        "",
+        &org_id,
+        f,
+    );
+    let mut totals = Totals::new(TOTALS);
+    let mut amounts = Vec::with_capacity(TOTALS.len());
+    conn.each(&q.sql, &q.params, |r| {
+        amounts.clear();
+        for i in 1..=TOTALS.len() {
+            amounts.push(r.text(i)?.and_then(|t| t.parse().ok()));
+        }
+        totals.add(r.text(0)?, &amounts);
+        Ok(())
+    })?;
+    Ok(totals)
 }
 
 /// The invoices matching `f` in `f.order`, after the `(timestamp, id)` key `after`.
@@ -155,7 +228,7 @@ pub fn list(
     after: Option<(&str, &str)>,
     limit: i64,
 ) -> anyhow::Result<Vec<ListRow>> {
-    let q = list_sql(&org_id, f, after.as_ref(), &limit);
+    let q = list_sql(conn, &org_id, f, after.as_ref(), &limit);
     conn.all(&q.sql, &q.params, |r| {
         Ok(ListRow {
             view: view::render(r)?,
@@ -218,24 +291,60 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
         json.push_str(&format!(r#","payments":{payments}"#));
     }
     push_relations(conn, id, (names, named), &mut json)?;
-    // Only documents that name it can credit it.
-    let credits = match named {
-        true => relations::credits(conn, id)?,
-        false => vec![],
-    };
-    let decimal = |s: &str| s.parse::<rust_decimal::Decimal>();
-    let due = due.as_deref().map(decimal).transpose()?;
-    let credits = credits
-        .iter()
-        .map(|c| decimal(c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let (credited, left) = crate::domain::relations::credited(due, &credits);
+    let (credited, left) = credited(conn, id, due.as_deref(), named)?;
     let left = left.map_or("null".to_string(), |l| l.to_string());
     json.push_str(&format!(
         r#","credited_amount":{credited},"balance_after_credits":{left}"#
     ));
     json.push('}');
     Ok(Some(json))
+}
+
+/// What the credit notes of an invoice take off it, and what is left to pay
+/// (`domain::relations::credited`); `named`: whether other documents name it (only
+/// those can credit it).
+fn credited(
+    conn: &Conn,
+    id: &str,
+    due: Option<&str>,
+    named: bool,
+) -> anyhow::Result<(Decimal, Option<Decimal>)> {
+    let credits = match named {
+        true => relations::credits(conn, id)?,
+        false => vec![],
+    };
+    let due = due.map(str::parse::<Decimal>).transpose()?;
+    let credits = credits
+        .iter()
+        .map(|c| c.parse::<Decimal>())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::domain::relations::credited(due, &credits))
+}
+
+/// `credited_amount` and `balance_after_credits` (as the single read shows them) of
+/// the organization's invoices among `ids`: a page of a list at a time, one statement
+/// for the page and one more per invoice other documents name.
+pub fn credits_of(
+    conn: &Conn,
+    org_id: &str,
+    ids: &[&str],
+) -> anyhow::Result<HashMap<String, (Decimal, Option<Decimal>)>> {
+    let ids = serde_json::to_string(ids)?;
+    let rows: Vec<(String, Option<String>, bool)> = conn.all(
+        &format!(
+            "SELECT id, due_amount, {} FROM invoices
+             WHERE org_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+            relations::PRESENT
+        ),
+        params![org_id, ids],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get::<i64>(3)? != 0)),
+    )?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for (id, due, named) in rows {
+        let credited = credited(conn, &id, due.as_deref(), named)?;
+        out.insert(id, credited);
+    }
+    Ok(out)
 }
 
 /// `relations` (the first `relations::EMBEDDED` entries each way), `relations_count` and
@@ -353,6 +462,24 @@ pub fn payment_view(payment_invoice_id: &str, e: &Entry) -> Value {
         "equivalence": num(e.equivalence),
         "cancelled": e.payment_cancelled,
     })
+}
+
+/// How many of an entity's invoices of one direction issued from `from` (inclusive) to
+/// `before` are still metadata only: listed by the SAT, their XML not yet served (or not
+/// readable).
+pub fn awaiting_xml(
+    conn: &Conn,
+    entity_id: &str,
+    direction: &str,
+    from: &str,
+    before: &str,
+) -> anyhow::Result<i64> {
+    conn.one(
+        "SELECT count(*) FROM invoices WHERE entity_id = ?1 AND xml_processed = 0
+         AND direction = ?2 AND issued_at >= ?3 AND issued_at < ?4",
+        params![entity_id, direction, from, before],
+        |r| r.get(0),
+    )
 }
 
 /// The id of an invoice of an entity and whether its XML was processed.

@@ -12,7 +12,7 @@ fn plan(f: &Filter, after_cursor: bool) -> String {
     let conn = Memory::new();
     let after = ("x", "x");
     let (org, limit): (&dyn Param, &dyn Param) = (&"x", &50_i64);
-    let q = list_sql(org, f, after_cursor.then_some(&after), limit);
+    let q = list_sql(&conn, org, f, after_cursor.then_some(&after), limit);
     let sql = format!("EXPLAIN QUERY PLAN {}", q.sql);
     let rows = conn
         .all(&sql, &q.params, |r| r.get::<String>(3))
@@ -73,6 +73,39 @@ fn the_default_order_still_reads_the_issued_at_indexes() {
             issued_from: Some("2026-01-01".into()),
             issued_before: Some("2026-02-01".into()),
             invoice_type: Some("I".into()),
+            ..Filter::default()
+        },
+        "invoices_entity_issued",
+    );
+}
+
+#[test]
+fn a_search_reads_a_whole_uuid_by_its_index_and_text_in_the_lists_order() {
+    use crate::domain::search::Search;
+    let search_plan = |q: Search| {
+        plan(
+            &Filter {
+                q: Some(q),
+                ..Filter::default()
+            },
+            false,
+        )
+    };
+    let uuid = search_plan(Search::Uuid("C2832671-DA6D-11EF-A83D-00155D012007".into()));
+    assert!(uuid.contains("USING INDEX invoices_org_uuid"), "{uuid}");
+    // Text is matched while the issued_at index is read in order: a page stops at its
+    // limit, with no sort of every match.
+    assert_served_by(
+        Filter {
+            q: Some(Search::Contains("%KEMPER%".into())),
+            ..Filter::default()
+        },
+        "invoices_org_issued",
+    );
+    assert_served_by(
+        Filter {
+            entity_id: Some("e".into()),
+            q: Some(Search::Contains("%A-12%".into())),
             ..Filter::default()
         },
         "invoices_entity_issued",

@@ -47,6 +47,16 @@ const STEPS: &[(i64, &str)] = &[
     ),
     // 19: `sat_certificates`, a new table `schema.sql` creates.
     (19, ""),
+    // SQLite's STEP_20: several schedules per entity, monthly ones, either document class.
+    (
+        20,
+        "ALTER TABLE schedules DROP CONSTRAINT IF EXISTS schedules_entity_id_key;
+         ALTER TABLE schedules ADD COLUMN IF NOT EXISTS monthly_day BIGINT;
+         ALTER TABLE schedules ADD COLUMN IF NOT EXISTS monthly_at TEXT COLLATE \"C\";
+         ALTER TABLE schedules ADD COLUMN IF NOT EXISTS months_before BIGINT;
+         ALTER TABLE schedules ADD COLUMN IF NOT EXISTS document_classes TEXT COLLATE \"C\";
+         CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);",
+    ),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

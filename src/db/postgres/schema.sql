@@ -80,12 +80,14 @@ CREATE TABLE IF NOT EXISTS extraction_conflicts (
     PRIMARY KEY (extraction_id, uuid)
 );
 
--- At most one schedule per entity, so one scheduled run per entity and direction at a
--- time. Exactly one of every_seconds and daily_at is set. Times are UTC timestamps.
+-- An entity may have several schedules (`db::schedules` refuses two that would start
+-- the same run at the same slot). Exactly one timing is set: every_seconds, daily_at, or
+-- monthly_day with monthly_at; a monthly one extracts calendar months (months_before),
+-- the others lookback_days. Times are UTC timestamps.
 CREATE TABLE IF NOT EXISTS schedules (
     id              TEXT COLLATE "C" PRIMARY KEY,
     org_id          TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
-    entity_id       TEXT COLLATE "C" NOT NULL UNIQUE REFERENCES entities(id) ON DELETE CASCADE,
+    entity_id       TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     directions      TEXT COLLATE "C" NOT NULL, -- JSON array: ["issued"], ["received"] or both
     every_seconds   BIGINT,
     daily_at        TEXT COLLATE "C",          -- HH:MM, America/Mexico_City
@@ -95,10 +97,15 @@ CREATE TABLE IF NOT EXISTS schedules (
     next_run_at     TEXT COLLATE "C" NOT NULL,
     last_run_at     TEXT COLLATE "C",
     created_at      TEXT COLLATE "C" NOT NULL,
-    updated_at      TEXT COLLATE "C" NOT NULL
+    updated_at      TEXT COLLATE "C" NOT NULL,
+    monthly_day     BIGINT,                    -- 1 to 31: a shorter month's last day
+    monthly_at      TEXT COLLATE "C",          -- HH:MM, America/Mexico_City
+    months_before   BIGINT,
+    document_classes TEXT COLLATE "C"          -- JSON array; NULL: ["invoices"]
 );
 CREATE INDEX IF NOT EXISTS schedules_org_id ON schedules (org_id, id);
 CREATE INDEX IF NOT EXISTS schedules_due ON schedules (status, next_run_at);
+CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 
 -- One row per (entity, fiscal UUID). xml_processed = 0 is the metadata-only state:
 -- known from the authority's listing, not visible through the API.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 19;
+pub const VERSION: i64 = 20;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -31,6 +31,7 @@ const STEPS: &[(i64, &str)] = &[
     (17, STEP_17),
     (18, STEP_18),
     (19, STEP_19),
+    (20, STEP_20),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -241,6 +242,48 @@ INSERT INTO invoice_relation_counts (invoice_id, related_uuid, entity_id, times)
 /// Version 19: the SAT's stamping certificates (`sat_certificates`, a new table that
 /// `schema.sql` creates), so stamps verify offline (`seal`). No existing row changes.
 const STEP_19: &str = "";
+
+/// Version 20: the month closes itself (issue 40). An entity may have several schedules,
+/// monthly ones among them, extracting either document class: `schedules` loses the
+/// UNIQUE on `entity_id` (SQLite cannot drop it in place, so the table is rebuilt; it is
+/// created first for a database from before version 5, which has none yet) and gains its
+/// monthly timing and classes (its indexes go with the old table and are made again).
+const STEP_20: &str = "
+CREATE TABLE IF NOT EXISTS schedules (
+    id TEXT PRIMARY KEY, org_id TEXT NOT NULL, entity_id TEXT NOT NULL UNIQUE,
+    directions TEXT NOT NULL, every_seconds INTEGER, daily_at TEXT, lookback_days INTEGER NOT NULL,
+    status TEXT NOT NULL, paused_reason TEXT, next_run_at TEXT NOT NULL, last_run_at TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE schedules_v20 (
+    id              TEXT PRIMARY KEY,
+    org_id          TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    directions      TEXT NOT NULL,
+    every_seconds   INTEGER,
+    daily_at        TEXT,
+    lookback_days   INTEGER NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+    paused_reason   TEXT,
+    next_run_at     TEXT NOT NULL,
+    last_run_at     TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    monthly_day     INTEGER,
+    monthly_at      TEXT,
+    months_before   INTEGER,
+    document_classes TEXT
+);
+INSERT INTO schedules_v20 (id, org_id, entity_id, directions, every_seconds, daily_at,
+    lookback_days, status, paused_reason, next_run_at, last_run_at, created_at, updated_at)
+SELECT id, org_id, entity_id, directions, every_seconds, daily_at, lookback_days, status,
+    paused_reason, next_run_at, last_run_at, created_at, updated_at FROM schedules;
+DROP TABLE schedules;
+ALTER TABLE schedules_v20 RENAME TO schedules;
+CREATE INDEX IF NOT EXISTS schedules_org_id ON schedules (org_id, id);
+CREATE INDEX IF NOT EXISTS schedules_due ON schedules (status, next_run_at);
+CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
+";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
