@@ -213,4 +213,41 @@ async function namesStayReadable(page, row, rfc, { ok, fail, shot }) {
   await row.locator('td.user', { hasText: before }).waitFor();
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps };
+/**
+ * The month close of the taxpayer's September 2026: the extractions that cover it, the
+ * IVA determination's figures as the API wrote them (grouped as the page shows
+ * amounts), its lines and what was left out, and the IVA XLSX.
+ */
+async function monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD }) {
+  await page.getByRole('link', { name: 'Cierre del mes' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Cierre del mes' }).waitFor();
+  const option = await page.locator('#month-form select[name=entity_id] option', { hasText: rfc }).first();
+  const entity = await option.getAttribute('value');
+  await page.getByLabel('Contribuyente').selectOption(entity);
+  await page.getByLabel('Mes', { exact: true }).fill('2026-09');
+  await page.getByRole('button', { name: 'Mostrar' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Determinación de IVA del mes' }).waitFor();
+  await page.locator('#month-extractions').waitFor();
+  const raw = await page.evaluate(async ([u, e, p]) => {
+    const r = await fetch(u, { headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}` }, credentials: 'omit' });
+    return r.json();
+  }, [`${BASE}/v1/entities/${entity}/iva?month=2026-09`, EMAIL, PASSWORD]);
+  const group = (n) => String(n).replace(/^(-?)(\d+)/, (m, sign, int) => sign + int.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+  const figures = await page.locator('#iva-figures').textContent();
+  const keys = ['iva_collected', 'iva_withheld_by_clients', 'iva_creditable', 'balance', 'iva_withheld_from_others', 'total_to_pay'];
+  const missing = keys.filter((k) => !figures.includes(group(raw.figures[k])));
+  const result = { payable: 'A cargo', in_favor: 'A favor', zero: 'Sin saldo' }[raw.figures.result];
+  if (missing.length || !figures.includes(result)) fail(`the month's IVA lacks ${missing.join(', ') || result} of ${JSON.stringify(raw.figures)}`);
+  else ok(`the month close shows the IVA determination as the API gives it (${result}, total ${raw.figures.total_to_pay})`);
+  const rows = await page.locator('#iva-issued tbody tr, #iva-received tbody tr').count();
+  if (rows !== raw.issued.length + raw.received.length) fail(`the month close shows ${rows} IVA lines of ${raw.issued.length + raw.received.length}`);
+  else ok(`the month close lists both sides' ${rows} cash-basis IVA lines`);
+  const [xlsx] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar IVA (XLSX)' }).click()]);
+  const zip = require('fs').readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
+  if (xlsx.suggestedFilename() !== 'iva-2026-09.xlsx' || zip !== 'PK') fail(`the IVA XLSX is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
+  else ok(`downloaded ${xlsx.suggestedFilename()}`);
+  await axe('month close');
+  await shot('month-close');
+}
+
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps };

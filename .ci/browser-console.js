@@ -9,7 +9,8 @@
 // retentions imported, listed, filtered, opened and
 // downloaded; what issue 39 asked (.ci/browser-console-accountant.js: errors in Spanish,
 // search, counts and totals against the API, "Ambas", why runs wait, whole labels, the
-// summary at 1366 px); the tax summary of a month and its XLSX; a complement's
+// summary at 1366 px); the tax summary of a month and its XLSX; the month close (its
+// extractions and IVA determination, the IVA XLSX); a complement's
 // PDF printed from its XML; switch to English; the waiting run in English; remove the
 // e.firma with the keyboard; a webhook's delivery log, then delete it; sign out; another
 // organization's user sees none of it. axe-core runs on each page
@@ -19,7 +20,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps } = require('./browser-console-steps');
 const { retentionSteps } = require('./browser-console-retentions');
 const { satSteps } = require('./browser-console-sat');
 const { list69bSteps } = require('./browser-console-69b');
@@ -254,6 +255,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   await extractionSteps(page, { ok, fail, axe, shot }, rfc, { EMAIL, PASSWORD });
   await summarySteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await summaryFitSteps(page, { ok, fail, axe, shot }, rfc);
+  await monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await list69bSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PASSWORD });
   await complementSteps(page, { ok, fail });
 
@@ -278,7 +280,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   // Tablet width: nothing wider than the viewport but the tables' own scroll boxes.
   await page.setViewportSize({ width: 768, height: 1024 });
   for (const [name, ready] of [['Taxpayers', 'tr[data-entity]'], ['Extractions', 'tr[data-extraction]'],
-    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]'], ['Tax summary', '#summary-form']]) {
+    ['Schedules', '#new-schedule'], ['Webhooks', '#add-webhook'], ['Invoices', 'tr[data-invoice]'], ['Tax summary', '#summary-form'], ['Month close', '#month-form']]) {
     await page.getByRole('link', { name }).click();
     await page.locator(ready).first().waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

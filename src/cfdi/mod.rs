@@ -179,7 +179,7 @@ impl StatedTaxes {
 }
 
 /// Emisor or Receptor.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Party {
     /// Rfc as written (trimmed); may be empty when the attribute is present but empty.
     pub tax_id: String,

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::invoices::{dec, ITEMS_PAGE};
 use super::sql::{params, Row};
 use super::Conn;
-use crate::cfdi::{ItemTax, StatedTaxes};
+use crate::cfdi::{ItemTax, Party, StatedTaxes};
 use crate::domain::summary::{fold_into, Document, PaidEntry, RetentionWithholding};
 use crate::retention::WithheldTax;
 
@@ -24,9 +24,30 @@ pub struct Period<'a> {
     pub before: &'a str,
 }
 
-const DOCUMENT_COLUMNS: &str = "id, type, currency, subtotal, discount, taxes_transferred,
-    taxes_withheld, total, payment_method, status, items_json, items_count, exchange_rate,
-    stated_taxes_json";
+super::sql::columns! {
+    /// What the summary reads of a document.
+    Id = "id",
+    Type = "type",
+    Currency = "currency",
+    Subtotal = "subtotal",
+    Discount = "discount",
+    TaxesTransferred = "taxes_transferred",
+    TaxesWithheld = "taxes_withheld",
+    Total = "total",
+    PaymentMethod = "payment_method",
+    State = "status",
+    ItemsJson = "items_json",
+    ItemsCount = "items_count",
+    ExchangeRate = "exchange_rate",
+    StatedTaxesJson = "stated_taxes_json",
+    Uuid = "uuid",
+    IssuedAt = "issued_at",
+    IssuerTaxId = "issuer_tax_id",
+    IssuerName = "issuer_name",
+    ReceiverTaxId = "receiver_tax_id",
+    ReceiverName = "receiver_name",
+    ReceiverCfdiUse = "receiver_cfdi_use",
+}
 
 /// Calls `f` with each processed document of the period (cancelled ones included:
 /// the computation counts and skips them).
@@ -44,7 +65,7 @@ pub fn each_document_of(
 ) -> anyhow::Result<()> {
     conn.each(
         &format!(
-            "SELECT {DOCUMENT_COLUMNS} FROM invoices
+            "SELECT {COLUMNS} FROM invoices
          WHERE entity_id = ?1 AND org_id = ?2 AND direction = ?3
            AND xml_processed = 1 AND issued_at >= ?4 AND issued_at < ?5
          ORDER BY issued_at, id"
@@ -98,48 +119,80 @@ pub fn each_retention(
 }
 
 fn document(conn: &Conn, r: &Row) -> anyhow::Result<Document> {
-    let id: String = r.get(0)?;
-    let amount = |i| -> anyhow::Result<Decimal> { Ok(dec(r.get(i)?).unwrap_or_default()) };
-    let items_count: Option<i64> = r.get(11)?;
+    let id: String = r.get(Col::Id.at())?;
+    let get_dec = |c: Col| -> anyhow::Result<Option<Decimal>> { Ok(dec(r.get(c.at())?)) };
+    let amount = |c: Col| -> anyhow::Result<Decimal> { Ok(get_dec(c)?.unwrap_or_default()) };
+    let items_count: Option<i64> = r.get(Col::ItemsCount.at())?;
+    let first_page = r.get(Col::ItemsJson.at())?;
+    let (taxes, untaxed) = concept_taxes(conn, &id, first_page, items_count.unwrap_or(0))?;
+    let mut receiver = party(r, Col::ReceiverTaxId.at(), Col::ReceiverName.at())?;
+    receiver.cfdi_use = r.get(Col::ReceiverCfdiUse.at())?;
     Ok(Document {
-        invoice_type: r.get::<Option<String>>(1)?.unwrap_or_default(),
-        currency: r.get(2)?,
-        subtotal: amount(3)?,
-        discount: dec(r.get(4)?),
-        taxes_transferred: dec(r.get(5)?),
-        taxes_withheld: dec(r.get(6)?),
-        total: amount(7)?,
-        payment_method: r.get(8)?,
-        cancelled: r.get::<String>(9)? == "cancelled",
-        taxes: concept_taxes(conn, &id, r.get(10)?, items_count.unwrap_or(0))?,
-        exchange_rate: dec(r.get(12)?),
-        stated: match r.get::<Option<String>>(13)? {
+        invoice_type: r.get::<Option<String>>(Col::Type.at())?.unwrap_or_default(),
+        currency: r.get(Col::Currency.at())?,
+        subtotal: amount(Col::Subtotal)?,
+        discount: get_dec(Col::Discount)?,
+        taxes_transferred: get_dec(Col::TaxesTransferred)?,
+        taxes_withheld: get_dec(Col::TaxesWithheld)?,
+        total: amount(Col::Total)?,
+        payment_method: r.get(Col::PaymentMethod.at())?,
+        cancelled: r.get::<String>(Col::State.at())? == "cancelled",
+        taxes,
+        exchange_rate: get_dec(Col::ExchangeRate)?,
+        stated: match r.get::<Option<String>>(Col::StatedTaxesJson.at())? {
             Some(json) => serde_json::from_str(&json)?,
             None => StatedTaxes::default(),
         },
+        uuid: r.get(Col::Uuid.at())?,
+        issued_at: r
+            .get::<Option<String>>(Col::IssuedAt.at())?
+            .unwrap_or_default(),
+        issuer: party(r, Col::IssuerTaxId.at(), Col::IssuerName.at())?,
+        receiver,
+        untaxed,
+        id,
     })
 }
 
-/// A stored concept, for its taxes only.
+/// A party from its RFC and name columns.
+fn party(r: &Row, tax_id: usize, name: usize) -> anyhow::Result<Party> {
+    Ok(Party {
+        tax_id: r.get::<Option<String>>(tax_id)?.unwrap_or_default(),
+        name: r.get(name)?,
+        ..Party::default()
+    })
+}
+
+/// A stored concept, for its taxes and, when it carries no IVA transfer, its amount.
 #[derive(Deserialize)]
 struct Concept {
     #[serde(default)]
     taxes: Vec<ItemTax>,
+    amount: Option<Decimal>,
+    discount: Option<Decimal>,
 }
 
-/// Every concept's taxes added up per tax, factor and rate: the first page on the
-/// row, the rest from their pages, one page in memory at a time.
+/// Every concept's taxes added up per tax, factor and rate, and the amount (less
+/// discount) of the concepts without an IVA transfer: the first page on the row, the
+/// rest from their pages, one page in memory at a time.
 fn concept_taxes(
     conn: &Conn,
     id: &str,
     first: Option<String>,
     count: i64,
-) -> anyhow::Result<Vec<ItemTax>> {
+) -> anyhow::Result<(Vec<ItemTax>, Decimal)> {
     let mut taxes = Vec::new();
+    let mut untaxed = Decimal::ZERO;
     let mut add_page = |page: &str| -> anyhow::Result<()> {
         let concepts: Vec<Concept> = serde_json::from_str(page)?;
-        for t in concepts.iter().flat_map(|c| &c.taxes) {
-            fold_into(&mut taxes, t);
+        for c in &concepts {
+            for t in &c.taxes {
+                fold_into(&mut taxes, t);
+            }
+            let iva = |t: &ItemTax| t.tax == "002" && t.kind == crate::cfdi::TaxKind::Transferred;
+            if !c.taxes.iter().any(iva) {
+                untaxed += c.amount.unwrap_or_default() - c.discount.unwrap_or_default();
+            }
         }
         Ok(())
     };
@@ -153,7 +206,7 @@ fn concept_taxes(
             |row| add_page(&row.get::<String>(0)?),
         )?;
     }
-    Ok(taxes)
+    Ok((taxes, untaxed))
 }
 
 /// A Pago as `invoices.payments_json` stores it (`cfdi::Payment`).
@@ -195,14 +248,18 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
         params![p.entity_id, p.from, p.before],
         |row| {
             let id: String = row.get(0)?;
-            let Some((cancelled, json)) = conn.opt(
-                "SELECT status, payments_json FROM invoices
+            let Some((cancelled, json, payment_uuid, issuer, receiver)) = conn.opt(
+                "SELECT status, payments_json, uuid, issuer_tax_id, issuer_name,
+                        receiver_tax_id, receiver_name FROM invoices
          WHERE id = ?1 AND org_id = ?2 AND direction = ?3",
                 params![id, p.org_id, p.direction],
                 |r| {
                     Ok((
                         r.get::<String>(0)? == "cancelled",
                         r.get::<Option<String>>(1)?,
+                        r.get::<String>(2)?,
+                        party(r, 3, 4)?,
+                        party(r, 5, 6)?,
                     ))
                 },
             )?
@@ -242,6 +299,9 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
                         payment_currency: payment.currency.clone(),
                         payment_exchange_rate: payment.exchange_rate,
                         equivalence: d.equivalence,
+                        payment_uuid: payment_uuid.clone(),
+                        payment_issuer: issuer.clone(),
+                        payment_receiver: receiver.clone(),
                     });
                 }
             }
@@ -254,7 +314,7 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
 fn paid_invoice(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Document>> {
     conn.opt(
         &format!(
-            "SELECT {DOCUMENT_COLUMNS} FROM invoices
+            "SELECT {COLUMNS} FROM invoices
          WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1"
         ),
         params![entity_id, uuid],

@@ -4,10 +4,10 @@
 
 use rust_decimal::Decimal;
 
-use crate::cfdi::{ItemTax, StatedTaxes};
+use crate::cfdi::{ItemTax, Party, StatedTaxes};
 
 /// A stored, processed document issued in the period.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Document {
     pub invoice_type: String,
     pub currency: Option<String>,
@@ -25,10 +25,20 @@ pub struct Document {
     pub exchange_rate: Option<Decimal>,
     /// Taxes stated outside the concepts (3.2, local, payroll).
     pub stated: StatedTaxes,
+    /// Which document it is and who is on either side (the receiver with its UsoCFDI):
+    /// what the month close lists a document by and groups it under.
+    pub id: String,
+    pub uuid: String,
+    pub issued_at: String,
+    pub issuer: Party,
+    pub receiver: Party,
+    /// Σ Importe − Descuento of its concepts that carry no IVA transfer: acts not
+    /// subject to IVA (every concept of a CFDI 3.2, whose concepts carry no taxes).
+    pub untaxed: Decimal,
 }
 
 /// A related-document entry of a payment complement, paid (FechaPago) in the period.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PaidEntry {
     pub payment_invoice_id: String,
     pub payment_cancelled: bool,
@@ -47,6 +57,10 @@ pub struct PaidEntry {
     pub payment_exchange_rate: Option<Decimal>,
     /// MonedaDR units per unit of MonedaP (EquivalenciaDR, Pagos 1.0 TipoCambioDR).
     pub equivalence: Option<Decimal>,
+    /// The complement's UUID and parties (who paid whom).
+    pub payment_uuid: String,
+    pub payment_issuer: Party,
+    pub payment_receiver: Party,
 }
 
 /// Adds `t` into the entry of `acc` with its kind, tax, factor and rate (the same

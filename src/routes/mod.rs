@@ -12,6 +12,7 @@ pub mod events;
 pub mod exports;
 pub mod extractions;
 pub mod invoices;
+pub mod iva;
 pub mod retentions;
 pub mod schedules;
 pub mod seals;
@@ -28,6 +29,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(events::routes());
     all.extend(extractions::routes());
     all.extend(invoices::routes());
+    all.extend(iva::routes());
     all.extend(retentions::routes());
     all.extend(exports::routes());
     all.extend(schedules::routes());

@@ -25,7 +25,9 @@
 //! - Withholdings: what others withheld from the entity, from the invoices it issued
 //!   and the retentions it received, whatever the direction (`withholdings`).
 
+pub mod cash;
 mod currency;
+pub mod iva;
 mod lines;
 pub mod sheet;
 #[cfg(test)]
@@ -235,14 +237,14 @@ impl Builder {
         }
         self.taxes.add_all(source, currency, taxes, pesos);
         self.local.add_all(source, currency, &d.stated.local, pesos);
-        // Credit notes count by their date whatever their MetodoPago: no payment
-        // complement ever pays one (the SAT's guide has them PUE).
-        let cash = match source {
-            Source::Invoices if d.is_ppd() => return,
-            Source::Invoices => Source::Pue,
-            _ => Source::CreditNotes,
-        };
-        self.cash.add_all(cash, currency, iva(taxes), pesos);
+        if let Some(share) = cash::of_document(d) {
+            self.cash_share(&share);
+        }
+    }
+
+    fn cash_share(&mut self, s: &cash::Share) {
+        let currency = s.currency.as_deref();
+        self.cash.add_all(s.source, currency, &s.taxes, s.pesos);
     }
 
     pub fn payment(&mut self, e: &PaidEntry) {
@@ -250,21 +252,8 @@ impl Builder {
             self.excluded.cancelled_payments += 1;
             return;
         }
-        let pesos = e.pesos();
-        if !e.taxes.is_empty() {
-            // The complement's own breakdown of what this payment carried.
-            let currency = e.currency.as_deref();
-            self.cash
-                .add_all(Source::Payments, currency, iva(&e.taxes), pesos);
-            return;
-        }
-        match proportion(e) {
-            Ok((invoice, paid)) => {
-                let shares = paid_shares(invoice, paid);
-                let currency = invoice.currency.as_deref();
-                self.cash
-                    .add_all(Source::Payments, currency, &shares, pesos);
-            }
+        match cash::of_payment(e) {
+            Ok(share) => self.cash_share(&share),
             Err(reason) => self.unresolved.push(Unresolved {
                 payment_invoice_id: e.payment_invoice_id.clone(),
                 related_uuid: e.related_uuid.clone(),
@@ -309,7 +298,7 @@ impl Builder {
 /// before dividing and rounded once to cents, as the SAT's Pagos guide takes it.
 fn paid_shares(invoice: &Document, paid: Decimal) -> Vec<ItemTax> {
     let mut lines = Vec::new();
-    for t in iva(invoice.breakdown()) {
+    for t in iva_entries(invoice.breakdown()) {
         fold_into(&mut lines, t);
     }
     let share = |v: Option<Decimal>| v.map(|v| cents(v * paid / invoice.total));
@@ -340,7 +329,7 @@ fn proportion(e: &PaidEntry) -> Result<(&Document, Decimal), &'static str> {
     Ok((invoice, paid))
 }
 
-fn iva(taxes: &[ItemTax]) -> impl Iterator<Item = &ItemTax> {
+fn iva_entries(taxes: &[ItemTax]) -> impl Iterator<Item = &ItemTax> {
     taxes.iter().filter(|t| t.tax == IVA)
 }
 

@@ -234,22 +234,7 @@ pub fn write(summary: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError>
         sheet.write_string_with_format(row, 0, label, &formats.bold)?;
         formats.dates.write(sheet, row, 1, text(key))?;
     }
-    let mut row = 6u32;
-    for (title, key, columns) in SECTIONS {
-        row += 1;
-        sheet.write_string_with_format(row, 0, *title, &formats.bold)?;
-        row += 1;
-        for (col, (header, _, _)) in (0u16..).zip(columns.iter()) {
-            sheet.write_string_with_format(row, col, *header, &formats.bold)?;
-        }
-        row += 1;
-        for line in summary[*key].as_array().into_iter().flatten() {
-            for (col, column) in (0u16..).zip(columns.iter()) {
-                cell(sheet, row, col, line, column, &mut formats)?;
-            }
-            row += 1;
-        }
-    }
+    let mut row = sections(sheet, 6, summary, SECTIONS, &mut formats)?;
     row += 1;
     sheet.write_string_with_format(row, 0, "Excluidos", &formats.bold)?;
     for (label, key) in [
@@ -262,6 +247,165 @@ pub fn write(summary: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError>
             sheet.write_number(row, 1, n as f64)?;
         }
     }
+    book.save_to_buffer()
+}
+
+/// Each section below `row`: its bold title, its headers and a row per line of
+/// `view[key]`; the row after the last.
+fn sections(
+    sheet: &mut Worksheet,
+    mut row: u32,
+    view: &Value,
+    sections: &[(&str, &str, &[Column])],
+    formats: &mut Formats,
+) -> Result<u32, XlsxError> {
+    for (title, key, columns) in sections {
+        row += 1;
+        sheet.write_string_with_format(row, 0, *title, &formats.bold)?;
+        row += 1;
+        for (col, (header, _, _)) in (0u16..).zip(columns.iter()) {
+            sheet.write_string_with_format(row, col, *header, &formats.bold)?;
+        }
+        row += 1;
+        for line in view[*key].as_array().into_iter().flatten() {
+            for (col, column) in (0u16..).zip(columns.iter()) {
+                cell(sheet, row, col, line, column, formats)?;
+            }
+            row += 1;
+        }
+    }
+    Ok(row)
+}
+
+/// The IVA determination's sections (`iva`): each side's cash-basis lines and what
+/// was left out.
+const IVA_SECTIONS: &[(&str, &str, &[Column])] = &[
+    (
+        "IVA trasladado a clientes (emitidos, flujo de efectivo)",
+        "issued",
+        TAXES,
+    ),
+    (
+        "IVA trasladado por proveedores (recibidos, flujo de efectivo)",
+        "received",
+        TAXES,
+    ),
+    (
+        "IVA que no entra en la determinación",
+        "excluded",
+        &[
+            ("Lado", "side", Kind::Words(direction)),
+            ("Motivo", "reason", Kind::Words(iva_reason)),
+            ("Detalle", "detail", Kind::Words(reason)),
+            ("Origen", "origin", Kind::Words(origin)),
+            ("UUID", "uuid", Kind::Text),
+            ("UUID del documento pagado", "related_uuid", Kind::Text),
+            ("Fecha", "date", Kind::Date),
+            ("RFC de la contraparte", "counterparty_tax_id", Kind::Text),
+            ("Nombre de la contraparte", "counterparty_name", Kind::Text),
+            ("Moneda", "currency", Kind::Text),
+            ("IVA trasladado", "iva_transferred", Kind::Money),
+            ("IVA retenido", "iva_withheld", Kind::Money),
+            (
+                "IVA trasladado en pesos",
+                "iva_transferred_mxn",
+                Kind::Pesos,
+            ),
+            ("IVA retenido en pesos", "iva_withheld_mxn", Kind::Pesos),
+        ],
+    ),
+];
+
+/// Why IVA was left out of the determination, in words.
+fn iva_reason(word: &str) -> &str {
+    match word {
+        "cancelled" => "Comprobante cancelado",
+        "payment_cancelled" => "Complemento de pago cancelado",
+        "payment_unresolved" => "Pago que el flujo de efectivo no puede contar",
+        "no_exchange_rate" => "Otra moneda sin tipo de cambio",
+        "issuer_definitive_69b" => "Emisor definitivo en la lista 69-B (IVA no acreditable)",
+        other => other,
+    }
+}
+
+fn origin(word: &str) -> &str {
+    match word {
+        "document" => "Comprobante",
+        "payment" => "Pago (complemento)",
+        other => other,
+    }
+}
+
+/// The IVA determination (`GET /v1/entities/{id}/iva`'s JSON) as a one-sheet XLSX:
+/// the taxpayer and month, the figures in pesos, then the lines and what was left out.
+pub fn write_iva(view: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError> {
+    let mut book = Workbook::new();
+    let mut formats = Formats {
+        bold: Format::new().set_bold(),
+        dates: DateFormats::day_first(),
+        percent: Format::new().set_num_format(PERCENT),
+        money: MoneyFormats::default(),
+    };
+    let sheet = book.add_worksheet().set_name("IVA del mes")?;
+    sheet.set_column_width(0, 40)?;
+    sheet.set_column_range_width(1, 13, 16)?;
+    let title = "Determinación de IVA del mes (borrador, flujo de efectivo)";
+    sheet.write_string_with_format(0, 0, title, &formats.bold)?;
+    let text = |key: &str| view[key].as_str().unwrap_or_default();
+    for (row, label, value) in [
+        (1, "RFC", taxpayer.tax_id),
+        (2, "Nombre", taxpayer.name),
+        (3, "Mes", text("month")),
+    ] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        sheet.write_string(row, 1, value)?;
+    }
+    let figures = &view["figures"];
+    let mut row = 5u32;
+    for (label, key) in [
+        ("IVA causado (cobrado)", "iva_collected"),
+        ("(−) IVA retenido por clientes", "iva_withheld_by_clients"),
+        ("(−) IVA acreditable (pagado)", "iva_creditable"),
+        ("Saldo", "balance"),
+    ] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        cell(
+            sheet,
+            row,
+            1,
+            figures,
+            &("", key, Kind::Pesos),
+            &mut formats,
+        )?;
+        row += 1;
+    }
+    let result = match figures["result"].as_str() {
+        Some("payable") => "A cargo",
+        Some("in_favor") => "A favor",
+        _ => "Sin saldo",
+    };
+    sheet.write_string_with_format(row, 0, "Resultado", &formats.bold)?;
+    sheet.write_string(row, 1, result)?;
+    row += 1;
+    for (label, key) in [
+        (
+            "IVA retenido a terceros (a enterar)",
+            "iva_withheld_from_others",
+        ),
+        ("Total a pagar", "total_to_pay"),
+    ] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        cell(
+            sheet,
+            row,
+            1,
+            figures,
+            &("", key, Kind::Pesos),
+            &mut formats,
+        )?;
+        row += 1;
+    }
+    sections(sheet, row, view, IVA_SECTIONS, &mut formats)?;
     book.save_to_buffer()
 }
 

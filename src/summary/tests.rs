@@ -31,6 +31,7 @@ fn doc(kind: &str, method: &str, total: &str, taxes: Vec<ItemTax>) -> Document {
         taxes,
         exchange_rate: None,
         stated: StatedTaxes::default(),
+        ..Document::default()
     }
 }
 
@@ -47,6 +48,7 @@ fn entry(paid: &str, taxes: Vec<ItemTax>, invoice: Option<Document>) -> PaidEntr
         payment_currency: Some("MXN".into()),
         payment_exchange_rate: None,
         equivalence: None,
+        ..PaidEntry::default()
     }
 }
 
@@ -434,6 +436,7 @@ fn stored(c: &crate::cfdi::Cfdi) -> Document {
         taxes,
         exchange_rate: c.exchange_rate,
         stated: c.stated_taxes.clone(),
+        ..Document::default()
     }
 }
 
@@ -454,6 +457,7 @@ fn paid_entries(c: &crate::cfdi::Cfdi, invoice: Option<&Document>) -> Vec<PaidEn
             payment_currency: Some(p.currency.clone()),
             payment_exchange_rate: p.exchange_rate,
             equivalence: d.equivalence,
+            ..PaidEntry::default()
         })
         .collect()
 }

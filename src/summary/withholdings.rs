@@ -193,6 +193,7 @@ mod tests {
             taxes,
             exchange_rate: rate.map(d),
             stated: StatedTaxes::default(),
+            ..Document::default()
         }
     }
 

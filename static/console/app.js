@@ -9,13 +9,14 @@ import * as entities from './entities.js';
 import * as extractions from './extractions.js';
 import * as invoices from './invoices.js';
 import * as invoice from './invoice.js';
+import * as month from './month.js';
 import * as retentions from './retentions.js';
 import * as retention from './retention.js';
 import * as schedules from './schedules.js';
 import * as summary from './summary.js';
 import * as webhooks from './webhooks.js';
 
-const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['retentions', retentions], ['summary', summary], ['webhooks', webhooks]];
+const SECTIONS = [['entities', entities], ['extractions', extractions], ['schedules', schedules], ['invoices', invoices], ['retentions', retentions], ['summary', summary], ['month', month], ['webhooks', webhooks]];
 const main = document.getElementById('main');
 let stop = null;
 

@@ -408,6 +408,8 @@ fn start_receiver() -> (String, Received) {
 fn required_query(path: &str) -> &'static str {
     if path.ends_with("/summary") {
         "?from=2024-03-05&to=2024-03-05&direction=issued"
+    } else if path.ends_with("/iva") {
+        "?month=2024-03"
     } else {
         ""
     }
@@ -1032,6 +1034,22 @@ fn real_responses_match_the_documented_schemas() {
     }
     let url = format!("/v1/entities/{entity_id}/summary?to=2020-01-01&direction=both");
     let res = c.check("get", summary, &url, api.get(&url));
+    assert_eq!(res.status, 422, "GET {url}: {}", res.text());
+
+    // --- The month's IVA determination: the 2020 PPD paid by its complement, the
+    // sandbox's March 2024 (received), as JSON and XLSX; a bad month.
+    let iva = "/v1/entities/{id}/iva";
+    for query in [
+        "month=2020-01",
+        "month=2024-03",
+        "month=2024-03&format=xlsx",
+    ] {
+        let url = format!("/v1/entities/{entity_id}/iva?{query}");
+        let res = c.check("get", iva, &url, api.get(&url));
+        assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+    }
+    let url = format!("/v1/entities/{entity_id}/iva?month=2024-13");
+    let res = c.check("get", iva, &url, api.get(&url));
     assert_eq!(res.status, 422, "GET {url}: {}", res.text());
 
     // --- A seal verified: a sandbox invoice (valid), and one that is no CFDI (422).

@@ -16,6 +16,7 @@ mod import;
 mod incremental;
 mod invoices;
 mod items;
+mod iva;
 mod list_69b;
 mod metrics;
 mod relations;
