@@ -84,21 +84,37 @@ async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
   await page.getByRole('checkbox', { name: 'Recibidas' }).uncheck();
   await page.getByLabel('Días hacia atrás').fill('10');
   await page.getByRole('button', { name: 'Agregar', exact: true }).click();
-  const row = page.locator('tr[data-schedule]', { hasText: rfc });
+  let row = page.locator('tr[data-schedule]', { hasText: rfc });
   const made = await row.filter({ hasText: 'Diaria a las 07:30' }).filter({ hasText: 'vigente' }).waitFor().then(() => true, () => false);
   const cells = made ? (await row.textContent()).replace(/\s+/g, ' ') : '';
   if (!made || !/\d{2}\/\d{2}\/\d{4}, 07:30:00/.test(cells) || /Recibidas/.test(cells)) fail(`the new schedule shows ${cells || await page.locator('#main').textContent()}`);
   else ok(`schedule created: ${cells}`);
 
-  // The interval choice: a second schedule for the same taxpayer is refused, clearly.
+  // The interval choice: a taxpayer may have several schedules (issue 40)...
   await page.getByLabel('Contribuyente').selectOption({ label });
   await page.getByRole('radio', { name: 'Cada cierto tiempo' }).check();
   await page.getByLabel('Intervalo (p. ej. 6h, 90m, 1d)').fill('6h');
   await page.getByRole('button', { name: 'Agregar', exact: true }).click();
-  const refused = await page.locator('.error', { hasText: 'Contribuyente: ya tiene una descarga programada: pause, modifique o elimine esa' })
+  const second = await page.waitForFunction(() => document.querySelectorAll('tr[data-schedule]').length === 2)
+    .then(() => true, () => false);
+  if (!second) fail(`a second schedule for the taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
+  else ok('a second schedule for the taxpayer, every 6h, is listed beside the daily one');
+
+  // ...but not two at the same times for the same direction: refused, clearly, in Spanish.
+  await page.getByLabel('Contribuyente').selectOption({ label });
+  await page.getByRole('radio', { name: /^Diaria/ }).check();
+  await page.getByLabel('Diaria a las (hora de la Ciudad de México)').fill('07:30');
+  await page.getByRole('checkbox', { name: 'Recibidas' }).uncheck();
+  await page.getByRole('button', { name: 'Agregar', exact: true }).click();
+  const refused = await page.locator('.error', { hasText: 'ya tiene una descarga programada a las mismas horas' })
     .waitFor().then(() => true, () => false);
-  if (!refused) fail(`a second schedule for the same taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
-  else ok('a second schedule for the taxpayer is refused in Spanish: "Contribuyente: ya tiene una descarga programada…"');
+  if (!refused) fail(`a colliding schedule for the same taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
+  else ok('a schedule at the same times as another of the taxpayer is refused in Spanish: "ya tiene una descarga programada a las mismas horas…"');
+  const interval = page.locator('tr[data-schedule]', { hasText: rfc }).filter({ hasNotText: 'Diaria a las 07:30' });
+  await interval.getByRole('button', { name: /^Eliminar / }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Eliminar' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('tr[data-schedule]').length === 1).catch(() => {});
+  row = row.filter({ hasText: 'Diaria a las 07:30' });
 
   await row.getByRole('button', { name: /^Pausar / }).click();
   const paused = await row.filter({ hasText: 'en pausa' }).filter({ hasText: 'Pausada por un usuario.' }).waitFor().then(() => true, () => false);

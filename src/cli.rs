@@ -152,7 +152,9 @@ pub enum InvoicesCommand {
     /// Import CFDI XML files you already have (e.g. from a SAT bulk download) into an
     /// entity, through the same path extractions use. Invoices and CFDI de Retenciones
     /// alike: each file's root element picks its class. Prints one line per file
-    /// (`imported`, the file, the stored id, and `retention` for a retention).
+    /// (`imported`, the file, the stored id, and `retention` for a retention), then a
+    /// `seal` line per document saying whether its seal verified (`valid`, `invalid`
+    /// or `unverified`, and why when it is not valid).
     Import {
         /// The entity's id.
         #[arg(long)]
@@ -163,6 +165,10 @@ pub enum InvoicesCommand {
         /// XML files; a PDF with the same name beside a file is imported with it.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Refuse (skip) a file whose seal is invalid: one not signed by its issuer's
+        /// certificate, edited after it was sealed, or a certificate the SAT did not issue.
+        #[arg(long)]
+        require_valid_seal: bool,
     },
     /// Write one entity's invoices issued in a period (or their concepts, with
     /// --items) to a CSV or XLSX file: the same file `GET /v1/invoices/export` serves.

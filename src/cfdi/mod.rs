@@ -6,7 +6,6 @@
 //! with. Elements are matched by namespace URI and local name, never by
 //! prefix. The parser never panics: every bad input maps to a [`CfdiError`].
 
-mod certification;
 mod document;
 pub(crate) mod limits;
 mod pagos;

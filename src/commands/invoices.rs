@@ -12,6 +12,7 @@ use crate::domain::extraction::Direction;
 use crate::events;
 use crate::export::{self, About, Format, Layout};
 use crate::ingest::{self, IngestError, Owner};
+use crate::seal::{Certificate, Lookup, SatCertificates, Seal, Status as SealStatus, Trust};
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,8 @@ pub fn run(store: &Store, cmd: InvoicesCommand) -> anyhow::Result<()> {
             entity,
             direction,
             files,
-        } => import(store, &entity, &direction, &files),
+            require_valid_seal,
+        } => import(store, &entity, &direction, &files, require_valid_seal),
         InvoicesCommand::Export {
             entity,
             from,
@@ -93,13 +95,22 @@ fn find_entity(db: &Db, id: &str) -> anyhow::Result<Entity> {
         .with_context(|| format!("no entity {id:?}"))
 }
 
-fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> anyhow::Result<()> {
+fn import(
+    store: &Store,
+    entity: &str,
+    direction: &str,
+    files: &[PathBuf],
+    require_valid_seal: bool,
+) -> anyhow::Result<()> {
     let db = Db::connect(store, 2, Checkpoints::Automatic)?;
     let direction = Direction::parse(direction).context("direction must be issued or received")?;
     let entity = find_entity(&db, entity)?;
+    let seals = Seals::new(&db);
     let mut failed = 0;
     for file in files {
-        match import_file(&db, &entity, direction, file)? {
+        let (outcome, seal) =
+            import_file(&db, &entity, direction, file, &seals, require_valid_seal)?;
+        match outcome {
             // An invoice's line is the contract's; another class names itself.
             Ok((DocumentClass::Invoices, id)) => println!("imported\t{}\t{id}", file.display()),
             Ok((class, id)) => {
@@ -110,6 +121,9 @@ fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> an
                 println!("skipped\t{}\t{reason}", file.display());
             }
         }
+        if let Some(seal) = seal {
+            println!("seal\t{}\t{}", file.display(), seal_line(&seal));
+        }
     }
     if failed > 0 {
         bail!("{failed} of {} file(s) could not be imported", files.len());
@@ -117,24 +131,95 @@ fn import(store: &Store, entity: &str, direction: &str, files: &[PathBuf]) -> an
     Ok(())
 }
 
-/// Imports one file: what it was stored as, or why the file was skipped. The outer
-/// error is for what stops the whole run (an unreadable file, the database).
+/// How an import verifies seals: offline, with the SAT's authorities and the SAT
+/// certificates already stored (by the server, or `sat-certificates load`); a stamp
+/// whose certificate is not stored is `unverified`, never fetched from here.
+struct Seals<'a> {
+    trust: Trust,
+    db: &'a Db,
+}
+
+impl SatCertificates for Seals<'_> {
+    fn lookup(&self, number: &str) -> Lookup {
+        let stored = self
+            .db
+            .conn()
+            .and_then(|c| db::sat_certificates::get(&c, number))
+            .map_err(|e| format!("the certificate store could not be read ({e})"));
+        match stored.and_then(|der| der.map(|d| Certificate::from_der(&d)).transpose()) {
+            Ok(Some(cert)) => Lookup::Found(Box::new(cert)),
+            Ok(None) => Lookup::Missing(format!(
+                "the SAT certificate {number} is not stored yet (the server fetches it; \
+                 `cfdi-extract sat-certificates load` loads it from a file)"
+            )),
+            Err(why) => Lookup::Missing(why),
+        }
+    }
+}
+
+impl<'a> Seals<'a> {
+    fn new(db: &'a Db) -> Self {
+        Seals {
+            trust: Trust::sat(),
+            db,
+        }
+    }
+
+    /// The seal of a document's bytes; `None` for no class the SAT seals.
+    fn verify(&self, xml: &[u8]) -> Option<Seal> {
+        crate::seal::verify(xml, &self.trust, self).ok().flatten()
+    }
+}
+
+/// A `seal` line's status and, when it is not valid, the reasons of the checks that
+/// are not (the invalid ones first).
+fn seal_line(seal: &Seal) -> String {
+    let status = serde_json::to_value(seal.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    match seal.status {
+        SealStatus::Valid => status,
+        SealStatus::Invalid => format!("{status}\t{}", seal.invalid_reasons().join("; ")),
+        SealStatus::Unverified => format!("{status}\t{}", seal.unverified_reasons().join("; ")),
+    }
+}
+
+type Imported = Result<(DocumentClass, String), String>;
+
+/// Imports one file: what it was stored as, or why the file was skipped, and its seal
+/// when it is a sealed document. The outer error is for what stops the whole run (an
+/// unreadable file, the database).
 fn import_file(
     db: &Db,
     entity: &Entity,
     direction: Direction,
     file: &Path,
-) -> anyhow::Result<Result<(DocumentClass, String), String>> {
+    seals: &Seals<'_>,
+    require_valid_seal: bool,
+) -> anyhow::Result<(Imported, Option<Seal>)> {
     let xml = read_bounded(file).with_context(|| format!("cannot read {}", file.display()))?;
     let pdf = std::fs::read(file.with_extension("pdf")).ok();
     // Parsed and compressed before the write transaction: a large or hostile document
     // costs its CPU without holding the database lock the server's writes wait for.
     let doc = match ingest::prepare_any(&xml, pdf.as_deref()) {
         Ok(doc) => doc,
-        Err(e) => return Ok(Err(IngestError::from(e).to_string())),
+        Err(e) => return Ok((Err(IngestError::from(e).to_string()), None)),
     };
+    // Verified once the document parsed (the bounded parser has refused what is
+    // hostile), and before the transaction too.
+    let seal = seals.verify(&xml);
     if let Some(reason) = not_the_entity(direction, doc.party(direction), entity) {
-        return Ok(Err(reason));
+        return Ok((Err(reason), seal));
+    }
+    if let Some(seal) = seal.as_ref().filter(|s| s.status == SealStatus::Invalid) {
+        if require_valid_seal {
+            let reason = format!(
+                "its seal is invalid ({}) and --require-valid-seal is given",
+                seal.invalid_reasons().join("; ")
+            );
+            return Ok((Err(reason), Some(seal.clone())));
+        }
     }
     // Each file is a batch of its own: its invoice events commit with it.
     let batch = uuid::Uuid::now_v7().to_string();
@@ -145,7 +230,7 @@ fn import_file(
     };
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
-    db.tx(|tx| {
+    let stored = db.tx(|tx| {
         tx.lock(db::Lock::Entity(&entity.id))?;
         let stored = doc
             .store(tx, owner, direction, None)
@@ -157,7 +242,8 @@ fn import_file(
                 Ok(other.map_err(|e| e.to_string()))
             }
         }
-    })
+    })?;
+    Ok((stored, seal))
 }
 
 /// The file's bytes, reading at most one byte past the document size limit (the

@@ -14,6 +14,7 @@
 
 mod cadena;
 mod certificate;
+mod crt;
 mod document;
 pub mod names;
 mod sign;

@@ -125,10 +125,19 @@ impl Seal {
 
     /// The reasons of the checks that failed, for a one-line summary.
     pub fn invalid_reasons(&self) -> Vec<&str> {
+        self.reasons(Status::Invalid)
+    }
+
+    /// The reasons of the checks not made (yet), for a one-line summary.
+    pub fn unverified_reasons(&self) -> Vec<&str> {
+        self.reasons(Status::Unverified)
+    }
+
+    fn reasons(&self, status: Status) -> Vec<&str> {
         self.checks
             .all()
             .iter()
-            .filter(|c| c.status == Status::Invalid)
+            .filter(|c| c.status == status)
             .filter_map(|c| c.reason.as_deref())
             .collect()
     }

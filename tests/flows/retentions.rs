@@ -67,8 +67,17 @@ fn every_sample_is_stored_or_refused_with_its_reason() {
         ],
         None,
     );
-    let line = out.expect_success("import again");
-    assert!(line.trim_end().ends_with("\tretention"), "{line}");
+    let out = out.expect_success("import again");
+    let line = out.lines().find(|l| l.starts_with("imported\t"));
+    assert!(
+        line.is_some_and(|l| l.trim_end().ends_with("\tretention")),
+        "{out}"
+    );
+    // Then whether its seal verified: this sample was sealed with a test certificate.
+    assert!(
+        out.contains("\tinvalid\tthe certificate was issued by A.C. de pruebas"),
+        "{out}"
+    );
 
     // The demo issuer files the foreign-receiver payment as issued and the platform's
     // constancia as received.

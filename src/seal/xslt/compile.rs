@@ -94,7 +94,7 @@ fn template(node: Node<'_, '_>, sheet: &mut Stylesheet) -> Result<(), String> {
         match attr(node, "match")? {
             "/" => sheet.root = Some(body),
             pattern => {
-                sheet.matched.insert(qname(node, pattern)?, body);
+                sheet.insert_matched(qname(node, pattern)?, body);
             }
         }
     }

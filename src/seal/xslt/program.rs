@@ -84,6 +84,28 @@ pub(crate) struct Named {
 #[derive(Debug, Default)]
 pub(crate) struct Stylesheet {
     pub root: Option<Vec<Instr>>,
-    pub matched: HashMap<Name, Vec<Instr>>,
+    /// Templates by the local name they match, then its namespace URI: found for a
+    /// document's element by its borrowed names, without building a `Name`.
+    matched: HashMap<String, Vec<(String, Vec<Instr>)>>,
     pub named: HashMap<String, Named>,
+}
+
+impl Stylesheet {
+    /// Adds a template matching `name`, replacing one before it for the same name.
+    pub fn insert_matched(&mut self, name: Name, body: Vec<Instr>) {
+        let same_local = self.matched.entry(name.local).or_default();
+        match same_local.iter_mut().find(|(uri, _)| *uri == name.uri) {
+            Some(slot) => slot.1 = body,
+            None => same_local.push((name.uri, body)),
+        }
+    }
+
+    /// The template for an element named `uri` and `local`.
+    pub fn template(&self, uri: &str, local: &str) -> Option<&Vec<Instr>> {
+        self.matched
+            .get(local)?
+            .iter()
+            .find(|(u, _)| u == uri)
+            .map(|(_, body)| body)
+    }
 }

@@ -1,11 +1,19 @@
 //! Applies a compiled stylesheet to a document, writing its text output. The document's
 //! root is the element given (the Comprobante, or the TimbreFiscalDigital on its own, as
 //! the SAT builds the stamp's string from the stamp node alone).
+//!
+//! Every document the sandbox makes and every document stored runs through here, so
+//! the hot paths allocate nothing per attribute: values are borrowed from the document
+//! and written (normalised) straight into the one output buffer, a template's
+//! parameters are named by the stylesheet's own strings, and a path from one node
+//! keeps document order without sorting.
+
+use std::borrow::Cow;
 
 use roxmltree::Node;
 
 use super::compile::is_blank;
-use super::program::{Axis, Expr, Instr, Name, Start, Step, Stylesheet, Test};
+use super::program::{Axis, Expr, Instr, Start, Step, Stylesheet, Test};
 
 /// A node an expression selects.
 #[derive(Debug, Clone, Copy)]
@@ -18,7 +26,7 @@ enum Item<'a, 'i> {
     Attribute(Node<'a, 'i>, usize),
 }
 
-impl Item<'_, '_> {
+impl<'a> Item<'a, '_> {
     /// Document order: the root first, then nodes, an element's attributes right after it.
     fn order(&self) -> (usize, usize) {
         match self {
@@ -28,21 +36,20 @@ impl Item<'_, '_> {
         }
     }
 
-    /// XPath's string-value.
-    fn string(&self) -> String {
+    /// XPath's string-value, borrowed from the document where it is one piece.
+    fn string(&self) -> Cow<'a, str> {
         match self {
-            Item::Root(n) | Item::Node(n) if n.is_element() => n
-                .descendants()
-                .filter(Node::is_text)
-                .filter_map(|t| t.text())
-                .collect(),
-            Item::Root(_) => String::new(),
-            Item::Node(n) => n.text().unwrap_or("").to_string(),
-            Item::Attribute(n, i) => n
-                .attributes()
-                .nth(*i)
-                .map(|a| a.value().to_string())
-                .unwrap_or_default(),
+            Item::Root(n) | Item::Node(n) if n.is_element() => Cow::Owned(
+                n.descendants()
+                    .filter(Node::is_text)
+                    .filter_map(|t| t.text())
+                    .collect(),
+            ),
+            Item::Root(_) => Cow::Borrowed(""),
+            Item::Node(n) => Cow::Borrowed(n.text().unwrap_or("")),
+            Item::Attribute(n, i) => {
+                Cow::Borrowed(n.attributes().nth(*i).map(|a| a.value()).unwrap_or(""))
+            }
         }
     }
 }
@@ -63,16 +70,16 @@ impl Value<'_, '_> {
         }
     }
 
-    fn string(&self) -> String {
+    fn string(&self) -> Cow<'_, str> {
         match self {
             Value::Nodes(n) => n.first().map(Item::string).unwrap_or_default(),
-            Value::Text(s) => s.clone(),
-            Value::Bool(b) => b.to_string(),
+            Value::Text(s) => Cow::Borrowed(s),
+            Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
         }
     }
 
     /// The strings `=` compares: each node's for a node-set.
-    fn strings(&self) -> Vec<String> {
+    fn strings(&self) -> Vec<Cow<'_, str>> {
         match self {
             Value::Nodes(n) => n.iter().map(Item::string).collect(),
             other => vec![other.string()],
@@ -82,18 +89,28 @@ impl Value<'_, '_> {
 
 /// XPath `normalize-space`: XML blanks trimmed and each run of them made one space.
 pub(crate) fn normalize_space(value: &str) -> String {
-    value
-        .split(is_blank)
-        .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(value.len());
+    push_normalized(&mut out, value);
+    out
 }
 
-/// A template's parameters, and the root element of the run.
+/// Writes `normalize-space(value)` at the end of `out`.
+fn push_normalized(out: &mut String, value: &str) {
+    let mut first = true;
+    for part in value.split(is_blank).filter(|part| !part.is_empty()) {
+        if !first {
+            out.push(' ');
+        }
+        out.push_str(part);
+        first = false;
+    }
+}
+
+/// A template's parameters (named by the stylesheet's strings), and the run's root.
 #[derive(Clone)]
-struct Env<'a, 'i> {
+struct Env<'s, 'a, 'i> {
     root: Node<'a, 'i>,
-    vars: Vec<(String, Value<'a, 'i>)>,
+    vars: Vec<(&'s str, Value<'a, 'i>)>,
 }
 
 struct Run<'s, 'a, 'i> {
@@ -107,13 +124,14 @@ pub(crate) fn run(sheet: &Stylesheet, root: Node<'_, '_>) -> Result<String, Stri
     let mut run = Run {
         sheet,
         root,
-        out: String::new(),
+        // Original strings run to about a tenth of their document.
+        out: String::with_capacity(1024),
     };
     run.apply(Item::Root(root))?;
     Ok(run.out)
 }
 
-impl<'a, 'i> Run<'_, 'a, 'i> {
+impl<'s, 'a, 'i> Run<'s, 'a, 'i> {
     /// The template rule for one node: the stylesheet's, or XSLT's built-in one (an
     /// element's children in turn, a text's or an attribute's value).
     fn apply(&mut self, item: Item<'a, 'i>) -> Result<(), String> {
@@ -131,11 +149,8 @@ impl<'a, 'i> Run<'_, 'a, 'i> {
                 None => self.apply(Item::Node(element)),
             },
             Item::Node(n) if n.is_element() => {
-                let name = Name {
-                    uri: n.tag_name().namespace().unwrap_or("").to_string(),
-                    local: n.tag_name().name().to_string(),
-                };
-                match sheet.matched.get(&name) {
+                let (uri, local) = element_name(n);
+                match sheet.template(uri, local) {
                     Some(body) => self.body(
                         body,
                         item,
@@ -165,28 +180,58 @@ impl<'a, 'i> Run<'_, 'a, 'i> {
         }
     }
 
+    /// `value-of`: the expression's string written into the output, not built apart.
+    fn value_of(
+        &mut self,
+        e: &Expr,
+        context: Item<'a, 'i>,
+        env: &Env<'s, 'a, 'i>,
+    ) -> Result<(), String> {
+        match e {
+            Expr::Literal(s) => self.out.push_str(s),
+            Expr::String(inner) => self.value_of(inner, context, env)?,
+            Expr::NormalizeSpace(inner) => {
+                let inner = match inner.as_ref() {
+                    Expr::String(inner) => inner,
+                    other => other,
+                };
+                let value = eval(inner, context, env)?;
+                push_normalized(&mut self.out, &value.string());
+            }
+            other => {
+                let value = eval(other, context, env)?;
+                self.out.push_str(&value.string());
+            }
+        }
+        Ok(())
+    }
+
     fn body(
         &mut self,
-        body: &[Instr],
+        body: &'s [Instr],
         context: Item<'a, 'i>,
-        env: &Env<'a, 'i>,
+        env: &Env<'s, 'a, 'i>,
     ) -> Result<(), String> {
         for instr in body {
             match instr {
                 Instr::Text(text) => self.out.push_str(text),
-                Instr::ValueOf(e) => {
-                    let text = eval(e, context, env)?.string();
-                    self.out.push_str(&text);
-                }
-                Instr::ApplyTemplates(select) => {
-                    let items = match select {
-                        Some(e) => nodes(e, context, env)?,
-                        None => children(context),
-                    };
-                    for item in items {
-                        self.apply(item)?;
+                Instr::ValueOf(e) => self.value_of(e, context, env)?,
+                Instr::ApplyTemplates(select) => match select {
+                    Some(e) => {
+                        for item in nodes(e, context, env)? {
+                            self.apply(item)?;
+                        }
                     }
-                }
+                    None => match context {
+                        Item::Root(element) => self.apply(Item::Node(element))?,
+                        Item::Node(n) => {
+                            for child in n.children() {
+                                self.apply(Item::Node(child))?;
+                            }
+                        }
+                        Item::Attribute(..) => {}
+                    },
+                },
                 Instr::ForEach(select, inner) => {
                     for item in nodes(select, context, env)? {
                         self.body(inner, item, env)?;
@@ -215,7 +260,7 @@ impl<'a, 'i> Run<'_, 'a, 'i> {
                         .ok_or_else(|| format!("no template named {name}"))?;
                     let mut inner = Env {
                         root: env.root,
-                        vars: Vec::new(),
+                        vars: Vec::with_capacity(named.params.len()),
                     };
                     for (param, default) in &named.params {
                         let value = match with.iter().find(|(n, _)| n == param) {
@@ -225,7 +270,7 @@ impl<'a, 'i> Run<'_, 'a, 'i> {
                                 None => Value::Text(String::new()),
                             },
                         };
-                        inner.vars.push((param.clone(), value));
+                        inner.vars.push((param.as_str(), value));
                     }
                     self.body(&named.body, context, &inner)?;
                 }
@@ -235,18 +280,10 @@ impl<'a, 'i> Run<'_, 'a, 'i> {
     }
 }
 
-fn children<'a, 'i>(item: Item<'a, 'i>) -> Vec<Item<'a, 'i>> {
-    match item {
-        Item::Root(element) => vec![Item::Node(element)],
-        Item::Node(n) => n.children().map(Item::Node).collect(),
-        Item::Attribute(..) => Vec::new(),
-    }
-}
-
 fn nodes<'a, 'i>(
     e: &Expr,
     context: Item<'a, 'i>,
-    env: &Env<'a, 'i>,
+    env: &Env<'_, 'a, 'i>,
 ) -> Result<Vec<Item<'a, 'i>>, String> {
     match eval(e, context, env)? {
         Value::Nodes(items) => Ok(items),
@@ -257,11 +294,11 @@ fn nodes<'a, 'i>(
 fn eval<'a, 'i>(
     e: &Expr,
     context: Item<'a, 'i>,
-    env: &Env<'a, 'i>,
+    env: &Env<'_, 'a, 'i>,
 ) -> Result<Value<'a, 'i>, String> {
     Ok(match e {
         Expr::Literal(s) => Value::Text(s.clone()),
-        Expr::String(inner) => Value::Text(eval(inner, context, env)?.string()),
+        Expr::String(inner) => Value::Text(eval(inner, context, env)?.string().into_owned()),
         Expr::NormalizeSpace(inner) => {
             Value::Text(normalize_space(&eval(inner, context, env)?.string()))
         }
@@ -275,6 +312,9 @@ fn eval<'a, 'i>(
                 Start::Context => vec![context],
                 Start::Root => vec![Item::Root(env.root)],
                 Start::Variable(name) => match env.vars.iter().rev().find(|(n, _)| n == name) {
+                    Some((_, Value::Nodes(items))) if steps.is_empty() => {
+                        return Ok(Value::Nodes(items.clone()))
+                    }
                     Some((_, Value::Nodes(items))) => items.clone(),
                     Some((_, value)) if steps.is_empty() => return Ok(value.clone()),
                     Some(_) => return Err(format!("${name} is not a node-set")),
@@ -286,8 +326,12 @@ fn eval<'a, 'i>(
                 for item in &items {
                     step(step_, *item, &mut next);
                 }
-                next.sort_by_key(Item::order);
-                next.dedup_by_key(|i| i.order());
+                // One node's children, descendants or attributes come in document
+                // order, each once; several nodes' may interleave or repeat.
+                if items.len() > 1 {
+                    next.sort_by_key(Item::order);
+                    next.dedup_by_key(|i| i.order());
+                }
                 items = next;
             }
             Value::Nodes(items)
@@ -298,7 +342,7 @@ fn eval<'a, 'i>(
 fn matches(test: &Test, name: (&str, &str)) -> bool {
     match test {
         Test::Any => true,
-        Test::Name(n) => n.uri == name.0 && n.local == name.1,
+        Test::Name(n) => n.local == name.1 && n.uri == name.0,
     }
 }
 
