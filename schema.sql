@@ -389,7 +389,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
     id          TEXT PRIMARY KEY,
     org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     url         TEXT NOT NULL,
-    token       TEXT NOT NULL DEFAULT '',        -- schema 1 kept it in plain text; now ''
+    token       TEXT NOT NULL,                   -- schema 1 kept it in plain text; now '' (written so: a migrated table has no default)
     token_sealed BLOB,                           -- the token, sealed with the data key
     events      TEXT NOT NULL,                   -- JSON array of event names
     created_at  TEXT NOT NULL
@@ -553,3 +553,18 @@ CREATE TABLE IF NOT EXISTS sat_packages (
     done        INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (request_id, package_id)
 ) WITHOUT ROWID;
+
+-- An Idempotency-Key of a POST (http/idempotency.rs, db/idempotency.rs): per organization
+-- and key, the fingerprint of the first request and its answer (sealed with the data
+-- key: a webhook's creation answers its token), written in that request's own
+-- transaction and replayed to a retry of the same request; kept 24 hours.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    org_id        TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    key           TEXT NOT NULL,
+    request_hash  BLOB NOT NULL,                 -- SHA-256 of method, path and body
+    status        INTEGER,                       -- the answer's HTTP status
+    response      BLOB,                          -- the answer's JSON body, sealed
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (org_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);

@@ -10,6 +10,10 @@
 # can make the server reach another host; webhook deliveries are also scheduled far in
 # the future, so none is attempted during the run.
 #
+# FUZZ_ENGINE=postgres runs the server on PostgreSQL instead of SQLite: a throwaway
+# server from .ci/postgres.sh, started inside the same namespace (issue 42: the engines
+# must agree on bad input too).
+#
 # Environment: FUZZ_MAX_EXAMPLES (default 30), FUZZ_TIME_LIMIT seconds (default 300),
 # FUZZ_SEED (default fixed, for reproducible CI; "random" for a new one each run),
 # FUZZ_REPORT_DIR (default target/schemathesis), FUZZ_CHECKS (schemathesis --checks;
@@ -23,7 +27,8 @@ VENV="$ROOT/target/venv"
 MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-30}"
 TIME_LIMIT="${FUZZ_TIME_LIMIT:-300}"
 SEED="${FUZZ_SEED:-20261121}"
-REPORT_DIR="${FUZZ_REPORT_DIR:-$ROOT/target/schemathesis}"
+ENGINE="${FUZZ_ENGINE:-sqlite}"
+REPORT_DIR="${FUZZ_REPORT_DIR:-$ROOT/target/schemathesis-$ENGINE}"
 CHECKS="${FUZZ_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance}"
 EMAIL="fuzz@example.com"
 PASSWORD="fuzz-password-1"
@@ -38,6 +43,7 @@ inner() {
   SERVER_PID=""
   local bin base="" status=0 work="$WORK" server_pid
   bin="$ROOT/target/debug/cfdi-extract"
+  PG_DIR=""
   cleanup() {
     local server_pid="$SERVER_PID" work="$WORK"
     if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
@@ -48,11 +54,22 @@ inner() {
       done
       kill -9 "$server_pid" 2>/dev/null || true
     fi
+    if [ -n "$PG_DIR" ]; then
+      bash "$ROOT/.ci/postgres.sh" stop "$PG_DIR" || true
+    fi
     rm -rf "$work"
   }
   trap cleanup EXIT INT TERM
 
-  local clean_env=(env -u CFDI_EXTRACT_DATA_DIR -u CFDI_EXTRACT_PORT -u CFDI_EXTRACT_ADDRESS -u RUST_LOG)
+  local clean_env=(env -u CFDI_EXTRACT_DATA_DIR -u CFDI_EXTRACT_PORT -u CFDI_EXTRACT_ADDRESS -u RUST_LOG
+    -u CFDI_EXTRACT_DATABASE_URL)
+  if [ "$ENGINE" = postgres ]; then
+    local exports
+    exports="$(bash "$ROOT/.ci/postgres.sh" start)"
+    eval "$exports"
+    PG_DIR="$CFDI_EXTRACT_TEST_POSTGRES_DIR"
+    clean_env+=("CFDI_EXTRACT_DATABASE_URL=$CFDI_EXTRACT_TEST_POSTGRES")
+  fi
   local org
   org="$("${clean_env[@]}" "$bin" org create --data-dir "$work/data" "Fuzz SA de CV")"
   printf '%s\n' "$PASSWORD" |
@@ -92,7 +109,7 @@ inner() {
       "$samples/cfdi40-pago20-tfd-full-payment-of-ppd.xml" >/dev/null
   fi
 
-  echo "== schemathesis $SCHEMATHESIS_VERSION against $base (max examples $MAX_EXAMPLES, time limit ${TIME_LIMIT}s, seed $SEED)"
+  echo "== schemathesis $SCHEMATHESIS_VERSION against $base on $ENGINE (max examples $MAX_EXAMPLES, time limit ${TIME_LIMIT}s, seed $SEED)"
   local seed_args=(--seed "$SEED")
   [ "$SEED" = random ] && seed_args=()
   mkdir -p "$REPORT_DIR"
@@ -157,7 +174,7 @@ echo "== cargo build"
 cargo build --locked --bin cfdi-extract
 
 # --- run, in a loopback-only network namespace when possible
-export ROOT VENV MAX_EXAMPLES TIME_LIMIT SEED REPORT_DIR CHECKS EMAIL PASSWORD SCHEMATHESIS_VERSION
+export ROOT VENV MAX_EXAMPLES TIME_LIMIT SEED ENGINE REPORT_DIR CHECKS EMAIL PASSWORD SCHEMATHESIS_VERSION
 if command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1 &&
   unshare -n true 2>/dev/null; then
   FUZZ_NETNS=1 exec unshare -n bash "$0" --inner

@@ -26,6 +26,11 @@
 #       an upgrade), and waits until it accepts connections again. The test of a
 #       restart under load calls it (tests/api/instances.rs).
 #
+#   bash .ci/postgres.sh down    /    bash .ci/postgres.sh up
+#       Stops the server of $CFDI_EXTRACT_TEST_POSTGRES_DIR (or of its argument), keeping
+#       its cluster, and starts it again on the same port: an outage as long as the
+#       caller waits in between (the outage test, tests/api/outage.rs).
+#
 # The URL is postgres://postgres@127.0.0.1:PORT/postgres (trust authentication, local
 # only). The test harness (tests/common/engine.rs) creates one database per data
 # directory on it and drops them as their temporary directories go.
@@ -290,9 +295,37 @@ restart() {
   as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
 }
 
+# The cluster of $1 (or of $CFDI_EXTRACT_TEST_POSTGRES_DIR), checked.
+cluster() {
+  local dir="${1:-${CFDI_EXTRACT_TEST_POSTGRES_DIR:-}}"
+  if [ -z "$dir" ] || [ ! -f "$dir/data/PG_VERSION" ]; then
+    say "no cluster in '${dir}' (CFDI_EXTRACT_TEST_POSTGRES_DIR)"
+    return 1
+  fi
+  echo "$dir"
+}
+
+down() {
+  local dir
+  dir="$(cluster "${1:-}")"
+  as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >/dev/null
+}
+
+up() {
+  local dir
+  dir="$(cluster "${1:-}")"
+  as_owner "$(bin_dir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
+}
+
 case "${1:-}" in
   restart)
     restart "${2:-}"
+    ;;
+  down)
+    down "${2:-}"
+    ;;
+  up)
+    up "${2:-}"
     ;;
   start)
     start

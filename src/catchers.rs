@@ -2,6 +2,7 @@
 //! failed). They give the same bodies as `ApiError`.
 
 use crate::auth::AuthUser;
+use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, AuthFailure};
 use rocket::http::Status;
 use rocket::outcome::Outcome;
@@ -33,10 +34,20 @@ fn too_large() -> ApiError {
     ApiError::PayloadTooLarge
 }
 
+/// A guard's 422 (`http::query`): the field errors it left.
+#[catch(422)]
+fn unprocessable(req: &Request) -> ApiError {
+    match req.local_cache(|| None::<FieldErrors>) {
+        Some(errors) => ApiError::Validation(errors.clone()),
+        None => ApiError::validation("body", "could not be read"),
+    }
+}
+
 #[catch(503)]
 fn unavailable(req: &Request) -> ApiError {
     match req.local_cache(|| None::<AuthFailure>) {
         Some(AuthFailure::Busy) => ApiError::Busy,
+        Some(AuthFailure::Unreachable) => ApiError::Unreachable,
         _ => ApiError::Unavailable,
     }
 }
@@ -57,5 +68,12 @@ fn default(
 }
 
 pub fn all() -> Vec<Catcher> {
-    catchers![unauthorized, not_found, too_large, unavailable, default]
+    catchers![
+        unauthorized,
+        not_found,
+        too_large,
+        unprocessable,
+        unavailable,
+        default
+    ]
 }

@@ -165,11 +165,12 @@ impl Authenticator {
         let user = db
             .read(move |conn| db::users::find_by_email(conn, &lookup_email))
             .await
-            .map_err(|e| {
-                if db::is_busy(&e) {
+            .map_err(|e| match AuthFailure::of(&e) {
+                Some(failure) => {
                     log::warn!("authentication lookup: {e:#}");
-                    AuthFailure::Busy
-                } else {
+                    failure
+                }
+                None => {
                     log::error!("authentication lookup failed: {e:#}");
                     AuthFailure::Invalid
                 }
@@ -318,7 +319,7 @@ impl Shared {
     async fn generation(&self, db: &Db) -> Result<Generation, AuthFailure> {
         let stamp = db.read(db::users::stamp).await.map_err(|e| {
             log::warn!("reading the users' stamp: {e:#}");
-            AuthFailure::Busy
+            AuthFailure::of(&e).unwrap_or(AuthFailure::Busy)
         })?;
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if seen.0 != stamp {
@@ -386,7 +387,8 @@ fn parse_basic(header: Option<&str>) -> Result<(String, String), AuthFailure> {
         .map_err(|_| AuthFailure::Invalid)?;
     let decoded = String::from_utf8(decoded).map_err(|_| AuthFailure::Invalid)?;
     let (email, password) = decoded.split_once(':').ok_or(AuthFailure::Invalid)?;
-    if email.trim().is_empty() || password.is_empty() {
+    // No user's email holds a NUL (nor could PostgreSQL's text compare one).
+    if email.trim().is_empty() || password.is_empty() || email.contains('\0') {
         return Err(AuthFailure::Invalid);
     }
     Ok((db::users::normalize_email(email), password.to_string()))

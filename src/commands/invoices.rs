@@ -231,6 +231,7 @@ fn import_file(
     // One transaction per file: a bad file never undoes the good ones, and a storage
     // error rolls the file back.
     let stored = db.tx(|tx| {
+        tx.lock(db::Lock::Entity(&entity.id))?;
         let stored = doc
             .store(tx, owner, direction, None)
             .map(|id| (doc.class(), id));

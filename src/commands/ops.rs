@@ -91,13 +91,18 @@ pub fn healthcheck(address: IpAddr, port: u16, timeout: Duration) -> anyhow::Res
         .proxy(None)
         .build()
         .into();
-    let status = agent
+    let mut response = agent
         .get(&url)
         .call()
-        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?
-        .status();
+        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+    let status = response.status();
     if status != 200 {
-        anyhow::bail!("{url} answered {status}");
+        // The server's word for why (`{"database": "unreachable"}`), when it gives one.
+        let body: serde_json::Value = response.body_mut().read_json().unwrap_or_default();
+        match body["database"].as_str() {
+            Some(database) => anyhow::bail!("{url} answered {status}: the database is {database}"),
+            None => anyhow::bail!("{url} answered {status}"),
+        }
     }
     println!("{url}: ok");
     Ok(())

@@ -16,7 +16,7 @@ pub fn mark(conn: &Conn, t: &Tracked, batch: &str, id: &str) -> anyhow::Result<(
         source,
         snapshot,
     } = t;
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO {table} (batch_id, {key}, before_json)
              SELECT ?1, id, {snapshot} FROM {source} WHERE id = ?2 ON CONFLICT DO NOTHING"
@@ -28,7 +28,7 @@ pub fn mark(conn: &Conn, t: &Tracked, batch: &str, id: &str) -> anyhow::Result<(
 
 /// Records that `batch` created the document `id` (it did not exist before).
 pub fn mark_new(conn: &Conn, t: &Tracked, batch: &str, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO {} (batch_id, {}, before_json) VALUES (?1, ?2, NULL)
              ON CONFLICT DO NOTHING",
@@ -92,7 +92,7 @@ fn delete_taken(conn: &Conn, t: &Tracked, batch: &str, ids: &[&str]) -> anyhow::
             delete.bind(id);
         }
         delete.sql.push(')');
-        conn.exec(&delete.sql, &delete.params)?;
+        conn.defer(&delete.sql, &delete.params)?;
     }
     Ok(())
 }

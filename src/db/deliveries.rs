@@ -57,7 +57,7 @@ pub fn insert(
     next_attempt_at: &str,
 ) -> anyhow::Result<String> {
     let id = uuid::Uuid::now_v7().to_string();
-    conn.exec(
+    conn.defer(
         "INSERT INTO deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, 'pending', ?4, ?5)",
         params![
@@ -140,14 +140,14 @@ pub struct Attempt<'a> {
 pub fn record_attempt(conn: &Conn, id: &str, a: &Attempt) -> anyhow::Result<()> {
     let now = crate::time::now();
     let (number, response_status) = (i64::from(a.number), i64::from(a.response_status));
-    conn.exec(
+    conn.defer(
         "INSERT INTO delivery_attempts (delivery_id, attempt, response_status, error, duration_ms, attempted_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = excluded.response_status,
             error = excluded.error, duration_ms = excluded.duration_ms, attempted_at = excluded.attempted_at",
         params![id, number, response_status, a.error, a.duration_ms as i64, now],
     )?;
-    conn.exec(
+    conn.defer(
         "UPDATE deliveries SET status = ?2, attempts = ?3, response_status = ?4, last_error = ?5,
                 last_attempt_at = ?6, next_attempt_at = ?7
          WHERE id = ?1",

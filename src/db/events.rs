@@ -25,7 +25,7 @@ pub fn insert(conn: &Conn, e: &NewEvent) -> anyhow::Result<()> {
         Codec::Identity => &e.payload,
         _ => &encoded.bytes,
     };
-    conn.exec(
+    conn.defer(
         "INSERT INTO events (id, org_id, event, source, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![e.id, e.org_id, e.event, e.source, payload, e.created_at],
     )?;

@@ -141,7 +141,7 @@ fn from_row(r: &Row) -> anyhow::Result<Extraction> {
 
 /// Adds to a run's counts of invoices found (listed) and processed (stored).
 pub fn add_counts(conn: &Conn, id: &str, found: i64, processed: i64) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE extractions SET invoices_found = invoices_found + ?2,
             invoices_processed = invoices_processed + ?3, updated_at = ?4 WHERE id = ?1",
         params![id, found, processed, crate::time::now()],
@@ -151,7 +151,7 @@ pub fn add_counts(conn: &Conn, id: &str, found: i64, processed: i64) -> anyhow::
 
 /// A run that lists its period again counts what it finds from zero.
 pub fn reset_found(conn: &Conn, id: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE extractions SET invoices_found = 0 WHERE id = ?1",
         params![id],
     )?;
@@ -165,7 +165,7 @@ pub fn record_conflict(
     uuid: &str,
     reason: &str,
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "INSERT INTO extraction_conflicts (extraction_id, uuid, reason) VALUES (?1, ?2, ?3)
          ON CONFLICT (extraction_id, uuid) DO UPDATE SET reason = excluded.reason",
         params![extraction_id, uuid, reason],
@@ -202,7 +202,7 @@ pub fn insert(
         invoices_conflicting: 0,
         conflicts: Value::Null,
     };
-    conn.exec(
+    conn.defer(
         &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
@@ -284,7 +284,7 @@ pub fn schedule_has_open_run(conn: &Conn, schedule_id: &str) -> anyhow::Result<b
 
 /// Writes status, timestamps, reason and counters back.
 pub fn update(conn: &Conn, e: &Extraction) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE extractions SET status = ?2, started_at = ?3, finished_at = ?4, failed_reason = ?5,
             invoices_found = ?6, invoices_processed = ?7, updated_at = ?8, channel = ?9 WHERE id = ?1",
         params![

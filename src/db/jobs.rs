@@ -39,6 +39,9 @@ pub struct Job {
     pub attempts: u32,
     /// The API request that caused it, if any (`crate::origin`).
     pub request_id: Option<String>,
+    /// When this claim took it (`locked_at`): with the instance, what names the claim,
+    /// so a worker whose claim another took over is told apart (`lease::fence`).
+    pub claimed_at: String,
 }
 
 pub fn enqueue(
@@ -66,7 +69,7 @@ pub fn enqueue_for_org(
     tx.queued_work(work_of(kind));
     let now = crate::time::now();
     crate::origin::with(|request_id| {
-        tx.exec(
+        tx.defer(
             "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
              VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
             params![
@@ -94,7 +97,7 @@ pub struct Allowed {
 /// an allowed kind, and marks it running. Deliveries have their own workers
 /// (`claim_delivery`).
 pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<Job>> {
-    let job = conn.opt(
+    let mut job = conn.opt(
         &format!(
             "SELECT id, kind, target_id, attempts, request_id FROM jobs j INDEXED BY jobs_sat_due
              WHERE status = 'queued' AND kind <> 'deliver_webhook' AND run_at <= ?1
@@ -105,7 +108,7 @@ pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<
         params![now, allowed.validations, allowed.extractions],
         job_from_row,
     )?;
-    if let Some(job) = &job {
+    if let Some(job) = &mut job {
         mark_running(conn, job, now)?;
     }
     Ok(job)
@@ -182,7 +185,7 @@ pub fn claim_deliveries(
         )?;
         jobs.extend(more);
     }
-    for job in &jobs {
+    for job in &mut jobs {
         mark_running(conn, job, now)?;
     }
     Ok(jobs)
@@ -219,16 +222,18 @@ fn job_from_row(r: &Row) -> anyhow::Result<Job> {
         target_id: r.get(2)?,
         attempts: u32::try_from(r.get::<i64>(3)?)? + 1,
         request_id: r.get(4)?,
+        claimed_at: String::new(),
     })
 }
 
-fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
-    conn.exec(
+fn mark_running(conn: &Conn, job: &mut Job, now: &str) -> anyhow::Result<()> {
+    conn.defer(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_at = ?2,
                 lease_owner = ?3, lease_until = ?4
           WHERE id = ?1",
         params![job.id, now, super::lease::owner(), super::lease::until()],
     )?;
+    job.claimed_at = now.to_string();
     Ok(())
 }
 
@@ -238,7 +243,7 @@ fn mark_running(conn: &Conn, job: &Job, now: &str) -> anyhow::Result<()> {
 pub fn renew_leases(tx: &Tx, now: &str) -> anyhow::Result<usize> {
     let until = super::lease::until();
     for id in super::lease::held() {
-        tx.exec(
+        tx.defer(
             "UPDATE jobs SET lease_until = ?3
               WHERE id = ?1 AND status = 'running' AND lease_owner = ?2",
             params![id, super::lease::owner(), until],
@@ -278,12 +283,12 @@ pub fn running_sat_jobs(conn: &Conn) -> anyhow::Result<(usize, usize)> {
 }
 
 pub fn complete(conn: &Conn, id: i64) -> anyhow::Result<()> {
-    conn.exec("DELETE FROM jobs WHERE id = ?1", params![id])?;
+    conn.defer("DELETE FROM jobs WHERE id = ?1", params![id])?;
     Ok(())
 }
 
 pub fn reschedule(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL WHERE id = ?1",
         params![id, run_at, error],
     )?;
@@ -305,7 +310,7 @@ pub fn release(tx: &Tx, kind: Kind, ids: &[i64], reason: &str) -> anyhow::Result
 /// `reschedule` without counting the run as an attempt: it did not fail, the database
 /// was only busy for longer than the busy timeout.
 pub fn reschedule_uncounted(conn: &Conn, id: i64, run_at: &str, error: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE jobs SET status = 'queued', run_at = ?2, last_error = ?3, locked_at = NULL,
                 attempts = CASE WHEN attempts - 1 > 0 THEN attempts - 1 ELSE 0 END
          WHERE id = ?1",
@@ -316,7 +321,7 @@ pub fn reschedule_uncounted(conn: &Conn, id: i64, run_at: &str, error: &str) -> 
 
 /// Puts a job back to sleep until `run_at` without counting a failure.
 pub fn wait(conn: &Conn, id: i64, run_at: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE jobs SET status = 'queued', run_at = ?2, attempts = 0, last_error = NULL, locked_at = NULL
          WHERE id = ?1",
         params![id, run_at],
@@ -367,7 +372,7 @@ pub fn next_run_at(conn: &Conn, deliveries: bool) -> anyhow::Result<Option<Strin
 
 /// Drops the queued (not running) jobs of a serial key, e.g. a superseded validation.
 pub fn drop_queued(conn: &Conn, serial_key: &str) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "DELETE FROM jobs WHERE serial_key = ?1 AND status = 'queued'",
         params![serial_key],
     )?;

@@ -6,11 +6,72 @@
 //! up on it (its outcome could not be recorded while the database was away), is picked
 //! up after the lease. On SQLite one process holds the database and recovers every
 //! running job when it starts.
+//!
+//! A lease can run out under a worker that is still running (a machine too loaded to
+//! renew in time, a database away for longer than the lease): another instance then
+//! runs the job too. So a worker running a validation or an extraction is fenced
+//! (`fence`): every write transaction of its thread first renews its claim, and fails
+//! with `LeaseLost`, writing nothing, once the claim is another's. The stale worker
+//! stops at its next write and records nothing; the new owner resumes from what was
+//! committed.
 
+use super::sql::{params, Conn};
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{LazyLock, Mutex, OnceLock};
 use std::time::Duration;
+
+thread_local! {
+    /// The claim of the job this thread runs, while it is fenced: its id and `locked_at`.
+    static FENCED: RefCell<Option<(i64, String)>> = const { RefCell::new(None) };
+}
+
+/// While the guard lives, this thread's write transactions check and renew the claim
+/// of job `id` made at `claimed_at` first (`check`).
+#[must_use = "the fence is lifted when the guard drops"]
+pub struct Fenced(());
+
+pub fn fence(id: i64, claimed_at: &str) -> Fenced {
+    FENCED.with(|f| *f.borrow_mut() = Some((id, claimed_at.to_string())));
+    Fenced(())
+}
+
+impl Drop for Fenced {
+    fn drop(&mut self) {
+        FENCED.with(|f| *f.borrow_mut() = None);
+    }
+}
+
+/// The fence of a write transaction just begun (PostgreSQL: on SQLite no other process
+/// takes a job). The renewal locks the job's row until the transaction ends, so no
+/// instance requeues the job under it.
+pub(in crate::db) fn check(conn: &Conn) -> anyhow::Result<()> {
+    let Some((id, claimed_at)) = FENCED.with(|f| f.borrow().clone()) else {
+        return Ok(());
+    };
+    let kept = conn.exec(
+        "UPDATE jobs SET lease_until = ?4
+          WHERE id = ?1 AND status = 'running' AND lease_owner = ?2 AND locked_at = ?3",
+        params![id, owner(), claimed_at, until()],
+    )?;
+    if kept == 0 {
+        return Err(LeaseLost { id }.into());
+    }
+    Ok(())
+}
+
+/// A fenced worker's job is no longer its own.
+#[derive(Debug, thiserror::Error)]
+#[error("job {id} is no longer this instance's: its lease ran out and it was requeued")]
+pub struct LeaseLost {
+    id: i64,
+}
+
+/// True when `err` is a fenced worker's write refused because its claim is lost.
+pub fn is_lost(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| cause.is::<LeaseLost>())
+}
 
 /// How long a claim holds a job unless renewed (`--job-lease`).
 pub const DEFAULT: Duration = Duration::from_secs(30);
@@ -92,6 +153,44 @@ pub fn held() -> Vec<i64> {
 
 #[cfg(test)]
 mod tests {
+    use crate::db::jobs::{self, Allowed, Kind};
+    use crate::db::sql::params;
+    use crate::db::store::Memory;
+
+    #[test]
+    fn a_fenced_write_passes_while_the_claim_is_ours_and_fails_once_it_was_taken_over() {
+        let db = Memory::new();
+        let all = Allowed {
+            validations: true,
+            extractions: true,
+        };
+        let now = crate::time::now();
+        let job = db
+            .tx(|tx| {
+                jobs::enqueue(tx, Kind::RunExtraction, "x", None, &now)?;
+                jobs::claim(tx, &now, all)
+            })
+            .expect("claim")
+            .expect("a job");
+        let fenced = super::fence(job.id, &job.claimed_at);
+        db.tx(|tx| super::check(tx)).expect("ours");
+        // Its lease ran out: requeued, and claimed again (by another worker or instance).
+        db.tx(|tx| {
+            tx.exec(
+                "UPDATE jobs SET status = 'queued', lease_owner = NULL, locked_at = NULL",
+                params![],
+            )?;
+            let later = crate::time::after(std::time::Duration::from_millis(1));
+            jobs::claim(tx, &later, all)
+        })
+        .expect("reclaim")
+        .expect("the job again");
+        let lost = db.tx(|tx| super::check(tx)).expect_err("no longer ours");
+        assert!(super::is_lost(&lost), "{lost:#}");
+        drop(fenced);
+        db.tx(|tx| super::check(tx)).expect("no fence, no check");
+    }
+
     #[test]
     fn a_worker_that_panics_lets_its_jobs_go() {
         let ran = std::panic::catch_unwind(|| {

@@ -16,6 +16,7 @@ pub mod entities;
 pub mod events;
 pub mod extractions;
 pub mod health;
+pub mod idempotency;
 pub mod invoices;
 pub mod list_69b;
 
@@ -34,6 +35,7 @@ pub mod sealed;
 pub mod settings;
 pub mod sql;
 mod sqlite;
+mod statements;
 pub mod stats;
 mod store;
 pub mod summary;
@@ -47,7 +49,9 @@ pub use postgres::Single as PostgresConnection;
 pub use sql::{Conn, Engine};
 pub use sqlite::files::{Access, File};
 pub use sqlite::{checkpoint, migrate, Checkpoints};
-pub use store::{is_busy, is_unique_violation, Db, Pooled, Store, Tx};
+pub use store::{
+    is_busy, is_commit_unknown, is_unique_violation, is_unreachable, Db, Lock, Pooled, Store, Tx,
+};
 pub use waker::{Waker, Work};
 
 #[cfg(test)]

@@ -23,12 +23,12 @@ pub fn replace(
     payment_invoice_id: &str,
     entries: &[(String, Entry)],
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "DELETE FROM payment_entries WHERE payment_invoice_id = ?1",
         params![payment_invoice_id],
     )?;
     for (seq, (uuid, e)) in entries.iter().enumerate() {
-        conn.exec(
+        conn.defer(
             "INSERT INTO payment_entries (payment_invoice_id, entity_id, seq, related_uuid, paid_at, installment,
                 previous_balance, amount_paid, outstanding_balance, currency, equivalence)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",

@@ -313,7 +313,7 @@ pub fn upsert(
         Direction::Received => Some(r.issuer.tax_id.as_str()),
     };
     let text = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string());
-    tx.exec(
+    tx.defer(
         "INSERT INTO retentions (id, org_id, entity_id, uuid, direction, version, internal_folio,
             issued_at, certified_at, retention_key, retention_description, issuer_tax_id,
             receiver_tax_id, counterpart_tax_id, period_year, period_start_month, period_end_month,
@@ -425,7 +425,7 @@ pub fn record_listing(
     status: &str,
     cancelled_at: Option<&str>,
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "INSERT INTO retention_listings (entity_id, uuid, status, cancelled_at)
          VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET

@@ -64,9 +64,9 @@ mod tests {
         conn.batch(
             "INSERT INTO orgs VALUES ('o', 'O', 't');
              INSERT INTO entities VALUES ('e', 'o', 'AAA010101AAA', 'E', x'01', 'valid', 't', 't');
-             INSERT INTO webhooks (id, org_id, url, token_sealed, events, created_at)
-                 VALUES ('w', 'o', 'https://a.mx', x'02', '[]', 't'),
-                        ('plain', 'o', 'https://a.mx', NULL, '[]', 't');",
+             INSERT INTO webhooks (id, org_id, url, token, token_sealed, events, created_at)
+                 VALUES ('w', 'o', 'https://a.mx', '', x'02', '[]', 't'),
+                        ('plain', 'o', 'https://a.mx', '', NULL, '[]', 't');",
         )
         .expect("seed");
         let found: Vec<(String, Vec<u8>)> = all(&conn)

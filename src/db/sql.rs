@@ -50,7 +50,18 @@ pub enum Engine {
 pub trait Driver {
     fn engine(&self) -> Engine;
     fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize>;
+    /// `exec` whose count nobody reads: an engine may send it with the next statement
+    /// (PostgreSQL, inside a transaction: one round trip for many writes); its failure
+    /// then fails that statement, or the commit.
+    fn defer(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<()> {
+        self.exec(sql, params).map(drop)
+    }
     fn batch(&self, sql: &str) -> anyhow::Result<()>;
+    /// What the open transaction read and may read again, by key (`Conn::remember`);
+    /// `None` where reading again costs nothing worth saving (SQLite, in process).
+    fn remembered(&self) -> Option<&std::cell::RefCell<Remembered>> {
+        None
+    }
     /// Hands each row to `f` until it returns false; `f` may run statements on this
     /// connection. `stream`: the caller does not hold the rows, so an engine reads them
     /// as they come (PostgreSQL through a cursor); otherwise it may read them all first.
@@ -67,6 +78,9 @@ pub trait Driver {
     }
 }
 
+/// Values a transaction read, by key, kept until it ends (`Conn::remember`).
+pub type Remembered = std::collections::HashMap<String, Box<dyn std::any::Any + Send>>;
+
 /// A connection, in a transaction or not: what the table modules read and write
 /// through. Outside `db` it is only passed along.
 #[derive(ref_cast::RefCast)]
@@ -81,7 +95,10 @@ impl Conn {
     /// The text for this connection's engine, where one text cannot serve both.
     pub fn pick<'s>(&self, sqlite: &'s str, postgres: &'s str) -> &'s str {
         match self.engine() {
-            Engine::Sqlite => sqlite,
+            Engine::Sqlite => {
+                super::statements::picked(sqlite, postgres);
+                sqlite
+            }
             Engine::Postgres => postgres,
         }
     }
@@ -229,6 +246,35 @@ impl Conn {
     /// Runs a statement that returns no rows; how many rows it changed.
     pub fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
         self.0.exec(sql, params)
+    }
+
+    /// A write whose count is not needed: on PostgreSQL, inside a transaction, it goes
+    /// to the server with the next statement (or the commit) instead of on its own.
+    /// Its failure surfaces there, and fails the transaction as any failure does.
+    pub fn defer(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<()> {
+        self.0.defer(sql, params)
+    }
+
+    /// `read()`, or what it gave earlier in the same transaction under `key`: for what
+    /// a transaction reads again and again and does not change itself (an
+    /// organization's webhooks for each of its events, an issuer's certificate for
+    /// each of its documents). On PostgreSQL that is a round trip saved each time; on
+    /// SQLite it reads again.
+    pub fn remember<T: Clone + Send + 'static>(
+        &self,
+        key: &str,
+        read: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let Some(memo) = self.0.remembered() else {
+            return read();
+        };
+        if let Some(value) = memo.borrow().get(key).and_then(|v| v.downcast_ref::<T>()) {
+            return Ok(value.clone());
+        }
+        let value = read()?;
+        memo.borrow_mut()
+            .insert(key.to_string(), Box::new(value.clone()));
+        Ok(value)
     }
 
     /// Statements separated by `;`, without parameters (DDL, pragmas).

@@ -11,7 +11,8 @@ use super::waker::{Waker, Work};
 use crate::cli::Secret;
 use anyhow::Context;
 use ref_cast::RefCast;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,42 @@ pub struct Tx<'c> {
     /// `first_delivery` from the first event on: one clock read and one string per
     /// transaction, however many events it writes.
     first_delivery_at: OnceCell<String>,
+    /// The locks taken (`lock`), so each costs one statement per transaction.
+    locks: RefCell<HashSet<String>>,
+}
+
+/// What one organization's (or the whole service's) writes must not do side by side on
+/// PostgreSQL, where transactions run concurrently; each is a transaction-scoped lock
+/// (SQLite's single writer already keeps them apart). `/docs/operations` says why each
+/// exists.
+#[derive(Debug, Clone, Copy)]
+pub enum Lock<'a> {
+    /// An organization's events: their ids (the feed's order, each webhook's order
+    /// per resource) follow the order their transactions commit in, and a change that
+    /// reads before it writes (a PATCH, a verdict, the webhook limit) sees the last.
+    Org(&'a str),
+    /// An entity's documents: payment balances and relations are recomputed from
+    /// everything stored, so two batches of one entity take turns.
+    Entity(&'a str),
+    /// Claiming jobs of one kind of work: the workers' split and each organization's
+    /// share of the delivery workers are counted across instances.
+    Claims(Work),
+    /// Loading the 69-B list: one version at a time.
+    List69b,
+    /// The scheduler's pass: a schedule's slot fires once, whichever instance looks.
+    Scheduler,
+}
+
+impl Lock<'_> {
+    fn key(self) -> String {
+        match self {
+            Lock::Org(id) => format!("org:{id}"),
+            Lock::Entity(id) => format!("entity:{id}"),
+            Lock::Claims(work) => format!("claims:{}", work.index()),
+            Lock::List69b => "list-69b".to_string(),
+            Lock::Scheduler => "scheduler".to_string(),
+        }
+    }
 }
 
 enum TxOf<'c> {
@@ -101,7 +138,27 @@ impl<'c> Tx<'c> {
             queued: Cell::new(Queued::default()),
             first_delivery,
             first_delivery_at: OnceCell::new(),
+            locks: RefCell::default(),
         }
+    }
+
+    /// Takes `lock` until the transaction ends (PostgreSQL; nothing on SQLite, whose
+    /// writer is alone). A transaction that takes several takes them in this order:
+    /// List69b or Scheduler, Entity, Org, Claims, so none waits in a circle.
+    pub fn lock(&self, lock: Lock<'_>) -> anyhow::Result<()> {
+        if self.engine() == Engine::Sqlite {
+            return Ok(());
+        }
+        let key = lock.key();
+        if self.locks.borrow().contains(&key) {
+            return Ok(());
+        }
+        self.exec(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            super::sql::params![key],
+        )?;
+        self.locks.borrow_mut().insert(key);
+        Ok(())
     }
 
     /// Commits; returns the kinds of work the transaction queued. On PostgreSQL the
@@ -237,40 +294,58 @@ impl Db {
     }
 
     pub fn conn(&self) -> anyhow::Result<Pooled> {
+        // Read before the checkout too: a server back during its short wait is still
+        // the outage's 503 (unreachable), not a busy pool's.
+        let was_down = self.is_unreachable();
         let pooled = match &self.pool {
             Pool::Sqlite(pool) => pool.get().map(PooledOf::Sqlite),
             Pool::Postgres(pool) => pool.get().map(|c| PooledOf::Postgres(Box::new(c))),
         };
-        pooled
-            .map(Pooled)
-            .context("no database connection available")
+        match pooled {
+            Ok(pooled) => Ok(Pooled(pooled)),
+            Err(e) if was_down || self.is_unreachable() => Err(Unreachable(e).into()),
+            Err(e) => Err(anyhow::Error::new(e).context("no database connection available")),
+        }
     }
 
     /// Runs `f` in a write transaction and commits when it returns Ok. SQLite's is
     /// IMMEDIATE (takes the write lock up front, so two writers never deadlock upgrading
-    /// a read lock); PostgreSQL's takes the writers' advisory lock first, so writers
-    /// take turns across instances as they do on one SQLite file. The process's writers
-    /// take turns first (`writer`, starvation-free); the turn is taken before the pooled
-    /// connection so a queued writer holds no connection. A worker of each kind of work
-    /// `f` queued is woken after the commit (and after the turn is given back).
+    /// a read lock), and the process's writers take turns first (`writer`,
+    /// starvation-free; the turn is taken before the pooled connection so a queued
+    /// writer holds no connection). PostgreSQL's run side by side, within and across
+    /// instances: what must not interleave takes its own lock (`db::postgres`); a
+    /// running job's writes are fenced (`lease::check`). A worker of each kind of work
+    /// `f` queued is woken after the commit.
     pub fn tx<T>(&self, f: impl FnOnce(&Tx) -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let (value, queued) = {
-            let _turn = self.writers.turn()?;
-            let mut conn = self.conn()?;
-            let tx = match &mut conn.0 {
-                PooledOf::Sqlite(c) => Tx::of(
+        let (value, queued) = match &self.pool {
+            Pool::Sqlite(_) => {
+                let _turn = self.writers.turn()?;
+                let mut conn = self.conn()?;
+                let PooledOf::Sqlite(c) = &mut conn.0 else {
+                    anyhow::bail!("a SQLite pool gave another connection");
+                };
+                let tx = Tx::of(
                     TxOf::Sqlite(
                         c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?,
                     ),
                     self.first_delivery,
-                ),
-                PooledOf::Postgres(c) => Tx::of(
-                    TxOf::Postgres(postgres::Transaction::begin(c)?),
+                );
+                let value = f(&tx)?;
+                (value, tx.commit()?)
+            }
+            Pool::Postgres(_) => {
+                let conn = self.conn()?;
+                let PooledOf::Postgres(c) = &conn.0 else {
+                    anyhow::bail!("a PostgreSQL pool gave another connection");
+                };
+                let tx = Tx::of(
+                    TxOf::Postgres(postgres::Transaction::begin(c)),
                     self.first_delivery,
-                ),
-            };
-            let value = f(&tx)?;
-            (value, tx.commit()?)
+                );
+                super::lease::check(&tx)?;
+                let value = f(&tx)?;
+                (value, tx.commit()?)
+            }
         };
         queued.wake(&self.waker);
         Ok(value)
@@ -320,15 +395,47 @@ pub fn is_unique_violation(err: &anyhow::Error) -> bool {
     sqlite::is_unique_violation(err) || postgres::is_unique_violation(err)
 }
 
-/// True when `err` means the database stayed locked (busy timeout reached) or no pooled
-/// connection freed up in time: transient, retryable conditions rather than faults.
+/// True when `err` means the database stayed locked (busy timeout reached), no pooled
+/// connection freed up in time, or the database is out of reach: transient, retryable
+/// conditions that did nothing, rather than faults.
 pub fn is_busy(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause.downcast_ref::<r2d2::Error>().is_some()
-            || cause.downcast_ref::<writer::Busy>().is_some()
-            || sqlite::is_busy(cause)
-            || postgres::is_busy(cause)
-    })
+    is_unreachable(err)
+        || err.chain().any(|cause| {
+            cause.downcast_ref::<r2d2::Error>().is_some()
+                || cause.downcast_ref::<writer::Busy>().is_some()
+                || sqlite::is_busy(cause)
+                || postgres::is_busy(cause)
+        })
+}
+
+/// True when `err` means the database server is out of reach (PostgreSQL: refused,
+/// reset, shutting down), which the log and the 503 say as such, not as busy.
+pub fn is_unreachable(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| cause.is::<Unreachable>() || postgres::is_unreachable(cause))
+}
+
+/// No connection while the server is out of reach.
+#[derive(Debug, thiserror::Error)]
+#[error("the database is unreachable")]
+pub struct Unreachable(#[source] r2d2::Error);
+
+impl Db {
+    /// Whether the database server has been out of reach since the last attempt to
+    /// connect (PostgreSQL; never on SQLite's file).
+    pub fn is_unreachable(&self) -> bool {
+        match &self.pool {
+            Pool::Sqlite(_) => false,
+            Pool::Postgres(pool) => pool.is_down(),
+        }
+    }
+}
+
+/// True when `err` is a COMMIT whose answer was lost and whose outcome could not be
+/// learnt: it may have taken effect, so it is neither busy (did nothing) nor a fault.
+pub fn is_commit_unknown(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|cause| cause.is::<postgres::CommitUnknown>())
 }
 
 /// An in-memory database with the current schema, for unit tests. Its transactions

@@ -101,8 +101,8 @@ pub fn set_delivery_status(conn: &Conn, id: &str, status: &str) {
 pub fn events_to_purge(conn: &Conn) {
     conn.batch(
         "INSERT INTO orgs VALUES ('o', 'O', 't');
-         INSERT INTO webhooks (id, org_id, url, events, created_at)
-             VALUES ('w', 'o', 'https://a.mx', '[]', 't');
+         INSERT INTO webhooks (id, org_id, url, token, events, created_at)
+             VALUES ('w', 'o', 'https://a.mx', '', '[]', 't');
          INSERT INTO events VALUES
              ('old-done', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),
              ('old-pending', 'o', 'entity.update', 's', '{}', '2026-01-01T00:00:00.000000Z'),

@@ -46,6 +46,8 @@ pub fn emit(
     object: &RawValue,
     changes: Option<Value>,
 ) -> anyhow::Result<usize> {
+    // The organization's events are numbered in the order their transactions commit.
+    tx.lock(db::Lock::Org(org_id))?;
     let id = uuid::Uuid::now_v7().to_string();
     let created_at = crate::time::now();
     let resource = kind.resource();
@@ -77,10 +79,11 @@ pub fn emit(
 
     let first_attempt_at = tx.first_delivery_at();
     let mut queued = 0;
-    for hook in db::webhooks::for_org(tx, org_id)?
-        .iter()
-        .filter(|h| h.wants(kind.name()))
-    {
+    // A batch emits many events of one organization: its webhooks are read once.
+    let hooks = tx.remember(&format!("webhooks:{org_id}"), || {
+        db::webhooks::for_org(tx, org_id)
+    })?;
+    for hook in hooks.iter().filter(|h| h.wants(kind.name())) {
         let delivery_id = db::deliveries::insert(tx, &hook.id, &id, first_attempt_at)?;
         // One resource's events reach one webhook in order.
         let serial = format!("{}|{source}", hook.id);

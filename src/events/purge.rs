@@ -1,6 +1,7 @@
 //! Events are kept `--event-retention-days`, then purged with their finished
 //! deliveries by a thread of its own (`--event-purge-every`). An event with a pending
-//! delivery is kept until that delivery ends, whatever its age.
+//! delivery is kept until that delivery ends, whatever its age. The same thread purges
+//! the `Idempotency-Key`s past their 24 hours (`db::idempotency::KEEP`).
 
 use crate::db::{self, Db};
 use crate::periodic::Periodic;
@@ -27,6 +28,20 @@ pub fn purge(db: &Db, keep: Duration, now: DateTime<Utc>) -> anyhow::Result<usiz
     }
 }
 
+/// Deletes the `Idempotency-Key`s taken before `now` less their keep; how many.
+pub fn purge_idempotency_keys(db: &Db, now: DateTime<Utc>) -> anyhow::Result<usize> {
+    let keep = chrono::Duration::from_std(db::idempotency::KEEP)?;
+    let cutoff = crate::time::format(now - keep);
+    let mut total = 0;
+    loop {
+        let deleted = db.tx(|tx| db::idempotency::purge_before(tx, &cutoff, BATCH))?;
+        total += deleted;
+        if deleted < BATCH as usize {
+            return Ok(total);
+        }
+    }
+}
+
 /// The purge thread: once at start, then every `every`.
 pub fn start(db: Db, keep: Duration, every: Duration) -> anyhow::Result<Periodic> {
     Periodic::spawn("event-retention", Duration::ZERO, move || {
@@ -34,6 +49,9 @@ pub fn start(db: Db, keep: Duration, every: Duration) -> anyhow::Result<Periodic
             Ok(0) => {}
             Ok(n) => log::info!("purged {n} event(s) past their retention"),
             Err(e) => log::error!("purging old events failed: {e:#}"),
+        }
+        if let Err(e) = purge_idempotency_keys(&db, Utc::now()) {
+            log::error!("purging expired idempotency keys failed: {e:#}");
         }
         every
     })

@@ -9,12 +9,26 @@ use rocket::Request;
 use serde_json::{json, Value};
 
 /// Why authentication did not succeed: one of the two 401 messages, or a database too
-/// busy to look the user up (a 503: the credentials were not judged).
+/// busy to look the user up, or out of reach (a 503: the credentials were not judged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthFailure {
     Missing,
     Invalid,
     Busy,
+    Unreachable,
+}
+
+impl AuthFailure {
+    /// The 503 of a lookup that failed with `e`.
+    pub fn of(e: &anyhow::Error) -> Option<AuthFailure> {
+        if crate::db::is_unreachable(e) {
+            Some(AuthFailure::Unreachable)
+        } else if crate::db::is_busy(e) {
+            Some(AuthFailure::Busy)
+        } else {
+            None
+        }
+    }
 }
 
 impl AuthFailure {
@@ -23,13 +37,15 @@ impl AuthFailure {
             AuthFailure::Missing => {
                 "Missing Authorization header: use HTTP Basic authentication with your email and password"
             }
-            AuthFailure::Invalid | AuthFailure::Busy => "Invalid credentials",
+            AuthFailure::Invalid | AuthFailure::Busy | AuthFailure::Unreachable => {
+                "Invalid credentials"
+            }
         }
     }
 
     pub fn status(self) -> Status {
         match self {
-            AuthFailure::Busy => Status::ServiceUnavailable,
+            AuthFailure::Busy | AuthFailure::Unreachable => Status::ServiceUnavailable,
             _ => Status::Unauthorized,
         }
     }
@@ -39,6 +55,7 @@ impl From<AuthFailure> for ApiError {
     fn from(f: AuthFailure) -> Self {
         match f {
             AuthFailure::Busy => ApiError::Busy,
+            AuthFailure::Unreachable => ApiError::Unreachable,
             f => ApiError::Unauthorized(f),
         }
     }
@@ -69,6 +86,14 @@ pub enum ApiError {
     /// request did nothing and can be retried, so it is a 503, never a 500.
     #[error("database busy")]
     Busy,
+    /// The database server is out of reach (PostgreSQL): the request did nothing.
+    #[error("database unreachable")]
+    Unreachable,
+    /// The database connection was lost while the request's transaction committed, and
+    /// whether it committed could not be learnt: a 503 that, unlike `Busy`, does not
+    /// say the request did nothing.
+    #[error("commit outcome unknown")]
+    CommitUnknown,
     /// The organization already has as many heavy requests (exports, summaries, PDFs,
     /// e.firma checks) running and waiting as it may (`http::heavy`).
     #[error("too many heavy requests")]
@@ -83,6 +108,8 @@ pub const NOT_FOUND_MESSAGE: &str = "Not found";
 pub const TOO_LARGE_MESSAGE: &str = "Request body is larger than 1 MiB";
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
 pub const BUSY_MESSAGE: &str = "The service is busy; retry in a moment";
+pub const UNREACHABLE_MESSAGE: &str = "The database is unreachable; retry in a moment";
+pub const COMMIT_UNKNOWN_MESSAGE: &str = "The connection to the database was lost while this request was being saved, and whether it was saved is unknown: check before retrying, or retry with the same Idempotency-Key";
 /// Seconds a client should wait before retrying a `Busy` answer.
 pub const BUSY_RETRY_AFTER: &str = "1";
 pub const TOO_MANY_MESSAGE: &str = "Too many exports, summaries, PDFs or e.firma checks of this organization at once; retry in a moment";
@@ -103,9 +130,11 @@ impl ApiError {
                 Status::NotFound
             }
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
-            ApiError::Unavailable | ApiError::UnavailableSaying(_) | ApiError::Busy => {
-                Status::ServiceUnavailable
-            }
+            ApiError::Unavailable
+            | ApiError::UnavailableSaying(_)
+            | ApiError::Busy
+            | ApiError::Unreachable
+            | ApiError::CommitUnknown => Status::ServiceUnavailable,
             ApiError::TooManyRequests => Status::TooManyRequests,
             ApiError::Internal(_) => Status::InternalServerError,
         }
@@ -122,6 +151,8 @@ impl ApiError {
             ApiError::Unavailable => json!({ "status": "unavailable" }),
             ApiError::UnavailableSaying(message) => json!({ "message": message }),
             ApiError::Busy => json!({ "message": BUSY_MESSAGE }),
+            ApiError::Unreachable => json!({ "message": UNREACHABLE_MESSAGE }),
+            ApiError::CommitUnknown => json!({ "message": COMMIT_UNKNOWN_MESSAGE }),
             ApiError::TooManyRequests => json!({ "message": TOO_MANY_MESSAGE }),
             ApiError::Internal(_) => json!({ "message": INTERNAL_MESSAGE }),
         }
@@ -136,8 +167,14 @@ impl From<FieldErrors> for ApiError {
 
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
-        if crate::db::is_busy(&e) {
-            log::warn!("answering 503: {e:#}");
+        if crate::db::is_commit_unknown(&e) {
+            log::error!("answering 503, outcome unknown: {e:#}");
+            ApiError::CommitUnknown
+        } else if crate::db::is_unreachable(&e) {
+            log::warn!("answering 503, the database is unreachable: {e:#}");
+            ApiError::Unreachable
+        } else if crate::db::is_busy(&e) {
+            log::warn!("answering 503, the database is busy: {e:#}");
             ApiError::Busy
         } else {
             ApiError::Internal(e)
@@ -158,24 +195,15 @@ impl<'r> Responder<'r, 'static> for ApiError {
             res.set_header(Header::new("WWW-Authenticate", WWW_AUTHENTICATE));
         }
         let retry_after = match self {
-            ApiError::Busy => Some(BUSY_RETRY_AFTER),
+            ApiError::Busy | ApiError::Unreachable | ApiError::CommitUnknown => {
+                Some(BUSY_RETRY_AFTER)
+            }
             ApiError::TooManyRequests => Some(TOO_MANY_RETRY_AFTER),
             _ => None,
         };
         if let Some(seconds) = retry_after {
             res.set_header(Header::new("Retry-After", seconds));
         }
-        Ok(res)
-    }
-}
-
-/// A successful JSON answer with an explicit status (201 on create).
-pub struct Created(pub Value);
-
-impl<'r> Responder<'r, 'static> for Created {
-    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
-        let mut res = Json(self.0).respond_to(req)?;
-        res.set_status(Status::Created);
         Ok(res)
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod heavy;
+pub mod idempotency;
 pub mod ids;
 pub mod json_body;
 pub mod pagination;

@@ -1,6 +1,12 @@
 //! Query strings are parsed by hand (not by Rocket's typed guards) so that a malformed
-//! value becomes a 422 on the parameter's name and unknown parameters are ignored.
+//! value becomes a 422 on the parameter's name and unknown parameters are ignored. A
+//! value holding the NUL character (`%00`) is refused at once, a 422 on its name on
+//! both engines (PostgreSQL's text cannot hold it), before the handler reads or
+//! streams anything (the 422 catcher reads the errors this guard leaves).
 
+use crate::domain::FieldErrors;
+use crate::http::json_body::NUL_MESSAGE;
+use rocket::http::Status;
 use rocket::request::{FromRequest, Outcome, Request};
 use std::collections::HashMap;
 
@@ -15,10 +21,10 @@ impl Query {
 
 #[rocket::async_trait]
 impl<'r> FromRequest<'r> for Query {
-    type Error = std::convert::Infallible;
+    type Error = ();
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let map = req
+        let map: HashMap<String, String> = req
             .uri()
             .query()
             .map(|q| {
@@ -27,6 +33,16 @@ impl<'r> FromRequest<'r> for Query {
                     .collect()
             })
             .unwrap_or_default();
+        let mut errors = FieldErrors::new();
+        for (name, value) in &map {
+            if value.contains('\0') {
+                errors.add(name, NUL_MESSAGE);
+            }
+        }
+        if !errors.is_empty() {
+            req.local_cache(|| Some(errors));
+            return Outcome::Error((Status::UnprocessableEntity, ()));
+        }
         Outcome::Success(Query(map))
     }
 }

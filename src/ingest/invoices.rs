@@ -93,6 +93,8 @@ pub fn store_invoice(
         }
     }
     let new = existing.is_none();
+    // Only a processed document has files stored.
+    let has_files = matches!(existing, Some((_, true)));
     let id = existing
         .map(|(id, _)| id)
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -119,7 +121,11 @@ pub fn store_invoice(
     if new {
         db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;
     }
-    db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    if has_files {
+        db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    } else {
+        db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
+    }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
     // A complement naming itself changes nothing: only type I invoices are paid.
     affected.remove(&uuid);

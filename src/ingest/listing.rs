@@ -20,11 +20,30 @@ pub fn record_listing(
 ) -> anyhow::Result<Vec<usize>> {
     let now = crate::time::now();
     let mut pending = vec![];
-    for (i, m) in listing.iter().enumerate() {
-        let uuid = m.uuid.trim().to_uppercase();
+    let uuids: Vec<String> = listing
+        .iter()
+        .map(|m| m.uuid.trim().to_uppercase())
+        .collect();
+    // What the entity has of the page, read at once; kept up to date below, as a
+    // listing may name a UUID twice.
+    let mut stored = write::known_all(tx, owner.entity_id, &uuids)?;
+    for (i, (m, uuid)) in listing.iter().zip(uuids).enumerate() {
         let status = if m.cancelled { "cancelled" } else { "active" };
-        let Some(known) = write::known(tx, owner.entity_id, &uuid)? else {
-            write::insert_metadata(tx, owner, direction, &uuid, m, status, &now)?;
+        let Some(known) = stored.get(&uuid).cloned() else {
+            let id = write::insert_metadata(tx, owner, direction, &uuid, m, status, &now)?;
+            let invoice_type = m
+                .invoice_type
+                .clone()
+                .filter(|t| crate::cfdi::InvoiceType::from_code(t).is_some());
+            stored.insert(
+                uuid,
+                Known {
+                    id,
+                    processed: false,
+                    status: status.to_string(),
+                    invoice_type,
+                },
+            );
             pending.push(i);
             continue;
         };
@@ -38,6 +57,9 @@ pub fn record_listing(
                 m.cancelled_at.as_deref(),
                 &now,
             )?;
+            if let Some(stored) = stored.get_mut(&uuid) {
+                stored.status = status.to_string();
+            }
         }
         if !known.processed {
             pending.push(i);

@@ -77,6 +77,9 @@ pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
         None => Outcome::Done,
     };
     ctx.db.tx(|tx| {
+        // The verdict is written against the entity as it is now (a PATCH may have
+        // changed its password meanwhile), with the organization's changes kept out.
+        tx.lock(db::Lock::Org(&entity.org_id))?;
         let mut changed = false;
         for (channel, secret, verdict) in &verdicts {
             changed |= channel.record(tx, &entity.id, secret, *verdict)?;

@@ -23,6 +23,8 @@ const MAX_ATTEMPTS: u32 = 3;
 pub fn run(ctx: &Context, job: &Job) -> anyhow::Result<Outcome> {
     match execute(ctx, &job.target_id, job.attempts) {
         Ok(outcome) => Ok(outcome),
+        // Another instance runs it now: nothing more to do or write here.
+        Err(e) if db::lease::is_lost(&e) => Err(e),
         // The entity (and with it this extraction) was deleted while it ran: the
         // failed write is expected and there is nothing left to do.
         Err(_) if db::extractions::get_any(&ctx.db.conn()?, &job.target_id)?.is_none() => {
@@ -140,6 +142,7 @@ impl Sink for RunSink<'_> {
 
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>> {
         self.db.tx(|tx| {
+            tx.lock(db::Lock::Entity(self.owner.entity_id))?;
             let pending =
                 ingest::record_listing_of(self.class, tx, self.owner, self.direction, rows)?;
             db::extractions::add_counts(tx, self.extraction_id, rows.len() as i64, 0)?;
@@ -151,6 +154,7 @@ impl Sink for RunSink<'_> {
     fn documents(&self, docs: &[Fetched], resume: Resume) -> anyhow::Result<()> {
         let extraction_id = self.extraction_id;
         self.db.tx(|tx| {
+            tx.lock(db::Lock::Entity(self.owner.entity_id))?;
             let mut processed = 0;
             for doc in docs {
                 // A bad document is logged and left metadata-only; it never stops the others.
@@ -200,6 +204,7 @@ fn transition(
         let Some(mut ext) = db::extractions::get_any(tx, id)? else {
             return Ok(());
         };
+        tx.lock(db::Lock::Org(&ext.org_id))?;
         let Some(entity) = db::entities::get_any(tx, &ext.entity_id)? else {
             return Ok(());
         };

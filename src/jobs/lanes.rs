@@ -91,7 +91,9 @@ impl DeliveryShare {
 pub(super) const DELIVERY_BATCH: usize = 8;
 
 /// Claims the lane's next job in `tx` (a batch of deliveries) and marks it running.
-pub(super) fn claim(tx: &db::Conn, lane: Lane, now: &str) -> anyhow::Result<Vec<Job>> {
+/// Claims of one lane take turns across instances: the counts they read decide them.
+pub(super) fn claim(tx: &db::Tx, lane: Lane, now: &str) -> anyhow::Result<Vec<Job>> {
+    tx.lock(db::Lock::Claims(lane.work()))?;
     match lane {
         Lane::Sat(lanes) => {
             let allowed = lanes.allowed(db::jobs::running_sat_jobs(tx)?);
@@ -132,9 +134,12 @@ impl ClaimNext {
     /// share. They are `running` from the commit on, as after `claim`: a crash before
     /// they run puts them back (`recover`).
     /// `batch`: at most how many (`DELIVERY_BATCH`, or one after a slow send).
-    pub(super) fn claim(self, tx: &db::Conn, batch: usize) -> anyhow::Result<Vec<Job>> {
+    pub(super) fn claim(self, tx: &db::Tx, batch: usize) -> anyhow::Result<Vec<Job>> {
         match self.0 {
-            Some(share) => claim_deliveries(tx, share, &crate::time::now(), batch),
+            Some(share) => {
+                tx.lock(db::Lock::Claims(db::Work::Deliveries))?;
+                claim_deliveries(tx, share, &crate::time::now(), batch)
+            }
             None => Ok(Vec::new()),
         }
     }
@@ -234,7 +239,7 @@ mod tests {
         // What a delivery worker's record does (`delivery::run`): settle, then claim.
         let record = |job: &Job, outcome: &Outcome, next: ClaimNext| {
             settle(&conn, job, outcome).expect("settle");
-            next.claim(&conn, DELIVERY_BATCH).expect("claim")
+            conn.tx(|tx| next.claim(tx, DELIVERY_BATCH)).expect("claim")
         };
         // b done: a's two running deliveries are its share of the last free workers.
         assert!(

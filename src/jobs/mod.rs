@@ -183,17 +183,27 @@ fn run(ctx: &Context, job: Job) {
     // The job's log lines, and the jobs it queues, carry the request that caused it.
     let _origin = crate::origin::enter(job.request_id.clone());
     let started = std::time::Instant::now();
+    // Its writes stop at once should another instance take it over (`db::lease`).
+    let _fenced = db::lease::fence(job.id, &job.claimed_at);
     let result = match job.kind {
         Kind::ValidateCredential => credential::run(ctx, &job),
         Kind::RunExtraction => extraction::run(ctx, &job),
         Kind::DeliverWebhook => Err(anyhow::anyhow!("a delivery on a SAT worker")),
     };
+    if let Err(e) = &result {
+        if db::lease::is_lost(e) {
+            log::warn!("job {} ({}) stopped: {e:#}", job.id, job.kind.as_str());
+            return;
+        }
+    }
     log_failure(&job, &result);
-    record(ctx, &[job.id], || {
-        ctx.db.tx(|tx| match &result {
-            Ok(outcome) => settle(tx, &job, outcome),
-            Err(e) => record_failure(tx, &job, e),
-        })
-    });
+    if !matches!(result, Ok(Outcome::Settled)) {
+        record(ctx, &[job.id], || {
+            ctx.db.tx(|tx| match &result {
+                Ok(outcome) => settle(tx, &job, outcome),
+                Err(e) => record_failure(tx, &job, e),
+            })
+        });
+    }
     log_end(&job, result.as_ref(), started.elapsed());
 }

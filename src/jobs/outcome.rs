@@ -89,6 +89,10 @@ pub(super) fn record<T: Default>(
                 log::warn!("recording the outcome of job(s) {ids:?} waits: {e:#}");
                 std::thread::sleep(BUSY_RETRY);
             }
+            Err(e) if db::lease::is_lost(&e) => {
+                log::warn!("the outcome of job(s) {ids:?} is not recorded: {e:#}");
+                return T::default();
+            }
             Err(e) => {
                 log::error!("cannot record the outcome of job(s) {ids:?}: {e:#}");
                 return T::default();

@@ -227,6 +227,8 @@ fn record(tx: &Tx, pace: &Pace, due: &store::Due, answer: &Answer) -> anyhow::Re
         batch: &batch,
     };
     let now_text = crate::time::format(now);
+    // A cancellation recomputes the entity's balances (`db::Lock::Entity`).
+    tx.lock(db::Lock::Entity(&due.entity_id))?;
     db::changes::mark(tx, &InvoiceClass::TRACKED, &batch, &due.id)?;
     let found = decision.state != State::NotFound && decision.state != State::NotRegistered;
     store::record(

@@ -49,6 +49,7 @@ pub fn tick(
     channels: &Channels,
     now: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<usize> {
+    conn.lock(db::Lock::Scheduler)?;
     for mut s in db::schedules::credential_changes(conn)? {
         let usable = credentials_usable(conn, channels, &s)?;
         if s.active && !usable {

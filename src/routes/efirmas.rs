@@ -54,6 +54,7 @@ async fn put_entity_efirma(
     let updated = ctx
         .db
         .write_for(request.0, move |tx| {
+            tx.lock(db::Lock::Org(&user.org_id))?;
             if db::entities::get(tx, &user.org_id, &id)?.is_none() {
                 return Ok(None); // deleted meanwhile
             }
@@ -104,6 +105,7 @@ async fn delete_entity_efirma(
     let removed = ctx
         .db
         .write_for(request.0, move |tx| {
+            tx.lock(db::Lock::Org(&user.org_id))?;
             if db::entities::get(tx, &user.org_id, &id)?.is_none() || !db::efirmas::delete(tx, &id)?
             {
                 return Ok(false);

@@ -6,11 +6,12 @@ use crate::domain::entity::{CredentialStatus, EntityPatch, NewEntity};
 use crate::domain::list_69b::{Exposures, Situation};
 use crate::domain::FieldErrors;
 use crate::events;
-use crate::http::error::{ApiError, ApiResult, Created};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -37,27 +38,28 @@ pub fn routes() -> Vec<Route> {
 async fn create_entity(
     user: AuthUser,
     request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewEntity::parse(&body?.0).map_err(ApiError::Validation)?;
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewEntity::parse(&body).map_err(ApiError::Validation)?;
     let sealed = ctx.cipher.seal(&new.ciec_password)?;
-    let created = ctx
-        .db
-        .write_for(request.0, move |tx| {
-            let e = db::entities::insert(tx, &user.org_id, &new.tax_id, &new.name, &sealed)?;
-            credential::enqueue(tx, &e.id)?;
-            Ok(e)
-        })
-        .await;
-    let entity = match created {
-        Ok(e) => e,
+    let org_id = user.org_id.clone();
+    let created = idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let e = db::entities::insert(tx, &org_id, &new.tax_id, &new.name, &sealed)?;
+        credential::enqueue(tx, &e.id)?;
+        Ok(Ok(Answer::new(Status::Created, &e.view())))
+    })
+    .await;
+    match created {
+        Ok(answer) => answer,
         Err(e) if db::is_unique_violation(&e) => {
-            return Err(ApiError::validation("tax_id", "has already been taken"))
+            Err(ApiError::validation("tax_id", "has already been taken"))
         }
-        Err(e) => return Err(e.into()),
-    };
-    Ok(Created(entity.view()))
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[get("/v1/entities")]
@@ -142,6 +144,9 @@ async fn update_entity(
     let updated = ctx
         .db
         .write_for(request.0, move |tx| {
+            // Read and written with the organization's other changes kept out (a
+            // credential's verdict landing meanwhile is not overwritten).
+            tx.lock(db::Lock::Org(&user.org_id))?;
             let Some(mut e) = db::entities::get(tx, &user.org_id, &id)? else {
                 return Ok(None);
             };

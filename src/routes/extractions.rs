@@ -6,11 +6,12 @@ use crate::db::extractions::Extraction;
 use crate::domain::class::DocumentClass;
 use crate::domain::extraction::{NewExtraction, Status};
 use crate::domain::FieldErrors;
-use crate::http::error::{ApiError, ApiResult, Created};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::list_by_id;
 use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -28,29 +29,34 @@ pub fn routes() -> Vec<Route> {
 async fn create_extraction(
     user: AuthUser,
     request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewExtraction::parse(&body?.0).map_err(ApiError::Validation)?;
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewExtraction::parse(&body).map_err(ApiError::Validation)?;
+    let org_id = user.org_id.clone();
     let channels = ctx.channels.clone();
-    let created = ctx
-        .db
-        .write_for(request.0, move |tx| {
-            let Some(entity) = db::entities::get(tx, &user.org_id, &new.entity_id)? else {
-                return Ok(Err(ApiError::FieldNotFound("entity_id")));
-            };
-            // The contract's invoice runs are always taken (one without a usable
-            // credential fails `invalid_credentials`); other classes need a channel.
-            let class = new.document_class;
-            if class != DocumentClass::Invoices && !channels.may_run(&entity, class) {
-                let mut errors = FieldErrors::new();
-                errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
-                return Ok(Err(ApiError::Validation(errors)));
-            }
-            db::extractions::queue(tx, &user.org_id, &new, None).map(Ok)
-        })
-        .await??;
-    Ok(Created(created.view()))
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let Some(entity) = db::entities::get(tx, &org_id, &new.entity_id)? else {
+            return Ok(Err(ApiError::FieldNotFound("entity_id")));
+        };
+        // The contract's invoice runs are always taken (one without a usable
+        // credential fails `invalid_credentials`); other classes need a channel.
+        let class = new.document_class;
+        if class != DocumentClass::Invoices && !channels.may_run(&entity, class) {
+            let mut errors = FieldErrors::new();
+            errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
+            return Ok(Err(ApiError::Validation(errors)));
+        }
+        let created = db::extractions::queue(tx, &org_id, &new, None)?;
+        Ok(Ok(Answer::new(
+            rocket::http::Status::Created,
+            &created.view(),
+        )))
+    })
+    .await?
 }
 
 /// Why an entity without an e.firma cannot have its retentions extracted (the only

@@ -8,9 +8,11 @@ use crate::domain::sat_status::State as SatState;
 use crate::domain::search::Search;
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
     heavy::Heavy,
+    idempotency::{self, Answer, KeyHeader},
     ids,
     pagination::{Envelope, Page},
     query::Query,
@@ -141,25 +143,28 @@ const STATUS_CHECKS_OFF: &str =
 async fn request_status_check(
     user: AuthUser,
     id: &str,
+    request: RequestId,
+    key: KeyHeader,
     ctx: &Ctx,
-) -> ApiResult<(rocket::http::Status, RawJson<String>)> {
+) -> ApiResult<Answer> {
+    let once = key.once(None)?;
     let id = ids::parse(id)?;
     let on = ctx.sat_status.is_some();
-    let invoice = ctx
-        .db
-        .write(move |tx| {
-            let now = crate::time::now();
-            if on && !db::invoices::sat_status::request(tx, &user.org_id, &id, &now)? {
-                return Ok(None);
-            }
-            db::invoices::get(tx, &user.org_id, &id)
-        })
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    if !on {
-        return Err(ApiError::UnavailableSaying(STATUS_CHECKS_OFF));
-    }
-    Ok((rocket::http::Status::Accepted, RawJson(invoice)))
+    let org_id = user.org_id.clone();
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let now = crate::time::now();
+        if on && !db::invoices::sat_status::request(tx, &org_id, &id, &now)? {
+            return Ok(Err(ApiError::NotFound));
+        }
+        let Some(invoice) = db::invoices::get(tx, &org_id, &id)? else {
+            return Ok(Err(ApiError::NotFound));
+        };
+        if !on {
+            return Ok(Err(ApiError::UnavailableSaying(STATUS_CHECKS_OFF)));
+        }
+        Ok(Ok(Answer::raw(rocket::http::Status::Accepted, invoice)))
+    })
+    .await?
 }
 
 /// Every concept of an invoice, in document order; the cursor is the position of the

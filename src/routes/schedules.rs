@@ -6,10 +6,12 @@ use crate::db::{entities::Entity, schedules::Schedule};
 use crate::domain::class::DocumentClass;
 use crate::domain::schedule::{NewSchedule, Plan, SchedulePatch, PAUSED_BY_USER};
 use crate::domain::FieldErrors;
-use crate::http::error::{ApiError, ApiResult, Created};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::list_by_id;
+use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -79,30 +81,31 @@ fn check_plan(
 #[post("/v1/schedules", data = "<body>")]
 async fn create_schedule(
     user: AuthUser,
+    request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewSchedule::parse(&body?.0, ctx.config.schedule_min_interval)
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewSchedule::parse(&body, ctx.config.schedule_min_interval)
         .map_err(ApiError::Validation)?;
+    let org_id = user.org_id.clone();
     let (channels, clock) = (ctx.channels.clone(), ctx.config.schedule_clock);
-    let created = ctx
-        .db
-        .write(move |tx| {
-            let Some(entity) = db::entities::get(tx, &user.org_id, &new.entity_id)? else {
-                return Ok(Err(ApiError::FieldNotFound("entity_id")));
-            };
-            if let Err(e) = check_plan(tx, Some(&channels), &entity, &new.plan, None)? {
-                return Ok(Err(e));
-            }
-            Ok(Ok(db::schedules::insert(
-                tx,
-                &user.org_id,
-                &new,
-                clock.now(),
-            )?))
-        })
-        .await??;
-    Ok(Created(created.view()))
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        let Some(entity) = db::entities::get(tx, &org_id, &new.entity_id)? else {
+            return Ok(Err(ApiError::FieldNotFound("entity_id")));
+        };
+        // The entity's schedules are read, then one added: two creations take turns
+        // (PostgreSQL runs them side by side otherwise).
+        tx.lock(db::Lock::Entity(&entity.id))?;
+        if let Err(e) = check_plan(tx, Some(&channels), &entity, &new.plan, None)? {
+            return Ok(Err(e));
+        }
+        let created = db::schedules::insert(tx, &org_id, &new, clock.now())?;
+        Ok(Ok(Answer::new(Status::Created, &created.view())))
+    })
+    .await?
 }
 
 #[get("/v1/schedules")]

@@ -3,10 +3,12 @@
 use crate::auth::AuthUser;
 use crate::db;
 use crate::domain::webhook::{self, NewWebhook};
-use crate::http::error::{ApiError, ApiResult, Created};
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::pagination::{keyed_by_id, list_by_id};
+use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{
+    idempotency::{self, Answer, KeyHeader},
     ids,
     json_body::{BodyError, JsonBody},
     pagination::{Envelope, Page},
@@ -30,24 +32,27 @@ pub fn routes() -> Vec<Route> {
 #[post("/v1/webhooks", data = "<body>")]
 async fn create_webhook(
     user: AuthUser,
+    request: RequestId,
+    key: KeyHeader,
     body: Result<JsonBody, BodyError>,
     ctx: &Ctx,
-) -> ApiResult<Created> {
-    let new = NewWebhook::parse(&body?.0).map_err(ApiError::Validation)?;
+) -> ApiResult<Answer> {
+    let body = body?.0;
+    let once = key.once(Some(&body))?;
+    let new = NewWebhook::parse(&body).map_err(ApiError::Validation)?;
     let token = crate::crypto::webhook_token()?;
     let sealed = ctx.cipher.seal(&token)?;
-    let hook = ctx
-        .db
-        .write(move |tx| {
-            if db::webhooks::count_for_org(tx, &user.org_id)? >= webhook::MAX_PER_ORG {
-                return Ok(None);
-            }
-            let hook = db::webhooks::insert(tx, &user.org_id, &new.url, &new.events, sealed)?;
-            Ok(Some(hook))
-        })
-        .await?
-        .ok_or_else(|| ApiError::Validation(webhook::too_many()))?;
-    Ok(Created(hook.view(&token)))
+    let org_id = user.org_id.clone();
+    idempotency::write(ctx, &user.org_id, once, request.0, move |tx| {
+        // Counted with the organization's other writes kept out meanwhile.
+        tx.lock(db::Lock::Org(&org_id))?;
+        if db::webhooks::count_for_org(tx, &org_id)? >= webhook::MAX_PER_ORG {
+            return Ok(Err(ApiError::Validation(webhook::too_many())));
+        }
+        let hook = db::webhooks::insert(tx, &org_id, &new.url, &new.events, sealed)?;
+        Ok(Ok(Answer::new(Status::Created, &hook.view(&token))))
+    })
+    .await?
 }
 
 #[get("/v1/webhooks")]

@@ -242,8 +242,10 @@ fn a_killed_instances_delivery_is_made_by_another_after_its_lease() {
 struct Load {
     /// Entities answered 201.
     created: Vec<String>,
-    /// Requests answered 503 (retried, as a client does).
+    /// Requests answered 503 saying they did nothing (the client moved on).
     unavailable: usize,
+    /// Requests answered 503 saying their outcome is unknown (retried with their key).
+    unknown: usize,
 }
 
 #[test]
@@ -255,7 +257,10 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
         "entity.update",
     );
     // One client per instance creates entities without pause; each queues a
-    // validation, whose end queues a delivery.
+    // validation, whose end queues a delivery. Each creation carries its own
+    // Idempotency-Key: a 503 whose outcome is unknown is retried with it, one that
+    // says it did nothing is taken at its word (a new entity, a new key), so an
+    // entity left behind by such a 503 shows below.
     let stop = Arc::new(AtomicBool::new(false));
     let created = Arc::new(AtomicUsize::new(0));
     let loads: Vec<_> = [a.client(), b.client()]
@@ -264,19 +269,30 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
             let (stop, created) = (stop.clone(), created.clone());
             std::thread::spawn(move || {
                 let mut load = Load::default();
+                let mut next = None;
                 while !stop.load(Ordering::SeqCst) {
-                    let tax_id = tax_id("RST");
-                    let resp = client.post_json(
-                        "/v1/entities",
-                        &serde_json::json!({
-                            "tax_id": tax_id, "name": "Restart", "ciec_password": "12345678"
-                        }),
-                    );
+                    let (key, body) = next.take().unwrap_or_else(|| {
+                        let body = serde_json::json!({
+                            "tax_id": tax_id("RST"), "name": "Restart", "ciec_password": "12345678"
+                        });
+                        (uuid::Uuid::new_v4().to_string(), body)
+                    });
+                    let bytes = serde_json::to_vec(&body).expect("json");
+                    let headers = [
+                        ("Content-Type", "application/json"),
+                        ("Idempotency-Key", key.as_str()),
+                    ];
+                    let resp = client.request("POST", "/v1/entities", Some(&bytes), &headers);
                     match resp.status {
                         201 => {
                             let id = resp.json()["id"].as_str().expect("id").to_string();
                             load.created.push(id);
                             created.fetch_add(1, Ordering::SeqCst);
+                        }
+                        503 if resp.text().contains("unknown") => {
+                            load.unknown += 1;
+                            next = Some((key, body));
+                            std::thread::sleep(Duration::from_millis(100));
                         }
                         503 => {
                             load.unavailable += 1;
@@ -303,8 +319,9 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
         .into_iter()
         .map(|l| l.join().expect("load thread"))
         .collect();
-    let unavailable: Vec<usize> = loads.iter().map(|l| l.unavailable).collect();
-    eprintln!("answered 503 during the restart, by instance: {unavailable:?}");
+    let unavailable: Vec<(usize, usize)> =
+        loads.iter().map(|l| (l.unavailable, l.unknown)).collect();
+    eprintln!("answered 503 (did nothing, outcome unknown) during the restart, by instance: {unavailable:?}");
     for app in [&a, &b] {
         for l in app.stderr_lines() {
             if l.contains("WARN") || l.contains("ERROR") {
@@ -317,7 +334,8 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
             (app.anonymous().get("/up").status == 200).then_some(())
         });
     }
-    // Every entity answered 201 exists, and nothing else: a 503 left nothing behind.
+    // Every entity answered 201 exists, and nothing else: a 503 that said it did
+    // nothing left nothing behind.
     let created: HashSet<String> = loads.iter().flat_map(|l| l.created.clone()).collect();
     let listed: HashSet<String> = b
         .client()
@@ -550,4 +568,54 @@ fn an_unknown_sslmode_or_an_unreadable_sslrootcert_is_a_clear_error() {
         assert!(!out.stderr.contains(password), "{}", out.stderr);
         assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     }
+}
+
+#[test]
+fn one_organizations_held_lock_stops_its_own_writes_and_no_other_organizations() {
+    postgres_only!("organizations' writes side by side on PostgreSQL");
+    use crate::common::engine::TestDb;
+    use crate::common::invoices::{
+        create_extraction, date, id_of, invoices_by_uuid, sandbox, valid_entity,
+        wait_extraction_done, withheld,
+    };
+    let args = ["--sim-latency", "20ms"];
+    let a = TestApp::spawn_with(&args);
+    let mut b = a.beside(&args);
+    b.start();
+    // Two organizations, one served by each instance, each with its webhook.
+    let first = a.client();
+    let second = b.client_as(&a.create_user_in_new_org());
+    let (r1, r2) = (Receiver::start(), Receiver::start());
+    first.create_webhook(&r1.url(), Some(&["invoice.created"]));
+    second.create_webhook(&r2.url(), Some(&["invoice.created"]));
+    let tax_id = "EKU9003173C9";
+    let (from, to) = (date("2026-02-02"), date("2026-02-06"));
+    let expected = sandbox(tax_id, "issued", from, to);
+    let visible = expected.len() - withheld(&expected);
+    let e1 = id_of(&valid_entity(&first, tax_id, "sandbox1"));
+    let e2 = id_of(&valid_entity(&second, tax_id, "sandbox1"));
+    // The first organization's turn is held from outside, as one of its long
+    // transactions would hold it.
+    let mut holder = TestDb::open(a.data_dir());
+    holder.batch("BEGIN");
+    holder.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+        &[&format!("org:{}", a.creds.org_id)],
+    );
+    let run1 = id_of(&create_extraction(&first, &e1, from, to, "issued"));
+    let run2 = id_of(&create_extraction(&second, &e2, from, to, "issued"));
+    // The second organization's extraction and fan-out go through meanwhile...
+    let done = wait_extraction_done(&second, &run2);
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(invoices_by_uuid(&second, &e2).len(), visible);
+    r2.wait_for(visible, DEADLINE);
+    // ...while the first's waits on its own turn: its run cannot even say it started.
+    let waiting = first.get(&format!("/v1/extractions/{run1}")).expect(200);
+    assert_eq!(waiting["status"], "pending", "{waiting}");
+    assert_eq!(r1.count(), 0, "no event of the first organization yet");
+    holder.batch("COMMIT");
+    let done = wait_extraction_done(&first, &run1);
+    assert_eq!(done["status"], "finished", "{done}");
+    r1.wait_for(visible, DEADLINE);
+    assert_eq!(invoices_by_uuid(&first, &e1).len(), visible);
 }

@@ -3,16 +3,20 @@
 
 mod auth;
 mod cli;
+mod commit_lost;
 mod data_dir;
 mod efirma;
 mod entities;
 mod errors;
 mod events;
 mod healthcheck;
+mod idempotency;
 mod instances;
 mod isolation;
 mod lifecycle;
 mod logs;
+mod nul;
+mod outage;
 mod restart;
 mod schedules;
 mod webhook_block_private;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// Whether any file of the data directory (database, WAL, ...) holds `needle`.
 /// In a file of the data directory, or in the database wherever it is.
-fn on_disk(dir: &Path, needle: &str) -> bool {
+pub(crate) fn on_disk(dir: &Path, needle: &str) -> bool {
     files_under(dir).iter().any(|f| {
         std::fs::read(f)
             .unwrap_or_default()

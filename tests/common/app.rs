@@ -617,6 +617,14 @@ impl TestApp {
         TestApp::spawn_with(&[])
     }
 
+    /// A server on SQLite whatever engine the suite runs on (to compare the engines).
+    pub fn spawn_on_sqlite(args: &[&str]) -> TestApp {
+        let dir = TempDir::new().expect("temp dir");
+        engine::keep_on_sqlite(dir.path());
+        let creds = provision(dir.path(), "Acme SA de CV");
+        TestApp::start_in(dir, creds, args)
+    }
+
     /// Like `spawn`, with flags overriding the defaults (`--webhook-timeout 300ms`).
     pub fn spawn_with(args: &[&str]) -> TestApp {
         let dir = TempDir::new().expect("temp dir");

@@ -129,9 +129,31 @@ pub fn url_with_database(server: &str, name: &str) -> String {
     url.to_string()
 }
 
+/// The data directories kept on SQLite in a PostgreSQL run (`keep_on_sqlite`).
+fn on_sqlite() -> &'static Mutex<std::collections::HashSet<PathBuf>> {
+    static DIRS: OnceLock<Mutex<std::collections::HashSet<PathBuf>>> = OnceLock::new();
+    DIRS.get_or_init(Mutex::default)
+}
+
+/// Keeps `data_dir` on its SQLite file even when the suite runs on PostgreSQL: a test
+/// that compares the two engines runs one server of each.
+pub fn keep_on_sqlite(data_dir: &Path) {
+    on_sqlite()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(data_dir.to_path_buf());
+}
+
 /// The URL of `data_dir`'s own database, created fresh on first use; `None` on SQLite.
 pub fn database_url(data_dir: &Path) -> Option<String> {
     let server = server()?;
+    if on_sqlite()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .contains(data_dir)
+    {
+        return None;
+    }
     let name = Databases::get().fresh(server, data_dir);
     Some(url_with_database(server, &name))
 }
@@ -506,18 +528,33 @@ pub fn numbered(sql: &str) -> String {
 /// as in a failover), waiting until it accepts connections again. Only for a test that
 /// has the server to itself: `.ci/run` runs those alone, on a server of their own.
 pub fn restart_server() {
+    server_command("restart");
+}
+
+/// Stops the test server, keeping its data (`.ci/postgres.sh down`): an outage until
+/// `start_server`.
+pub fn stop_server() {
+    server_command("down");
+}
+
+/// Starts the server `stop_server` stopped, on the same port.
+pub fn start_server() {
+    server_command("up");
+}
+
+fn server_command(what: &str) {
     let dir = std::env::var("CFDI_EXTRACT_TEST_POSTGRES_DIR").unwrap_or_else(|_| {
-        panic!("restarting the server needs CFDI_EXTRACT_TEST_POSTGRES_DIR (run under .ci/postgres.sh)")
+        panic!("`{what}` on the server needs CFDI_EXTRACT_TEST_POSTGRES_DIR (run under .ci/postgres.sh)")
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/postgres.sh");
     let out = Command::new("bash")
         .arg(&script)
-        .args(["restart", &dir])
+        .args([what, &dir])
         .output()
-        .expect("run .ci/postgres.sh restart");
+        .unwrap_or_else(|e| panic!("run .ci/postgres.sh {what}: {e}"));
     assert!(
         out.status.success(),
-        "restart failed: {}",
+        "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -12,6 +12,7 @@ pub mod fake_sat_portal;
 pub mod fake_sat_status;
 pub mod fake_sat_ws;
 pub mod invoices;
+pub mod pg_proxy;
 pub mod receiver;
 
 pub(crate) use engine::sqlite_only;

@@ -960,6 +960,29 @@ fn real_responses_match_the_documented_schemas() {
         api.post_json(&url, &json!({})),
     );
     assert_eq!(res.status, 202, "POST {url}: {}", res.text());
+    // Again with an Idempotency-Key: the kept answer, then the same key on another
+    // request's path, a 422 on the header.
+    let keyed = |url: &str| {
+        api.request(
+            "POST",
+            url,
+            None,
+            &[("Idempotency-Key", "shapes-status-check")],
+        )
+    };
+    let res = c.check("post", "/v1/invoices/{id}/status-check", &url, keyed(&url));
+    assert_eq!(res.status, 202, "POST {url}: {}", res.text());
+    let replayed = keyed(&url);
+    assert_eq!(replayed.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replayed.body, res.body, "the kept answer");
+    let other = format!("/v1/invoices/{}/status-check", uuid::Uuid::now_v7());
+    let res = c.check(
+        "post",
+        "/v1/invoices/{id}/status-check",
+        &other,
+        keyed(&other),
+    );
+    assert_eq!(res.status, 422, "POST {other}: {}", res.text());
     // --- The exports: a file, not JSON, in the documented media types.
     for path in ["/v1/invoices/export", "/v1/invoices/export/items"] {
         for (format, media, magic) in [

@@ -922,6 +922,14 @@ fn interrupted_extraction_resumes(stop: Stop, run: &Interrupted) {
         }
     }
     let client = other.as_ref().unwrap_or(&app).client();
+    if let Stop::DatabaseRestart = stop {
+        // Until the instance has connected again, a request may be the 503 that did
+        // nothing and says to retry (/docs/operations#postgresql-outage): as a client
+        // would, retry it until the instance serves again.
+        eventually(DEADLINE, "the instance to serve after the restart", || {
+            (client.get(&path).status == 200).then_some(())
+        });
+    }
     let done = wait_extraction_done(&client, &id);
     assert_eq!(done["status"], "finished", "{stop:?}: {done}");
     assert_eq!(found(&done), total);

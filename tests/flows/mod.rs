@@ -8,6 +8,7 @@ mod bounds;
 mod documents;
 mod efirma;
 pub(crate) mod efirma_ws;
+mod engines;
 mod events;
 mod exports;
 mod extractions;

@@ -3,6 +3,9 @@
 //! between source files, the jobs and the ingestion path free of any channel's types,
 //! and no sandbox table in the service's schema. README's "Layout" states them.
 
+mod schema;
+mod statements;
+
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

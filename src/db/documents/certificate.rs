@@ -25,6 +25,12 @@ pub struct Certificate {
 }
 
 impl Certificate {
+    /// What a transaction remembers its row's id by (`Conn::remember`).
+    pub fn key(&self) -> String {
+        let hex: String = self.sha256.iter().map(|b| format!("{b:02x}")).collect();
+        format!("certificate:{hex}")
+    }
+
     pub fn content(&self) -> &[u8] {
         &self.content
     }
@@ -95,11 +101,22 @@ pub fn store(conn: &Conn, certificate: &Certificate) -> anyhow::Result<i64> {
     if let Some(id) = known {
         return Ok(id);
     }
-    conn.one(
-        "INSERT INTO certificates (sha256, content) VALUES (?1, ?2) RETURNING id",
+    // Another transaction (any organization's) may be storing the same certificate:
+    // its row wins, and is read once it commits.
+    let inserted = conn.opt(
+        "INSERT INTO certificates (sha256, content) VALUES (?1, ?2)
+         ON CONFLICT (sha256) DO NOTHING RETURNING id",
         params![sha256, certificate.content],
         |r| r.get(0),
-    )
+    )?;
+    match inserted {
+        Some(id) => Ok(id),
+        None => conn.one(
+            "SELECT id FROM certificates WHERE sha256 = ?1",
+            params![sha256],
+            |r| r.get(0),
+        ),
+    }
 }
 
 #[cfg(test)]

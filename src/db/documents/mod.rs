@@ -73,6 +73,21 @@ pub fn put_invoice(
     put_files(conn, InvoiceClass::FILES, invoice_id, xml, pdf)
 }
 
+/// `put_invoice` for an invoice that has no files yet (new, or metadata only until
+/// now): nothing stored to reconcile with, so no read first.
+pub fn put_first_invoice(
+    conn: &Conn,
+    invoice_id: &str,
+    xml: &ToStore,
+    pdf: Option<&ToStore>,
+) -> anyhow::Result<()> {
+    put(conn, InvoiceClass::FILES, invoice_id, "xml", xml)?;
+    if let Some(pdf) = pdf {
+        put(conn, InvoiceClass::FILES, invoice_id, "pdf", pdf)?;
+    }
+    Ok(())
+}
+
 /// `put_invoice` for a document of either class.
 pub fn put_files(
     conn: &Conn,
@@ -149,11 +164,12 @@ pub fn holds_xml_of(conn: &Conn, files: Files, id: &str, xml: &ToStore) -> anyho
 /// Stores (or replaces) one document.
 fn put(conn: &Conn, files: Files, id: &str, kind: &str, doc: &ToStore) -> anyhow::Result<()> {
     let certificate_id = match &doc.certificate {
-        Some(c) => Some(certificate::store(conn, c)?),
+        // An issuer's documents come together: its certificate is looked up once.
+        Some(c) => Some(conn.remember(&c.key(), || certificate::store(conn, c))?),
         None => None,
     };
     let (table, key) = (files.table, files.key);
-    conn.exec(
+    conn.defer(
         &format!(
             "INSERT INTO {table} ({key}, kind, codec, content, certificate_id)
              VALUES (?1, ?2, ?3, ?4, ?5)

@@ -388,12 +388,12 @@ pub fn first_items(items: &[Item]) -> &[Item] {
 /// Writes an invoice's later pages of concepts (after [`first_items`]) to
 /// `invoice_item_pages`, replacing what was there.
 pub fn store_item_pages(conn: &Conn, invoice_id: &str, items: &[Item]) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "DELETE FROM invoice_item_pages WHERE invoice_id = ?1",
         params![invoice_id],
     )?;
     for (page, chunk) in (1i64..).zip(items.chunks(ITEMS_PAGE).skip(1)) {
-        conn.exec(
+        conn.defer(
             "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",
             params![invoice_id, page, serde_json::to_string(chunk)?],
         )?;

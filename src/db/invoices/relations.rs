@@ -49,7 +49,7 @@ pub fn store(
     related: &[Related],
 ) -> anyhow::Result<()> {
     for table in ["invoice_relations", "invoice_relation_counts"] {
-        conn.exec(
+        conn.defer(
             &format!("DELETE FROM {table} WHERE invoice_id = ?1"),
             params![invoice_id],
         )?;
@@ -74,7 +74,7 @@ pub fn store(
         &times,
         |(uuid, n)| vec![uuid, n],
     )?;
-    conn.exec(
+    conn.defer(
         "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1",
         params![invoice_id, sole_credited(related)],
     )?;
@@ -112,7 +112,7 @@ fn insert<'a, T>(
             }
             q.sql.push(')');
         }
-        conn.exec(&q.sql, &q.params)?;
+        conn.defer(&q.sql, &q.params)?;
         rest = after;
     }
     Ok(())

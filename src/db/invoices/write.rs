@@ -23,6 +23,7 @@ pub fn text(d: Option<rust_decimal::Decimal>) -> Option<String> {
 }
 
 /// What the listing step needs to know of a stored invoice.
+#[derive(Debug, Clone)]
 pub struct Known {
     pub id: String,
     pub processed: bool,
@@ -45,6 +46,33 @@ pub fn known(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<
     )
 }
 
+/// `known` for each of `uuids` (upper case) that the entity has, by UUID: one read for
+/// a whole page of a listing.
+pub fn known_all(
+    conn: &Conn,
+    entity_id: &str,
+    uuids: &[String],
+) -> anyhow::Result<std::collections::HashMap<String, Known>> {
+    let list = serde_json::to_string(uuids)?;
+    let rows = conn.all(
+        "SELECT uuid, id, xml_processed, status, type FROM invoices
+          WHERE entity_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+        params![entity_id, list],
+        |r| {
+            Ok((
+                r.get::<String>(0)?,
+                Known {
+                    id: r.get(1)?,
+                    processed: r.get(2)?,
+                    status: r.get(3)?,
+                    invoice_type: r.get(4)?,
+                },
+            ))
+        },
+    )?;
+    Ok(rows.into_iter().collect())
+}
+
 pub fn set_status(
     conn: &Conn,
     id: &str,
@@ -52,7 +80,7 @@ pub fn set_status(
     cancelled_at: Option<&str>,
     now: &str,
 ) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE invoices SET status = ?2, cancelled_at = ?3, updated_at = ?4 WHERE id = ?1",
         params![id, status, cancelled_at, now],
     )?;
@@ -72,7 +100,7 @@ pub fn status(conn: &Conn, id: &str) -> anyhow::Result<(&'static str, Option<Str
     })
 }
 
-/// A metadata-only row from a listing entry.
+/// A metadata-only row from a listing entry; its id.
 pub fn insert_metadata(
     conn: &Conn,
     owner: Owner,
@@ -81,14 +109,15 @@ pub fn insert_metadata(
     m: &Metadata,
     status: &str,
     now: &str,
-) -> anyhow::Result<()> {
-    conn.exec(
+) -> anyhow::Result<String> {
+    let id = uuid::Uuid::now_v7().to_string();
+    conn.defer(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, issued_at, certified_at,
             issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8,
             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
         params![
-            uuid::Uuid::now_v7().to_string(), owner.org_id, owner.entity_id,
+            id, owner.org_id, owner.entity_id,
             uuid, direction.as_str(),
             m.invoice_type.as_deref().filter(|t| InvoiceType::from_code(t).is_some()),
             m.issued_at, m.certified_at,
@@ -97,7 +126,7 @@ pub fn insert_metadata(
             m.total.map(|t| t.to_string()), status, m.cancelled_at, now,
         ],
     )?;
-    Ok(())
+    Ok(id)
 }
 
 /// A processed document's row (the metadata-only row, if any, becomes it), with its
@@ -124,7 +153,7 @@ pub fn upsert_processed(
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
-    tx.exec(
+    tx.defer(
         "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, version, series, folio,
             issued_at, certified_at, issuer_tax_id, issuer_name, issuer_tax_regime, receiver_tax_id, receiver_name,
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
@@ -229,7 +258,7 @@ pub fn payment_basis(
 
 /// Writes an aggregate, touching the row only when something changed.
 pub fn set_payments(conn: &Conn, id: &str, agg: &Aggregate) -> anyhow::Result<()> {
-    conn.exec(
+    conn.defer(
         "UPDATE invoices SET paid_amount = ?2, due_amount = ?3, last_payment_date = ?4,
             fully_paid_at = ?5, payment_conflicts = ?6, outstanding = ?7, updated_at = ?8
          WHERE id = ?1 AND (paid_amount IS DISTINCT FROM ?2 OR due_amount IS DISTINCT FROM ?3

@@ -17,27 +17,37 @@ const CHANNEL: &str = "cfdi_extract_work";
 
 /// Sends, with the commit, the kinds of work queued (`Work` indexes, `0,2`).
 pub fn notify(conn: &Connection, works: &str) -> anyhow::Result<()> {
-    conn.exec("SELECT pg_notify(?1, ?2)", params![CHANNEL, works])
-        .map(drop)
+    conn.defer("SELECT pg_notify(?1, ?2)", params![CHANNEL, works])
 }
 
 /// Starts the listening thread; it runs as long as the process.
 pub fn start(target: Arc<Target>, waker: Arc<Waker>) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("pg-listen".into())
-        .spawn(move || loop {
-            match target.connect() {
-                Ok(client) => {
-                    if let Err(e) = listen(client, &waker) {
-                        log::warn!("the PostgreSQL wake connection failed, reconnecting: {e:#}");
+        .spawn(move || {
+            // Said once per outage: the pool says when the server is unreachable.
+            let mut failing = false;
+            loop {
+                match target.connect() {
+                    Ok(client) => {
+                        failing = false;
+                        if let Err(e) = listen(client, &waker) {
+                            log::warn!(
+                                "the PostgreSQL wake connection failed, reconnecting: {e:#}"
+                            );
+                        }
                     }
+                    Err(e) if !failing => {
+                        failing = true;
+                        log::warn!(
+                            "cannot connect to PostgreSQL for wakes (trying every second): {:#}",
+                            anyhow::Error::from(e)
+                        );
+                    }
+                    Err(_) => {}
                 }
-                Err(e) => log::warn!(
-                    "cannot connect to PostgreSQL for wakes: {:#}",
-                    anyhow::Error::from(e)
-                ),
+                std::thread::sleep(Duration::from_secs(1));
             }
-            std::thread::sleep(Duration::from_secs(1));
         })?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! and the whole migration is one transaction (PostgreSQL's DDL is transactional): the
 //! others wait, none half-applies.
 
-use super::connection::{Connection, Single, Transaction, WRITERS};
+use super::connection::{Connection, Single, Transaction};
 use crate::db::sql::params;
 use crate::db::sql::Driver;
 use crate::db::sqlite::migrate::VERSION;
@@ -57,6 +57,8 @@ const STEPS: &[(i64, &str)] = &[
          ALTER TABLE schedules ADD COLUMN IF NOT EXISTS document_classes TEXT COLLATE \"C\";
          CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);",
     ),
+    // `idempotency_keys` is new: schema.sql adds it (see the SQLite step).
+    (21, ""),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {
@@ -68,12 +70,9 @@ pub fn apply(conn: &Connection) -> anyhow::Result<()> {
         // database while servers write).
         return tx.commit();
     }
-    // Changing it: no write of a running instance in between (theirs hold the
-    // writers' lock, then the tables'; taking it first is the same order).
-    conn.batch(&format!(
-        "SELECT pg_advisory_xact_lock({}); CREATE TABLE IF NOT EXISTS cfdi_extract_schema (version BIGINT NOT NULL)",
-        WRITERS
-    ))?;
+    // Changing it: each table a step alters is locked by the ALTER until the commit,
+    // so no write lands in between.
+    conn.batch("CREATE TABLE IF NOT EXISTS cfdi_extract_schema (version BIGINT NOT NULL)")?;
     if let Some(current) = current {
         if current > VERSION {
             anyhow::bail!(

@@ -1,5 +1,5 @@
 -- cfdi-extract schema for PostgreSQL: the counterpart of the top-level schema.sql (the
--- SQLite schema) at version 19 (src/db/sqlite/migrate.rs VERSION), with everything
+-- SQLite schema) at version 21 (src/db/sqlite/migrate.rs VERSION), with everything
 -- migrate.rs's steps create outside schema.sql (the invoices_counterparty index). A
 -- change to one is made to the other, in the same commit.
 --
@@ -407,7 +407,7 @@ CREATE TABLE IF NOT EXISTS webhooks (
     id           TEXT COLLATE "C" PRIMARY KEY,
     org_id       TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     url          TEXT COLLATE "C" NOT NULL,
-    token        TEXT COLLATE "C" NOT NULL DEFAULT '',        -- schema 1 kept it in plain text; now ''
+    token        TEXT COLLATE "C" NOT NULL,                   -- schema 1 kept it in plain text; now '' (written so)
     token_sealed BYTEA,                                       -- the token, sealed with the data key
     events       TEXT COLLATE "C" NOT NULL,                   -- JSON array of event names
     created_at   TEXT COLLATE "C" NOT NULL
@@ -574,3 +574,18 @@ CREATE TABLE IF NOT EXISTS sat_packages (
     done        BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (request_id, package_id)
 );
+
+-- An Idempotency-Key of a POST (http/idempotency.rs, db/idempotency.rs): per organization
+-- and key, the fingerprint of the first request and its answer (sealed with the data
+-- key: a webhook's creation answers its token), written in that request's own
+-- transaction and replayed to a retry of the same request; kept 24 hours.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    org_id        TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    key           TEXT COLLATE "C" NOT NULL,
+    request_hash  BYTEA NOT NULL,                -- SHA-256 of method, path and body
+    status        BIGINT,                        -- the answer's HTTP status
+    response      BYTEA,                         -- the answer's JSON body, sealed
+    created_at    TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (org_id, key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);

@@ -23,9 +23,10 @@
 //!
 //! The connection string may carry a password: no error here quotes it.
 
+use super::session::Session;
 use anyhow::Context;
 use postgres::config::SslMode;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, NoTls};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -35,6 +36,7 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use rustls::{Error as TlsError, SignatureScheme};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// What every failure to reach the database starts with.
@@ -105,22 +107,49 @@ impl Target {
         &self.config
     }
 
-    /// A new session.
+    /// A new session of the `postgres` crate's client (the wake listener's: it reads
+    /// notifications).
     pub fn connect(&self) -> Result<Client, postgres::Error> {
-        match (self.config.connect(self.tls.clone()), &self.plain) {
+        let config = postgres::Config::from(self.config.clone());
+        match (config.connect(self.tls.clone()), &self.plain) {
             (Err(e), Some(plain)) if handshake_failed(&e) => {
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    log::warn!(
-                        "the TLS handshake with PostgreSQL failed ({e}); connecting without \
-                         TLS, as libpq does under sslmode=prefer (sslmode=require or \
-                         verify-full refuse instead)"
-                    );
-                }
-                plain.connect(NoTls)
+                self.falling_back(&e);
+                postgres::Config::from(plain.clone()).connect(NoTls)
             }
             (result, _) => result,
         }
     }
+
+    /// A new session for the pool (`Session`: pipelines).
+    pub fn session(&self) -> anyhow::Result<Session> {
+        match (
+            Session::connect(&self.config, self.tls.clone()),
+            &self.plain,
+        ) {
+            (Err(e), Some(plain)) if failed_handshake(&e) => {
+                self.falling_back(&e);
+                Session::connect(plain, NoTls)
+            }
+            (result, _) => result,
+        }
+    }
+
+    fn falling_back(&self, e: &dyn std::fmt::Display) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            log::warn!(
+                "the TLS handshake with PostgreSQL failed ({e}); connecting without \
+                 TLS, as libpq does under sslmode=prefer (sslmode=require or \
+                 verify-full refuse instead)"
+            );
+        }
+    }
+}
+
+/// `handshake_failed` for an error carrying a client's error.
+fn failed_handshake(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<postgres::Error>())
+        .any(handshake_failed)
 }
 
 /// True when `e` is rustls refusing the handshake (not the network failing under it).

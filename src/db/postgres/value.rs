@@ -16,10 +16,66 @@ type BoxError = Box<dyn Error + Sync + Send>;
 /// A column as the seam reads it.
 pub struct Value<'a>(pub ValueRef<'a>);
 
-impl Values for postgres::Row {
-    fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>> {
-        Ok(self.try_get::<_, Value>(i)?.0)
+/// A row as the seam reads it. A `json` column (what `json_build_object` and
+/// `json_agg` make) is read compact, as SQLite writes JSON: PostgreSQL's own text puts
+/// a space around each `:` and after each `,`, and keeps a `json(text)` cast's text as
+/// given, so the same object would read differently on the two engines.
+pub struct Row {
+    row: postgres::Row,
+    /// The compact text of each `json` column, by index (empty when there is none).
+    json: Vec<Option<String>>,
+}
+
+impl From<postgres::Row> for Row {
+    fn from(row: postgres::Row) -> Row {
+        let columns = row.columns();
+        let json = if columns.iter().any(|c| *c.type_() == Type::JSON) {
+            (0..columns.len())
+                .map(|i| match row.try_get::<_, Value>(i) {
+                    Ok(Value(ValueRef::Text(text))) if *columns[i].type_() == Type::JSON => {
+                        std::str::from_utf8(text).ok().map(compact)
+                    }
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Row { row, json }
     }
+}
+
+impl Values for Row {
+    fn value(&self, i: usize) -> anyhow::Result<ValueRef<'_>> {
+        if let Some(Some(text)) = self.json.get(i) {
+            return Ok(ValueRef::Text(text.as_bytes()));
+        }
+        Ok(self.row.try_get::<_, Value>(i)?.0)
+    }
+}
+
+/// JSON text without the white space between its tokens (strings kept as they are).
+pub fn compact(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in json.chars() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !c.is_ascii_whitespace() {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn is_text(ty: &Type) -> bool {
@@ -66,6 +122,40 @@ impl<'a> FromSql<'a> for Value<'a> {
 
 /// A parameter as PostgreSQL receives it.
 pub struct Arg<'a>(pub &'a dyn Param);
+
+/// A parameter kept after its statement was called (a deferred write's).
+#[derive(Debug)]
+pub struct Owned(pub rusqlite::types::Value);
+
+impl Owned {
+    pub fn of(param: &dyn Param) -> anyhow::Result<Owned> {
+        Ok(Owned(match rusqlite::ToSql::to_sql(param)? {
+            ToSqlOutput::Borrowed(v) => match v {
+                ValueRef::Null => rusqlite::types::Value::Null,
+                ValueRef::Integer(i) => rusqlite::types::Value::Integer(i),
+                ValueRef::Real(r) => rusqlite::types::Value::Real(r),
+                ValueRef::Text(t) => {
+                    rusqlite::types::Value::Text(std::str::from_utf8(t)?.to_string())
+                }
+                ValueRef::Blob(b) => rusqlite::types::Value::Blob(b.to_vec()),
+            },
+            ToSqlOutput::Owned(v) => v,
+            _ => anyhow::bail!("a parameter of a kind PostgreSQL is not given"),
+        }))
+    }
+}
+
+impl ToSql for Owned {
+    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        encode((&self.0).into(), ty, out)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
 
 impl std::fmt::Debug for Arg<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -184,6 +274,20 @@ pub fn translate(sql: &str) -> String {
     out
 }
 
+/// How many parameters the seam's `sql` names (its highest `?N`, outside quotes).
+pub fn parameters(sql: &str) -> usize {
+    let text = translate(sql);
+    let mut highest = 0;
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find('$') {
+        let after = &rest[at + 1..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        highest = highest.max(after[..digits].parse().unwrap_or(0));
+        rest = &after[digits..];
+    }
+    highest
+}
+
 /// `text` with each `$N IS [NOT] NULL` made `NULL IS [NOT] NULL`. PostgreSQL types a
 /// parameter where it first meets it, and a null test says nothing: `$2 IS NULL OR id <
 /// $2` fails to prepare. Prepared without those tests, the statement tells the types
@@ -230,7 +334,7 @@ pub fn type_of(param: &dyn Param) -> Type {
 
 #[cfg(test)]
 mod tests {
-    use crate::db::postgres::value::{encode, translate, without_null_tests, Value};
+    use crate::db::postgres::value::{compact, encode, translate, without_null_tests, Value};
     use bytes::BytesMut;
     use postgres::types::{FromSql, ToSql, Type};
     use rusqlite::types::ValueRef;
@@ -251,6 +355,16 @@ mod tests {
             translate("SELECT json_group_array(json_object('json_object(', a)), my_json_object(b)"),
             "SELECT json_agg(json_build_object('json_object(', a)), my_json_object(b)"
         );
+    }
+
+    #[test]
+    fn json_is_read_compact_with_its_strings_untouched() {
+        assert_eq!(
+            compact(r#"{"a" : 1, "b" : [1, 2], "c" : "x : y, \" z", "d" : {"e" : null}}"#),
+            r#"{"a":1,"b":[1,2],"c":"x : y, \" z","d":{"e":null}}"#
+        );
+        assert_eq!(compact("[ 1.50 ,\n 2 ]"), "[1.50,2]");
+        assert_eq!(compact(r#""a \\" "#), r#""a \\""#);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 20;
+pub const VERSION: i64 = 21;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -32,6 +32,7 @@ const STEPS: &[(i64, &str)] = &[
     (18, STEP_18),
     (19, STEP_19),
     (20, STEP_20),
+    (21, STEP_21),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -284,6 +285,11 @@ CREATE INDEX IF NOT EXISTS schedules_org_id ON schedules (org_id, id);
 CREATE INDEX IF NOT EXISTS schedules_due ON schedules (status, next_run_at);
 CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 ";
+
+/// Version 21: the answers of POST requests that carried an `Idempotency-Key`
+/// (`schema.sql` adds `idempotency_keys`); the version makes an older binary, which
+/// would not honour the keys, refuse the database.
+const STEP_21: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -96,6 +96,7 @@ impl Driver for Connection {
     }
 
     fn exec(&self, sql: &str, params: &[&dyn Param]) -> anyhow::Result<usize> {
+        record(self, sql);
         Ok(self.prepare_cached(sql)?.execute(bind(params))?)
     }
 
@@ -110,6 +111,7 @@ impl Driver for Connection {
         _stream: bool,
         f: &mut dyn FnMut(&Row) -> anyhow::Result<bool>,
     ) -> anyhow::Result<()> {
+        record(self, sql);
         let mut stmt = self.prepare_cached(sql)?;
         let mut rows = stmt.query(bind(params))?;
         while let Some(row) = rows.next()? {
@@ -122,6 +124,19 @@ impl Driver for Connection {
 
     fn sqlite(&self) -> Option<&Connection> {
         Some(self)
+    }
+}
+
+/// Records a statement run on the service's database file (`db::statements`; not the
+/// sandbox's, nor a test's in memory).
+fn record(conn: &Connection, sql: &str) {
+    if crate::db::statements::recording()
+        && conn.path().is_some_and(|p| {
+            Some(std::path::Path::new(p).file_name())
+                == Some(crate::config::db_path(std::path::Path::new("")).file_name())
+        })
+    {
+        crate::db::statements::prepared(sql);
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Abandoned;
 pub fn load(db: &Db, list: Spooled, source: &str, stopping: &Stopping) -> anyhow::Result<Loaded> {
     let now = crate::time::now();
     db.tx(|tx| {
+        // One load at a time, across instances.
+        tx.lock(db::Lock::List69b)?;
         if let Some(same) = db::list_69b::current(tx)?.filter(|v| v.sha256 == list.sha256) {
             return Ok(Loaded::Unchanged(same));
         }
