@@ -11,8 +11,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long an extraction of a month (or a day of a `BIG` tax id) may take, polled.
-pub const EXTRACTION_DEADLINE: Duration = Duration::from_secs(60);
+/// How long an extraction of a month (or a day of a `BIG` tax id) may take, polled:
+/// generous, since a sealed sandbox month on a busy 2-core machine under two
+/// PostgreSQL instances took 66 s once (polling returns as soon as it ends).
+pub const EXTRACTION_DEADLINE: Duration = Duration::from_secs(180);
 
 /// The local time format of CFDI dates (`issued_at`, `cancelled_at`, `FechaPago`).
 pub const LOCAL_TIME: &str = "%Y-%m-%dT%H:%M:%S";
