@@ -2,6 +2,7 @@
 // innerHTML), so data from invoices cannot inject markup.
 import { t } from './i18n.js';
 import { fieldLabel, fieldMessage, fieldRank, failure } from './errors.js';
+import { download } from './api.js';
 
 // Bidirectional controls (ALM, LRM, RLM, the embeddings, overrides and isolates): in a
 // name or a description they would turn the text after them around (a U+202E name
@@ -70,6 +71,19 @@ export function errorBox(err) {
 export function flash(message, kind = 'notice') {
   const el = document.getElementById('flash');
   el.replaceChildren(...(message ? [h('p', { class: kind }, message)] : []));
+}
+
+/** A button that downloads the file `request()` names (`{ url, name }`, the name for
+ *  when the server gives none) and says so in the flash line; a failure shows in
+ *  `slot`. Disabled while it downloads, so a double click fetches once. */
+export function downloadButton(id, label, request, slot) {
+  return h('button', { type: 'button', class: 'secondary', id, onclick: async (ev) => {
+    const { url, name } = request();
+    ev.target.disabled = true;
+    try {
+      flash(`${t('downloaded')}: ${await download(url, name)}`);
+    } catch (e) { if (e.status !== 401) slot.replaceChildren(errorBox(e)); } finally { ev.target.disabled = false; }
+  } }, label);
 }
 
 let confirmCount = 0;

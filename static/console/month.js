@@ -4,8 +4,8 @@
 // left out with its reason; the same figures download as the API's XLSX. Amounts stay
 // the strings the API wrote (format.js).
 import { t, lang } from './i18n.js';
-import { api, download, withQuery } from './api.js';
-import { h, field, select, table, errorBox, flash, values, badge } from './dom.js';
+import { api, withQuery } from './api.js';
+import { h, field, select, table, errorBox, values, badge, downloadButton } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
 import { money, timestamp } from './format.js';
 
@@ -134,15 +134,10 @@ export function render(main) {
       field(t('month_month'), { name: 'month', type: 'month', value: p.month, required: true, pattern: '[0-9]{4}-[0-9]{2}', placeholder: 'AAAA-MM' }),
       h('div', { class: 'actions' },
         h('button', { type: 'submit' }, t('month_show')),
-        h('button', { type: 'button', class: 'secondary', id: 'iva-xlsx', onclick: async (ev) => {
+        downloadButton('iva-xlsx', t('iva_xlsx'), () => {
           const params = values(form);
-          const name = `iva-${params.month}.xlsx`;
-          ev.target.disabled = true;
-          try {
-            await download(withQuery(path(params), { month: params.month, format: 'xlsx' }), name);
-            flash(`${t('downloaded')}: ${name}`);
-          } catch (e) { if (e.status !== 401) results.replaceChildren(errorBox(e)); } finally { ev.target.disabled = false; }
-        } }, t('iva_xlsx'))));
+          return { url: withQuery(path(params), { month: params.month, format: 'xlsx' }), name: `iva-${params.month}.xlsx` };
+        }, results)));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       state.params = values(form);

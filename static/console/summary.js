@@ -5,8 +5,8 @@
 // API wrote (format.js). Received invoices from definitive 69-B issuers come first, as
 // a warning. The same figures download as the API's XLSX.
 import { t, tf } from './i18n.js';
-import { api, download, withQuery } from './api.js';
-import { h, field, select, table, errorBox, flash, values } from './dom.js';
+import { api, withQuery } from './api.js';
+import { h, field, select, table, errorBox, values, downloadButton } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
 import { money, satDate } from './format.js';
 import { describe, label as codeLabel } from './catalogs.js';
@@ -186,15 +186,13 @@ export function render(main) {
       field(t('to'), { name: 'to', type: 'date', value: p.to, required: true }),
       h('div', { class: 'actions' },
         h('button', { type: 'submit' }, t('summary_show')),
-        h('button', { type: 'button', class: 'secondary', id: 'summary-xlsx', onclick: async (ev) => {
+        downloadButton('summary-xlsx', t('summary_xlsx'), () => {
           const params = values(form);
-          const name = `summary-${params.from}-${params.to}-${params.direction}.xlsx`;
-          ev.target.disabled = true;
-          try {
-            await download(withQuery(path(params), { ...query(params), format: 'xlsx' }), name);
-            flash(`${t('downloaded')}: ${name}`);
-          } catch (e) { if (e.status !== 401) results.replaceChildren(errorBox(e)); } finally { ev.target.disabled = false; }
-        } }, t('summary_xlsx'))));
+          return {
+            url: withQuery(path(params), { ...query(params), format: 'xlsx' }),
+            name: `summary-${params.from}-${params.to}-${params.direction}.xlsx`,
+          };
+        }, results)));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       state.params = values(form);

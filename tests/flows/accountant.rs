@@ -21,20 +21,8 @@ const NOMINA: &str = "cfdi40-nomina-compensacion-tfd.xml";
 const PAGO: &str = "cfdi33-pago10-tfd-usd-docto-mxn-payment.xml";
 const REAL: &str = "cfdi40-ingreso-pue-real-tfd.xml";
 
-const RETENTION_SAMPLES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/retenciones-samples/"
-);
-/// Issued by AAA010101AAA to XAXX010101000, period 2014-06.
-const RETENTIONS: [&str; 7] = [
-    "ret10-arrendamientoenfideicomiso-tfd10.xml",
-    "ret10-dividendos-nacional-tfd10.xml",
-    "ret10-enajenaciondeacciones-tfd10.xml",
-    "ret10-intereses-tfd10.xml",
-    "ret10-operacionesconderivados-tfd10.xml",
-    "ret10-planesderetiro-tfd10.xml",
-    "ret10-sin-complemento-tfd10.xml",
-];
+// The SAT demo retentions: issued by AAA010101AAA to XAXX010101000, period 2014-06.
+use crate::flows::retentions::{DEMO as RETENTIONS, SAMPLES as RETENTION_SAMPLES};
 
 fn amount(v: &Value) -> Decimal {
     dec(v)

@@ -4,10 +4,8 @@
 //! supplier, a definitive 69-B supplier, a payment whose invoice is not stored) and
 //! for the shared real samples; as JSON and as the XLSX.
 
-use std::io::Cursor;
 use std::path::PathBuf;
 
-use calamine::{Data, Reader, Xlsx};
 use serde_json::Value;
 
 use crate::common::app::{Client, TestApp};
@@ -458,30 +456,6 @@ fn a_month_by_hand_from_both_sides() {
     assert_eq!(text(&september["figures"]["total_to_pay"]), "0.00");
 }
 
-fn sheet(bytes: &[u8]) -> Vec<Vec<String>> {
-    let mut book = Xlsx::new(Cursor::new(bytes.to_vec())).expect("an XLSX");
-    let names = book.sheet_names();
-    assert_eq!(names, ["IVA del mes"]);
-    let range = book.worksheet_range(&names[0]).expect("sheet");
-    (range.rows())
-        .map(|r| {
-            let mut cells: Vec<String> = (r.iter())
-                .map(|c| match c {
-                    Data::Empty => String::new(),
-                    Data::String(s) => s.clone(),
-                    Data::Float(x) => x.to_string(),
-                    Data::DateTime(d) => format!("date {:.0}", d.as_f64()),
-                    other => panic!("unexpected cell {other:?}"),
-                })
-                .collect();
-            while cells.last().is_some_and(String::is_empty) {
-                cells.pop();
-            }
-            cells
-        })
-        .collect()
-}
-
 #[test]
 fn the_xlsx_in_spanish_bad_months_and_other_organizations() {
     let (app, entity) = october_app();
@@ -494,7 +468,7 @@ fn the_xlsx_in_spanish_bad_months_and_other_organizations() {
         resp.header("content-disposition"),
         Some("attachment; filename=\"iva-2026-10.xlsx\"")
     );
-    let rows = sheet(&resp.body);
+    let rows = crate::flows::summary::sheet_rows(&resp.body, "IVA del mes");
     let find = |label: &str| -> Vec<String> {
         rows.iter()
             .find(|r| r.first().map(String::as_str) == Some(label))

@@ -449,7 +449,7 @@ fn entities_are_screened_with_their_flagged_counterparties_and_the_summary_warns
         "/v1/entities/{receiver}/summary?from=2025-01-01&to=2025-01-31&direction=received&format=xlsx"
     ));
     assert_eq!(xlsx.status, 200);
-    let rows = crate::flows::summary::sheet_rows(&xlsx.body);
+    let rows = crate::flows::summary::sheet_rows(&xlsx.body, "Resumen");
     let title = rows
         .iter()
         .position(|r| {

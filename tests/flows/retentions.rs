@@ -10,13 +10,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-const SAMPLES: &str = concat!(
+pub(crate) const SAMPLES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/retenciones-samples/"
 );
 
 /// The SAT demo family: issued by AAA010101AAA to XAXX010101000, period 2014-06.
-const DEMO: [&str; 7] = [
+pub(crate) const DEMO: [&str; 7] = [
     "ret10-arrendamientoenfideicomiso-tfd10.xml",
     "ret10-dividendos-nacional-tfd10.xml",
     "ret10-enajenaciondeacciones-tfd10.xml",

@@ -364,12 +364,12 @@ fn the_lists_filters_name_the_invoices_behind_a_line() {
     assert_eq!(invoices(&client, &format!("{cancelled}&type=I")).len(), 1);
 }
 
-/// The sheet's rows, each cell as text (numbers as exact decimals), trailing empty
-/// cells dropped.
-pub(crate) fn sheet_rows(bytes: &[u8]) -> Vec<Vec<String>> {
+/// The rows of a book's one sheet, named `name`, each cell as text (numbers as exact
+/// decimals), trailing empty cells dropped.
+pub(crate) fn sheet_rows(bytes: &[u8], name: &str) -> Vec<Vec<String>> {
     let mut book = Xlsx::new(Cursor::new(bytes.to_vec())).expect("an XLSX");
     let names = book.sheet_names();
-    assert_eq!(names, ["Resumen"], "one sheet");
+    assert_eq!(names, [name], "one sheet");
     let range = book.worksheet_range(&names[0]).expect("sheet");
     range
         .rows()
@@ -471,7 +471,7 @@ fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
         resp.header("content-disposition"),
         Some("attachment; filename=\"summary-2020-01-01-2020-01-31-issued.xlsx\"")
     );
-    let sheet = sheet_rows(&resp.body);
+    let sheet = sheet_rows(&resp.body, "Resumen");
     let tax_id = entity["tax_id"].as_str().expect("tax_id");
     let mut expected: Vec<Vec<String>> = vec![
         vec!["Resumen fiscal del periodo".into()],
