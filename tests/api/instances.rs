@@ -155,11 +155,12 @@ fn two_instances_run_extractions_and_fan_outs_at_once_with_nothing_twice() {
         announced_total += visible;
     }
     receiver.wait_for(announced_total as usize, DEADLINE * 4);
-    // A moment for a second delivery of any event to arrive, were there one.
-    std::thread::sleep(Duration::from_millis(500));
+    // A quiet moment for a second delivery of any event to arrive, were there one.
+    let delivered = crate::common::app::quiet(Duration::from_millis(500), "deliveries", || {
+        receiver.count()
+    });
     assert_eq!(
-        receiver.count() as u64,
-        announced_total,
+        delivered as u64, announced_total,
         "no event delivered twice"
     );
     let announced = resource_ids(&receiver.requests());
@@ -188,11 +189,24 @@ fn two_instances_run_extractions_and_fan_outs_at_once_with_nothing_twice() {
 fn a_killed_instances_validation_is_finished_by_another_after_its_lease() {
     postgres_only!("a second instance takes over on a shared PostgreSQL database");
     // Each SAT call takes 3 s: the validation is mid-call when the instance dies.
-    let args = ["--sim-latency", "3s", "--job-lease", "2s"];
+    let args = [
+        "--sim-latency",
+        "3s",
+        "--job-lease",
+        "2s",
+        "--metrics-address",
+        "127.0.0.1:0",
+    ];
     let mut a = TestApp::spawn_with(&args);
+    let metrics = crate::flows::metrics::metrics_url(&a);
     let e = a.client().create_entity(&tax_id("KIL"), "12345678");
     let id = e["id"].as_str().expect("id").to_string();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Killed once its validation is running (mid-call: each call takes 3 s).
+    let running = r#"cfdi_extract_jobs{kind="validate_credential",status="running"}"#;
+    crate::common::app::eventually(DEADLINE, "the validation running", || {
+        let text = crate::flows::metrics::scrape(&metrics);
+        (crate::flows::metrics::value(&text, running) == Some(1.0)).then_some(())
+    });
     a.kill();
     let mut b = a.beside(&args);
     b.start();
@@ -292,11 +306,11 @@ fn postgresql_restart_under_load_loses_nothing_and_both_instances_recover() {
                         503 if resp.text().contains("unknown") => {
                             load.unknown += 1;
                             next = Some((key, body));
-                            std::thread::sleep(Duration::from_millis(100));
+                            crate::common::app::retry_pause();
                         }
                         503 => {
                             load.unavailable += 1;
-                            std::thread::sleep(Duration::from_millis(100));
+                            crate::common::app::retry_pause();
                         }
                         other => panic!("creating an entity: {other} {}", resp.text()),
                     }

@@ -45,6 +45,12 @@ pub const DEADLINE: Duration = Duration::from_secs(15);
 // ---------------------------------------------------------------------------------------
 // Polling
 
+/// A client's short pause before it retries an answer that asked for it (a 503), as a
+/// real client backs off: not a wait for a condition, which `eventually` is for.
+pub fn retry_pause() {
+    std::thread::sleep(Duration::from_millis(100));
+}
+
 /// Polls `f` every 20 ms until it returns `Some`, or panics after `deadline` with `what`.
 pub fn eventually<T>(deadline: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();

@@ -126,8 +126,10 @@ fn changed_events(app: &TestApp) -> Vec<Value> {
 #[test]
 fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announces_changes() {
     let served = Arc::new(Mutex::new(list_with("Presunto")));
-    let body = served.clone();
+    let downloads = Arc::new(AtomicUsize::new(0));
+    let (body, asked) = (served.clone(), downloads.clone());
     let fake = Server::start(Arc::new(move |_req| {
+        asked.fetch_add(1, Ordering::SeqCst);
         Response::new(200, "text/csv", body.lock().expect("lock").clone())
     }));
     let url = fake.url("/cifras_sat/Documents/Listado_Completo_69-B.csv");
@@ -212,8 +214,12 @@ fn a_scheduled_refresh_loads_keeps_the_good_list_on_a_broken_download_and_announ
     });
     assert_eq!(theirs.len(), 1, "{theirs:?}");
     assert_eq!(theirs[0]["object"]["entity"]["id"], json!(other_entity));
-    // The same file again (every second) makes no new version and no event.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // The same file again (every second) makes no new version and no event: two more
+    // downloads asked means the first of them was loaded (the refresh takes turns).
+    let seen = downloads.load(Ordering::SeqCst);
+    eventually(DEADLINE, "the same file downloaded again", || {
+        (downloads.load(Ordering::SeqCst) >= seen + 2).then_some(())
+    });
     assert!(show(&app).starts_with("version 2\t"), "{}", show(&app));
     assert_eq!(changed_events(&app).len(), 1);
 }

@@ -19,7 +19,7 @@ mod invoices;
 mod items;
 mod iva;
 mod list_69b;
-mod metrics;
+pub(crate) mod metrics;
 mod relations;
 mod retention_extractions;
 mod retentions;

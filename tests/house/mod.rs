@@ -287,7 +287,7 @@ fn nothing_reads_outside_the_repository() {
             }
         }
     }
-    assert!(found.is_empty(), "files that read ../shared: {found:?}");
+    assert!(found.is_empty(), "files that read {outside}: {found:?}");
 }
 
 /// The crate's layers, lowest first: a module imports only from its own layer or those
