@@ -67,6 +67,12 @@ const TOTALS: &[Column] = &[
     ),
 ];
 
+/// The net lines: the totals' columns but the type (the net is I less E).
+const NET: &[Column] = match TOTALS.split_first() {
+    Some((_, amounts)) => amounts,
+    None => &[],
+};
+
 const TAXES: &[Column] = &[
     ("Origen", "source", Kind::Words(source)),
     ("Tipo", "kind", Kind::Words(tax_kind)),
@@ -84,29 +90,7 @@ const TAXES: &[Column] = &[
 /// Each section: its title, the summary's key and its columns.
 const SECTIONS: &[(&str, &str, &[Column])] = &[
     ("Totales por tipo de comprobante y moneda", "totals", TOTALS),
-    (
-        "Neto: facturas (I) menos notas de crédito (E)",
-        "net",
-        &[
-            ("Moneda", "currency", Kind::Text),
-            ("Comprobantes", "count", Kind::Count),
-            ("Subtotal", "subtotal", Kind::Money),
-            ("Descuento", "discount", Kind::Money),
-            ("Impuestos trasladados", "taxes_transferred", Kind::Money),
-            ("Impuestos retenidos", "taxes_withheld", Kind::Money),
-            ("Total", "total", Kind::Money),
-            (
-                "Impuestos locales trasladados",
-                "local_taxes_transferred",
-                Kind::Money,
-            ),
-            (
-                "Impuestos locales retenidos",
-                "local_taxes_withheld",
-                Kind::Money,
-            ),
-        ],
-    ),
+    ("Neto: facturas (I) menos notas de crédito (E)", "net", NET),
     ("Impuestos por impuesto y tasa", "taxes", TAXES),
     ("IVA en flujo de efectivo", "cash_basis_iva", TAXES),
     (
