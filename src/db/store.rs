@@ -375,6 +375,29 @@ impl Db {
             .context("database task panicked")?
     }
 
+    /// `write` of a transaction that may run again: one PostgreSQL failed to resolve a
+    /// deadlock with another (a webhook's deletion against its deliveries' workers,
+    /// which lock the same jobs in another order) runs again, up to three times, before
+    /// its 503. SQLite's writers take turns, so it never sees one.
+    pub async fn write_again<T, F>(&self, f: F) -> anyhow::Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Tx) -> anyhow::Result<T> + Send + 'static,
+    {
+        let db = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut attempt = 1;
+            loop {
+                match db.tx(&f) {
+                    Err(e) if attempt < 3 && e.chain().any(postgres::is_conflict) => attempt += 1,
+                    done => return done,
+                }
+            }
+        })
+        .await
+        .context("database task panicked")?
+    }
+
     /// `write` on behalf of an API request: the jobs it queues remember `request_id`
     /// and its log lines carry it (`crate::origin`).
     pub async fn write_for<T, F>(&self, request_id: String, f: F) -> anyhow::Result<T>

@@ -96,7 +96,7 @@ async fn delete_webhook(user: AuthUser, id: &str, ctx: &Ctx) -> ApiResult<Status
     let id = ids::parse(id)?;
     let deleted = ctx
         .db
-        .write(move |tx| db::webhooks::delete(tx, &user.org_id, &id))
+        .write_again(move |tx| db::webhooks::delete(tx, &user.org_id, &id))
         .await?;
     if deleted {
         Ok(Status::NoContent)

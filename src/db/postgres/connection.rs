@@ -823,6 +823,17 @@ pub(in crate::db) fn is_unique_violation(err: &anyhow::Error) -> bool {
         .any(|cause| sql_state(cause) == Some(&SqlState::UNIQUE_VIOLATION))
 }
 
+/// True when `cause` is a conflict the server resolved by failing this side (a
+/// deadlock, a serialization failure): the transaction did nothing, and running it
+/// again is PostgreSQL's own remedy.
+pub(in crate::db) fn is_conflict(cause: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        sql_state(cause),
+        Some(s) if *s == SqlState::T_R_DEADLOCK_DETECTED
+            || *s == SqlState::T_R_SERIALIZATION_FAILURE
+    )
+}
+
 /// True when `cause` is a lock that stayed taken past `LOCK_TIMEOUT`, or a conflict
 /// the server resolved by failing one side: retryable (a 503).
 pub(in crate::db) fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool {

@@ -14,7 +14,9 @@ mod session;
 mod tls;
 mod value;
 
-pub(in crate::db) use connection::{is_busy, is_unique_violation, is_unreachable, Manager};
+pub(in crate::db) use connection::{
+    is_busy, is_conflict, is_unique_violation, is_unreachable, Manager,
+};
 pub use connection::{CommitUnknown, Connection, Health, Single, Transaction};
 
 use anyhow::Context;
