@@ -100,6 +100,21 @@ async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
   if (!second) fail(`a second schedule for the taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
   else ok('a second schedule for the taxpayer, every 6h, is listed beside the daily one');
 
+  // Editing only its directions keeps its next run: the console sends only what changed
+  // (sending `every` again would start the interval anew).
+  const everyRow = page.locator('tr[data-schedule]', { hasText: rfc }).filter({ hasText: 'Cada 6h' });
+  const cell = (n) => everyRow.locator('td').nth(n).textContent();
+  const [directions, nextRun] = [await cell(2), await cell(6)];
+  await everyRow.getByRole('button', { name: /^Editar / }).click();
+  await page.getByRole('checkbox', { name: 'Recibidas' }).click();
+  await page.getByRole('button', { name: 'Guardar', exact: true }).click();
+  const edited = await page.waitForFunction(([rfc, before]) => [...document.querySelectorAll('tr[data-schedule]')]
+    .some((tr) => tr.textContent.includes(rfc) && tr.textContent.includes('Cada 6h') && tr.cells[2].textContent !== before),
+  [rfc, directions]).then(() => true, () => false);
+  const nextAfter = await cell(6);
+  if (!edited || nextAfter !== nextRun) fail(`editing the interval schedule's directions (${directions}): edited ${edited}, next run ${nextRun} -> ${nextAfter}`);
+  else ok(`the interval schedule's directions edited (${directions} -> ${await cell(2)}); its next run stays ${nextAfter}`);
+
   // ...but not two at the same times for the same direction: refused, clearly, in Spanish.
   await page.getByLabel('Contribuyente').selectOption({ label });
   await page.getByRole('radio', { name: /^Diaria/ }).check();
