@@ -582,11 +582,10 @@ pub fn write_diot(view: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxErro
     }
     sections(sheet, 5, &rows, DIOT_SECTIONS, &mut formats)?;
     let file = book.add_worksheet().set_name("Archivo")?;
-    let mut row = 0u32;
-    for (i, record) in (view["records"].as_array().into_iter().flatten()).enumerate() {
+    for (row, record) in (0u32..).zip(view["records"].as_array().into_iter().flatten()) {
         let fields = record["fields"].as_array().into_iter().flatten();
         for (col, field) in (0u16..).zip(fields) {
-            if i == 0 {
+            if row == 0 {
                 let header = format!(
                     "{}. {}",
                     field["number"],
@@ -602,7 +601,6 @@ pub fn write_diot(view: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxErro
                 _ => {}
             }
         }
-        row += 1;
     }
     book.save_to_buffer()
 }
