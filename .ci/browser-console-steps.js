@@ -278,7 +278,24 @@ async function diotSteps(page, { ok, fail, axe }, entity, { BASE, EMAIL, PASSWOR
     return r.status === 200 ? r.json() : { status: r.status };
   }, [`${BASE}${path}`, EMAIL, PASSWORD]);
   await page.getByRole('heading', { level: 2, name: 'DIOT del mes' }).waitFor();
-  const raw = await get(`/v1/entities/${entity}/diot?month=2026-09`);
+  let raw = await get(`/v1/entities/${entity}/diot?month=2026-09`);
+  if (!raw.records.length) {
+    // The walk extracted the issued side only: extract the received side of the same
+    // days, wait for it to finish, and show the month again.
+    const run = await page.evaluate(async ([u, e, p, body]) => {
+      const r = await fetch(u, { method: 'POST', body, headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}`, 'Content-Type': 'application/json' }, credentials: 'omit' });
+      return r.json();
+    }, [`${BASE}/v1/extractions`, EMAIL, PASSWORD, JSON.stringify({ entity_id: entity,
+      options: { period: { from: '2026-09-01', to: '2026-09-08' }, download_type: 'received' } })]);
+    let state = run;
+    for (let i = 0; i < 600 && !['finished', 'failed'].includes(state.status); i += 1) {
+      await page.waitForTimeout(100);
+      state = await get(`/v1/extractions/${run.id}`);
+    }
+    if (state.status !== 'finished') fail(`the received extraction ended ${JSON.stringify(state)}`);
+    await page.getByRole('button', { name: 'Mostrar' }).click();
+    raw = await get(`/v1/entities/${entity}/diot?month=2026-09`);
+  }
   await page.locator('#month-diot').getByText(`Formato: ${raw.layout} campos`).waitFor();
   const rows = await page.locator('#month-diot tr[data-supplier]').count();
   if (rows !== raw.records.length) fail(`the DIOT shows ${rows} suppliers of ${raw.records.length}`);

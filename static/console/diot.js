@@ -79,6 +79,13 @@ async function editor(slot, path, record, reload) {
   form.querySelector('select').focus();
 }
 
+/** A row's button to its supplier's settings; its accessible name starts with its text. */
+function editButton(r, edit) {
+  const text = r.saved ? t('diot_edit') : t('diot_configure');
+  return h('button', { type: 'button', class: 'secondary', 'data-edit': r.tax_id, 'aria-label': `${text} ${r.tax_id}`,
+    onclick: () => edit(r) }, text);
+}
+
 function records(list, edit) {
   if (!list.length) return h('p', { class: 'muted' }, t('diot_empty'));
   return table(
@@ -94,9 +101,7 @@ function records(list, edit) {
       h('td', { class: 'num' }, money(r.amounts.border.paid, null)), h('td', { class: 'num' }, money(r.amounts.border.iva, null)),
       h('td', { class: 'num' }, money(r.amounts.withheld, null)),
       h('td', null, r.notes.length ? r.notes.join(' ') : '—'),
-      h('td', null, h('button', { type: 'button', class: 'secondary', 'data-edit': r.tax_id,
-        'aria-label': `${t('diot_edit')} ${r.tax_id}`, onclick: () => edit(r) },
-      r.saved ? t('diot_edit') : t('diot_configure'))))),
+      h('td', null, editButton(r, edit)))),
     t('diot_h'));
 }
 
