@@ -27,7 +27,7 @@ use serde::Serialize;
 use super::cash::Share;
 use super::iva::{self, Classified, Excluded, Side};
 use super::lines::two_decimals;
-use super::{Document, PaidEntry, Source};
+use super::{cents, Document, PaidEntry, Source};
 use crate::cfdi::TaxKind;
 use crate::domain::supplier::{default_operation_type, description, operation_types};
 use crate::domain::supplier::{BorderRegion, Layout, NonCreditable, Supplier, OPERATION_TYPES};
@@ -104,7 +104,7 @@ pub struct Record {
     pub operation_type: String,
     /// The supplier's RFC as its CFDI write it.
     pub tax_id: String,
-    /// Its name as its latest CFDI of the month writes it.
+    /// Its name as the last of its CFDI of the month read writes it.
     pub name: Option<String>,
     /// Whether settings are saved for it (else every default applies).
     pub saved: bool,
@@ -282,8 +282,20 @@ fn add(record: &mut Record, share: &Share, uuid: &str) {
         Decimal::ONE
     };
     let a = &mut record.amounts;
+    // CFDI 3.2 states no base: it is the amount ÷ the rate, and what the concepts (which
+    // then count as untaxed) add up to beyond it is the not-subject part.
+    let mut derived = Decimal::ZERO;
     for t in &share.taxes {
-        let base = pesos.of(t.base.unwrap_or_default());
+        let base = match (t.base, t.rate, t.amount) {
+            (Some(base), _, _) => base,
+            (None, Some(rate), Some(amount)) if !rate.is_zero() => {
+                let base = cents(amount / rate);
+                derived += base;
+                base
+            }
+            _ => Decimal::ZERO,
+        };
+        let base = pesos.of(base);
         let amount = pesos.of(t.amount.unwrap_or_default());
         if t.kind == TaxKind::Withheld {
             a.withheld += sign * amount;
@@ -303,7 +315,7 @@ fn add(record: &mut Record, share: &Share, uuid: &str) {
             )),
         }
     }
-    a.not_subject += sign * pesos.of(share.untaxed);
+    a.not_subject += sign * pesos.of((share.untaxed - derived).max(Decimal::ZERO));
 }
 
 #[cfg(test)]
@@ -537,6 +549,33 @@ mod tests {
         assert_eq!(sur.amounts.border.paid.to_string(), "1850.00");
         assert_eq!(sur.amounts.border.iva.to_string(), "148.00");
         assert_eq!(sur.amounts.zero.to_string(), "185.00");
+    }
+
+    #[test]
+    fn a_cfdi_32_base_is_its_iva_over_the_rate() {
+        // The shared 3.2 sample: IVA 646.21 at 16%, subtotal 4,038.79, no base stated.
+        let mut d = doc(
+            "a",
+            "CTO021007DZ8",
+            "I",
+            None,
+            vec![tax(
+                TaxKind::Transferred,
+                "Tasa",
+                Some("0.16"),
+                "0",
+                Some("646.21"),
+            )],
+        );
+        d.taxes[0].base = None;
+        d.untaxed = dec("4038.79");
+        let mut b = Builder::new(Layout::Fields24, vec![]);
+        b.document(&d, false);
+        let r = &b.finish().records[0];
+        // 646.21 ÷ 0.16 = 4,038.8125: 4,038.81; nothing beyond it is not subject.
+        assert_eq!(r.amounts.general.paid.to_string(), "4038.81");
+        assert_eq!(r.amounts.general.iva.to_string(), "646.21");
+        assert_eq!(r.amounts.not_subject.to_string(), "0.00");
     }
 
     #[test]

@@ -594,6 +594,21 @@ fn the_real_samples_received() {
         ["H&E951128469: 1=04 2=06 3=H&E951128469 8=15390"]
     );
 
+    // A real CFDI 3.2 (March 2017), which states no base: 646.21 ÷ 16%.
+    let legacy = id_of(&client.create_entity("XAXX010101000", "sandbox1"));
+    import_samples(
+        &app,
+        &legacy,
+        "received",
+        &["cfdi32-ingreso-real-legacy-tfd10.xml"],
+    );
+    let d = diot(&client, &legacy, "2017-03");
+    assert_eq!(
+        filled(&d),
+        ["CTO021007DZ8: 1=04 2=85 3=CTO021007DZ8 8=4039"]
+    );
+    assert_eq!(text(&d["records"][0]["amounts"]["not_subject"]), "0.00");
+
     let pue = id_of(&client.create_entity("COSC8001137NA", "sandbox1"));
     import_samples(&app, &pue, "received", &["cfdi40-ingreso-pue-real-tfd.xml"]);
     let d = diot(&client, &pue, "2025-01");
