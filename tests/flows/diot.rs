@@ -623,3 +623,82 @@ fn the_real_samples_received() {
         "862.07"
     );
 }
+
+/// A sandbox month's received side: the DIOT and the IVA determination of the same
+/// month agree to the cent (its creditable IVA is the DIOT's IVA less its credit
+/// notes', the 69-B suppliers' apart; its IVA withheld from others the DIOT's withheld;
+/// both leave out the same payments and documents), and each record's fields are its
+/// amounts rounded to whole pesos.
+#[test]
+fn a_sandbox_month_agrees_with_the_iva_determination() {
+    use rust_decimal::{Decimal, RoundingStrategy};
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&valid_entity(&client, "SBX010101AB1", "sandbox1"));
+    extract(
+        &client,
+        &entity,
+        date("2026-09-01"),
+        date("2026-09-10"),
+        "received",
+    );
+    let d = diot(&client, &entity, "2026-09");
+    let iva = client
+        .get(&format!("/v1/entities/{entity}/iva?month=2026-09"))
+        .json();
+    let records = d["records"].as_array().expect("records");
+    assert!(records.len() > 3, "a sandbox month has suppliers: {d}");
+    let amount = |v: &Value| -> Decimal { text(v).parse().expect("a decimal") };
+    let net = |r: &Value| -> Decimal {
+        ["general", "border"]
+            .iter()
+            .map(|k| amount(&r["amounts"][k]["iva"]) - amount(&r["amounts"][k]["iva_returns"]))
+            .sum()
+    };
+    let (definitive, creditable): (Vec<&Value>, Vec<&Value>) =
+        records.iter().partition(|r| r["definitive_69b"] == true);
+    let creditable: Decimal = creditable.iter().map(|r| net(r)).sum();
+    assert_eq!(creditable, amount(&iva["figures"]["iva_creditable"]));
+    let withheld: Decimal = records
+        .iter()
+        .map(|r| amount(&r["amounts"]["withheld"]))
+        .sum();
+    assert_eq!(
+        withheld,
+        amount(&iva["figures"]["iva_withheld_from_others"])
+    );
+    let excluded = |v: &Value, definitive: bool| -> Vec<String> {
+        let mut list: Vec<String> = (v["excluded"].as_array().expect("excluded").iter())
+            .filter(|e| e["side"] == "received")
+            .filter(|e| (e["reason"] == "issuer_definitive_69b") == definitive)
+            .map(|e| format!("{} {}", text(&e["uuid"]), text(&e["related_uuid"])))
+            .collect();
+        list.sort();
+        list
+    };
+    assert_eq!(excluded(&d, false), excluded(&iva, false));
+    let left_out: Decimal = (iva["excluded"].as_array().expect("excluded").iter())
+        .filter(|e| e["reason"] == "issuer_definitive_69b")
+        .map(|e| amount(&e["iva_transferred_mxn"]))
+        .sum();
+    assert_eq!(definitive.iter().map(|r| net(r)).sum::<Decimal>(), left_out);
+    let whole = |v: Decimal| -> String {
+        let v = v.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
+        if v.is_zero() {
+            String::new()
+        } else {
+            v.normalize().to_string()
+        }
+    };
+    for r in records {
+        let fields: Vec<String> = text(&r["line"]).split('|').map(str::to_owned).collect();
+        assert_eq!(fields.len(), 54, "{}", r["line"]);
+        let a = &r["amounts"];
+        assert_eq!(fields[11], whole(amount(&a["general"]["paid"])), "{r}");
+        assert_eq!(fields[12], whole(amount(&a["general"]["returns"])), "{r}");
+        let iva_field = if r["definitive_69b"] == true { 36 } else { 21 };
+        assert_eq!(fields[iva_field], whole(net(r)), "{r}");
+        assert_eq!(fields[47], whole(amount(&a["withheld"])), "{r}");
+        assert_eq!(fields[50], whole(amount(&a["zero"])), "{r}");
+    }
+}
