@@ -59,6 +59,8 @@ const STEPS: &[(i64, &str)] = &[
     ),
     // `idempotency_keys` is new: schema.sql adds it (see the SQLite step).
     (21, ""),
+    // `suppliers` is new: schema.sql adds it (see the SQLite step).
+    (24, ""),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

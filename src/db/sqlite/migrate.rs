@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 21;
+pub const VERSION: i64 = 24;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -33,6 +33,7 @@ const STEPS: &[(i64, &str)] = &[
     (19, STEP_19),
     (20, STEP_20),
     (21, STEP_21),
+    (24, STEP_24),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -290,6 +291,10 @@ CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 /// (`schema.sql` adds `idempotency_keys`); the version makes an older binary, which
 /// would not honour the keys, refuse the database.
 const STEP_21: &str = "";
+
+/// Version 24: the DIOT's per-supplier settings (`suppliers`, a new table that
+/// `schema.sql` creates). No existing row changes.
+const STEP_24: &str = "";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
