@@ -135,34 +135,9 @@ pub fn claim_deliveries(
     batch: usize,
 ) -> anyhow::Result<Vec<Job>> {
     let webhook_of_serial_key = webhook_of_serial_key(conn);
-    let head = conn.opt(
-        &format!(
-            "WITH RECURSIVE
-               orgs(org) AS (
-                 SELECT MIN(COALESCE(org_id, '')) FROM jobs INDEXED BY jobs_deliveries_org
-                  WHERE status = 'queued' AND kind = 'deliver_webhook'
-                 UNION ALL
-                 SELECT (SELECT MIN(COALESCE(org_id, '')) FROM jobs INDEXED BY jobs_deliveries_org
-                          WHERE status = 'queued' AND kind = 'deliver_webhook'
-                            AND COALESCE(org_id, '') > orgs.org)
-                   FROM orgs WHERE orgs.org IS NOT NULL),
-               at_share(org) AS (
-                 SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
-                    AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(DISTINCT locked_at) >= ?2)
-             SELECT id, kind, target_id, attempts, request_id, COALESCE(org_id, ''),
-                    {webhook_of_serial_key} FROM jobs
-              WHERE id IN (
-                SELECT (SELECT id FROM jobs j INDEXED BY jobs_deliveries_org
-                         WHERE status = 'queued' AND kind = 'deliver_webhook'
-                           AND COALESCE(j.org_id, '') = orgs.org AND run_at <= ?1
-                           AND {HEADS_ITS_SERIAL_KEY}
-                         ORDER BY run_at, id LIMIT 1)
-                  FROM orgs WHERE orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share))
-              ORDER BY run_at, id LIMIT 1"
-        ),
-        params![now, org_limit as i64],
-        |r| Ok((job_from_row(r)?, r.get::<String>(5)?, r.get::<String>(6)?)),
-    )?;
+    let head = conn.opt(&heads_of_orgs(conn), params![now, org_limit as i64], |r| {
+        Ok((job_from_row(r)?, r.get::<String>(5)?, r.get::<String>(6)?))
+    })?;
     let Some((head, org, webhook)) = head else {
         return Ok(Vec::new());
     };
@@ -189,6 +164,62 @@ pub fn claim_deliveries(
         mark_running(conn, job, now)?;
     }
     Ok(jobs)
+}
+
+/// Each organization's oldest claimable delivery, below its share (`?2`) of running
+/// batches, its webhook last. The organizations are found by a loose scan of
+/// `jobs_deliveries_org` (one index seek each). SQLite reads the heads by rowid from a
+/// list; PostgreSQL takes the first entry by ORDER BY ... LIMIT 1 (its MIN over the
+/// index read every queued entry) and joins each organization's one row LATERALly
+/// (SQLite has no LATERAL): its planner otherwise hashed the whole jobs table on every
+/// claim, and with statistics from a shorter queue chose plans that ran for tens of
+/// seconds while every delivery worker waited on the claim (`bench/run engines`).
+fn heads_of_orgs(conn: &Conn) -> String {
+    let queued = "status = 'queued' AND kind = 'deliver_webhook'";
+    let org = "COALESCE(org_id, '')";
+    let at_share = "at_share(org) AS (
+        SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
+           AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(DISTINCT locked_at) >= ?2)";
+    let head = format!(
+        "SELECT {{}} FROM jobs j INDEXED BY jobs_deliveries_org
+          WHERE {queued} AND COALESCE(j.org_id, '') = orgs.org AND run_at <= ?1
+            AND {HEADS_ITS_SERIAL_KEY}
+          ORDER BY run_at, id LIMIT 1"
+    );
+    let listed = "orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share)";
+    let columns = format!(
+        "id, kind, target_id, attempts, request_id, COALESCE(org_id, ''), {}",
+        webhook_of_serial_key(conn)
+    );
+    let sqlite = format!(
+        "WITH RECURSIVE
+           orgs(org) AS (
+             SELECT MIN({org}) FROM jobs INDEXED BY jobs_deliveries_org WHERE {queued}
+             UNION ALL
+             SELECT (SELECT MIN({org}) FROM jobs INDEXED BY jobs_deliveries_org
+                      WHERE {queued} AND {org} > orgs.org)
+               FROM orgs WHERE orgs.org IS NOT NULL),
+           {at_share}
+         SELECT {columns} FROM jobs
+          WHERE id IN (SELECT ({}) FROM orgs WHERE {listed})
+          ORDER BY run_at, id LIMIT 1",
+        head.replace("{}", "id")
+    );
+    let postgres = format!(
+        "WITH RECURSIVE
+           orgs(org) AS (
+             (SELECT {org} FROM jobs WHERE {queued} ORDER BY {org} LIMIT 1)
+             UNION ALL
+             SELECT (SELECT {org} FROM jobs WHERE {queued} AND {org} > orgs.org
+                      ORDER BY {org} LIMIT 1)
+               FROM orgs WHERE orgs.org IS NOT NULL),
+           {at_share}
+         SELECT {columns} FROM orgs CROSS JOIN LATERAL ({}) h
+          WHERE {listed}
+          ORDER BY run_at, id LIMIT 1",
+        head.replace("{}", "*")
+    );
+    conn.pick(&sqlite, &postgres).to_string()
 }
 
 /// How far past a batch's first delivery the rest are looked for.
