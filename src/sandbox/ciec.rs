@@ -257,6 +257,7 @@ mod tests {
         let run = RunContext {
             entity_id: "e".into(),
             extraction_id: "x".into(),
+            period: None,
         };
         assert!(sandbox.validate(&cred("AAA010101AAA", "12345678")).is_ok());
         assert!(matches!(
