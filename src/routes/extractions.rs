@@ -66,7 +66,7 @@ async fn create_extraction(
 
 /// Why an entity without an e.firma cannot have invoices fetched by UUID: the CIEC
 /// portal's search by folio fiscal is not built (`/docs/extractions#by-uuid`).
-const NO_UUID_CHANNEL: &str = "invoices are fetched by UUID through the e.firma web service only (the CIEC portal's search by folio fiscal is not supported): upload the entity's e.firma first";
+pub(super) const NO_UUID_CHANNEL: &str = "invoices are fetched by UUID through the e.firma web service only (the CIEC portal's search by folio fiscal is not supported): upload the entity's e.firma first";
 
 /// Why an entity without an e.firma cannot have its retentions extracted (the only
 /// class some entities have no channel for: the CIEC's status is the contract's, and

@@ -5,6 +5,7 @@
 mod accountant;
 mod backup;
 mod bounds;
+mod completion;
 mod documents;
 mod efirma;
 pub(crate) mod efirma_ws;
