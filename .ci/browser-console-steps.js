@@ -264,6 +264,62 @@ async function monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PAS
   else ok(`downloaded ${xlsx.suggestedFilename()}`);
   await axe('month close');
   await shot('month-close');
+  await completionSteps(page, { ok, fail, axe, shot }, entity, { BASE, EMAIL, PASSWORD });
+}
+
+/**
+ * Whether the month is complete, as each side's summary says, with the UUIDs it misses;
+ * for the CIEC-only taxpayer the button answers that an e.firma is needed, for the
+ * e.firma taxpayer it fetches them and shows the runs until they end, then the month
+ * again: complete, or missing exactly what the runs did not find.
+ */
+async function completionSteps(page, { ok, fail, axe, shot }, ciecEntity, { BASE, EMAIL, PASSWORD }) {
+  const get = (u) => page.evaluate(async ([url, e, p]) => {
+    const r = await fetch(url, { headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}` }, credentials: 'omit' });
+    return r.json();
+  }, [`${BASE}${u}`, EMAIL, PASSWORD]);
+  const apiMissing = async (entity) => {
+    const sides = await Promise.all(['issued', 'received'].map((d) => get(`/v1/entities/${entity}/summary?from=2026-09-01&to=2026-09-30&direction=${d}`)));
+    return sides.flatMap((s) => s.missing_invoices.uuids).sort();
+  };
+  const shown = async () => (await page.locator('#month-complete ul.uuids code').allTextContents()).sort();
+  const statement = page.locator('#month-complete-state');
+  await statement.waitFor();
+  const ciecMissing = await apiMissing(ciecEntity);
+  if (JSON.stringify(await shown()) !== JSON.stringify(ciecMissing)) fail(`the month close lists ${JSON.stringify(await shown())}, the summaries miss ${JSON.stringify(ciecMissing)}`);
+  else ok(`the month close says ${(await statement.textContent()).trim()} and lists the ${ciecMissing.length} missing UUIDs`);
+  if (ciecMissing.length) {
+    await page.getByRole('button', { name: 'Completar el periodo' }).click();
+    const said = await page.locator('#month-complete .error', { hasText: 'e.firma' }).waitFor({ timeout: 10000 }).then(() => true, () => false);
+    if (!said) fail(`completing a CIEC-only taxpayer's month did not ask for an e.firma: ${await page.locator('#month-complete').textContent()}`);
+    else ok(`a CIEC-only taxpayer is told: ${(await page.locator('#month-complete .error').textContent()).trim()}`);
+    await axe('month close (no e.firma)');
+  }
+  // The e.firma taxpayer's month: its run of September's first days is in.
+  const option = await page.locator('#month-form select[name=entity_id] option', { hasText: 'EKU9003173C9' }).first();
+  const fiel = await option.getAttribute('value');
+  await page.getByLabel('Contribuyente').selectOption(fiel);
+  await page.getByRole('button', { name: 'Mostrar' }).click();
+  await page.locator(`#month-complete-state`).waitFor();
+  const before = await apiMissing(fiel);
+  if (!before.length) { fail('the e.firma taxpayer\'s September misses nothing: nothing to complete'); return; }
+  await page.getByRole('button', { name: 'Completar el periodo' }).click();
+  const running = await page.locator('#complete-progress', { hasText: 'Descargando por UUID' }).waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!running) fail(`the completion shows no progress: ${await page.locator('#month-complete').textContent()}`);
+  else ok('the completion shows its runs while they work');
+  await axe('month close (completing)');
+  await shot('month-close-completing');
+  const ended = await page.locator('#complete-progress', { hasText: 'Terminó' }).waitFor({ timeout: 300000 }).then(() => true, () => false);
+  if (!ended) { fail(`the completion never ended: ${await page.locator('#month-complete').textContent()}`); return; }
+  const runs = (await get(`/v1/extractions?entity_id=${fiel}&limit=100`)).data.filter((x) => x.options.uuids);
+  const asked = runs.flatMap((x) => x.options.uuids).sort();
+  const notFound = runs.flatMap((x) => x.uuids_not_found || []).sort();
+  const after = await apiMissing(fiel);
+  if (JSON.stringify(asked) !== JSON.stringify(before)) fail(`the completion asked ${JSON.stringify(asked)} for ${JSON.stringify(before)}`);
+  else if (JSON.stringify(after) !== JSON.stringify(notFound) || JSON.stringify(await shown()) !== JSON.stringify(after)) fail(`after the completion the month misses ${JSON.stringify(after)} (shown ${JSON.stringify(await shown())}); the runs did not find ${JSON.stringify(notFound)}`);
+  else ok(`the completion fetched ${before.length - notFound.length} of ${before.length} missing invoices by UUID; the month now says: ${(await statement.textContent()).trim()}`);
+  await axe('month close (completed)');
+  await shot('month-close-completed');
 }
 
 module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps };

@@ -71,7 +71,7 @@ function runsTable(runs) {
     runs.map((x) => h('tr', { 'data-extraction': x.id },
       h('td', null, t(x.options.download_type)), h('td', null, badge(x.status)),
       h('td', { class: 'num' }, x.options.uuids.length), h('td', { class: 'num' }, x.invoices_processed),
-      h('td', null, (x.uuids_not_found || []).length ? h('ul', { class: 'uuids' }, x.uuids_not_found.map((u) => h('li', null, h('code', null, u)))) : '—'))),
+      h('td', null, (x.uuids_not_found || []).length ? h('ul', { class: 'not-found' }, x.uuids_not_found.map((u) => h('li', null, h('code', null, u)))) : '—'))),
   t('complete_runs'));
 }
 
