@@ -86,6 +86,7 @@ function completenessSection(p, sides, timers, reload) {
         h('ul', { class: 'uuids' }, s.missing.uuids.map((u) => h('li', null, h('code', null, u)))))));
   const progress = h('div', { id: 'complete-progress', 'aria-live': 'polite' });
   const shown = state.completion && state.completion.key === `${p.entity_id}/${p.month}` ? state.completion : null;
+  if (shown) progress.setAttribute('data-ended', 'true');
   if (shown) progress.replaceChildren(h('p', null, t(shown.runs.length ? 'complete_done' : 'complete_nothing')), shown.runs.length ? runsTable(shown.runs) : '');
   const err = h('div');
   const [from, to] = bounds(p.month);
@@ -117,7 +118,7 @@ function completenessSection(p, sides, timers, reload) {
       if (e.status !== 401) err.replaceChildren(errorBox(e));
     }
   };
-  return h('section', { id: 'month-complete', 'aria-labelledby': 'month-complete-h' },
+  return h('section', { id: 'month-complete', 'data-entity': p.entity_id, 'data-month': p.month, 'aria-labelledby': 'month-complete-h' },
     h('h2', { id: 'month-complete-h' }, t('complete_h')),
     h('p', { id: 'month-complete-state', 'data-complete': String(all) }, h('strong', null, t(all ? 'complete_yes' : 'complete_no'))),
     ...perSide,
