@@ -331,38 +331,44 @@ async function completionWithEfirmaSteps(page, { ok, fail, axe, shot }, { BASE, 
   await shot('month-close-completing');
   const done = await page.locator('#complete-progress[data-ended]').waitFor({ timeout: 300000 }).then(() => true, () => false);
   if (!done) { fail(`the completion never ended: ${await page.locator('#month-complete').textContent()}`); return; }
-  const runs = (await get(`/v1/extractions?entity_id=${fiel.id}&limit=100`)).data.filter((x) => x.options.uuids);
-  const asked = runs.flatMap((x) => x.options.uuids).sort();
-  const notFound = runs.flatMap((x) => x.uuids_not_found || []).sort();
-  const after = await missingOf(get, fiel.id);
-  const shown = await shownMissing(page);
-  if (JSON.stringify(asked) !== JSON.stringify(before)) fail(`the completion asked ${JSON.stringify(asked)} for ${JSON.stringify(before)}`);
-  else if (JSON.stringify(after) !== JSON.stringify(notFound) || JSON.stringify(shown) !== JSON.stringify(after)) fail(`after the completion the month misses ${JSON.stringify(after)} (shown ${JSON.stringify(shown)}); the runs did not find ${JSON.stringify(notFound)}`);
-  else ok(`the completion fetched ${before.length - notFound.length} of ${before.length} missing invoices by UUID; the month now says: ${(await page.locator('#month-complete-state').textContent()).trim()}`);
+  await checkCompleted(page, { ok, fail }, get, fiel.id, before);
   await axe('month close (completed)');
   await shot('month-close-completed');
 }
 
 /**
  * Whether the month is complete, as each side's summary says, with the UUIDs it misses;
- * for the CIEC-only taxpayer the button answers that an e.firma is needed.
+ * the CIEC taxpayer's button fetches them by folio fiscal (the sandbox's portal), shows
+ * the runs until they end, then the month again: complete, or missing exactly what the
+ * runs did not find.
  */
-async function completionSteps(page, { ok, fail, axe, shot }, ciecEntity, { BASE, EMAIL, PASSWORD }) {
+async function completionSteps(page, { ok, fail, axe, shot }, entity, { BASE, EMAIL, PASSWORD }) {
   const get = apiCall(page, { BASE, EMAIL, PASSWORD });
-  const apiMissing = (entity) => missingOf(get, entity);
-  const shown = () => shownMissing(page);
   const statement = page.locator('#month-complete-state');
   await statement.waitFor();
-  const ciecMissing = await apiMissing(ciecEntity);
-  if (JSON.stringify(await shown()) !== JSON.stringify(ciecMissing)) fail(`the month close lists ${JSON.stringify(await shown())}, the summaries miss ${JSON.stringify(ciecMissing)}`);
-  else ok(`the month close says ${(await statement.textContent()).trim()} and lists the ${ciecMissing.length} missing UUIDs`);
-  if (ciecMissing.length) {
-    await page.getByRole('button', { name: 'Completar el periodo' }).click();
-    const said = await page.locator('#month-complete .error', { hasText: 'e.firma' }).waitFor({ timeout: 10000 }).then(() => true, () => false);
-    if (!said) fail(`completing a CIEC-only taxpayer's month did not ask for an e.firma: ${await page.locator('#month-complete').textContent()}`);
-    else ok(`a CIEC-only taxpayer is told: ${(await page.locator('#month-complete .error').textContent()).trim()}`);
-    await axe('month close (no e.firma)');
-  }
+  const before = await missingOf(get, entity);
+  if (JSON.stringify(await shownMissing(page)) !== JSON.stringify(before)) fail(`the month close lists ${JSON.stringify(await shownMissing(page))}, the summaries miss ${JSON.stringify(before)}`);
+  else ok(`the month close says ${(await statement.textContent()).trim()} and lists the ${before.length} missing UUIDs`);
+  if (!before.length) { fail('the CIEC taxpayer\'s September misses nothing: nothing to complete'); return; }
+  await page.getByRole('button', { name: 'Completar el periodo' }).click();
+  const done = await page.locator('#complete-progress[data-ended]').waitFor({ timeout: 120000 }).then(() => true, () => false);
+  if (!done) { fail(`the completion never ended: ${await page.locator('#month-complete').textContent()}`); return; }
+  await checkCompleted(page, { ok, fail }, get, entity, before);
+  await axe('month close (completed by folio fiscal)');
+  await shot('month-close-completed-ciec');
+}
+
+/** After a completion: it asked exactly the UUIDs missing before, and the month (as the
+ * API and the page say) misses exactly what its runs did not find. */
+async function checkCompleted(page, { ok, fail }, get, entity, before) {
+  const runs = (await get(`/v1/extractions?entity_id=${entity}&limit=100`)).data.filter((x) => x.options.uuids);
+  const asked = runs.flatMap((x) => x.options.uuids).sort();
+  const notFound = runs.flatMap((x) => x.uuids_not_found || []).sort();
+  const after = await missingOf(get, entity);
+  const shown = await shownMissing(page);
+  if (JSON.stringify(asked) !== JSON.stringify(before)) fail(`the completion asked ${JSON.stringify(asked)} for ${JSON.stringify(before)}`);
+  else if (JSON.stringify(after) !== JSON.stringify(notFound) || JSON.stringify(shown) !== JSON.stringify(after)) fail(`after the completion the month misses ${JSON.stringify(after)} (shown ${JSON.stringify(shown)}); the runs did not find ${JSON.stringify(notFound)}`);
+  else ok(`the completion fetched ${before.length - notFound.length} of ${before.length} missing invoices by UUID; the month now says: ${(await page.locator('#month-complete-state').textContent()).trim()}`);
 }
 
 module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps, completionWithEfirmaSteps };

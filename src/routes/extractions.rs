@@ -64,9 +64,10 @@ async fn create_extraction(
     .await?
 }
 
-/// Why an entity without an e.firma cannot have invoices fetched by UUID: the CIEC
-/// portal's search by folio fiscal is not built (`/docs/extractions#by-uuid`).
-pub(super) const NO_UUID_CHANNEL: &str = "invoices are fetched by UUID through the e.firma web service only (the CIEC portal's search by folio fiscal is not supported): upload the entity's e.firma first";
+/// Why an entity cannot have invoices fetched by UUID: both channels can (the e.firma's
+/// request by folio, the portal's search by folio fiscal), but neither credential is
+/// usable.
+pub(super) const NO_UUID_CHANNEL: &str = "no channel can fetch invoices by UUID for this entity: its CIEC is not valid and it has no e.firma in force (or being checked); update its CIEC or upload its e.firma";
 
 /// Why an entity without an e.firma cannot have its retentions extracted (the only
 /// class some entities have no channel for: the CIEC's status is the contract's, and

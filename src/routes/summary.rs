@@ -193,8 +193,8 @@ pub struct View {
 /// `POST /v1/entities/{id}/summary/complete?from=&to=[&direction=]`: extracts by UUID
 /// the invoices the period's summary misses (both directions unless one is named), one
 /// extraction per direction and per `MAX_UUIDS` UUIDs, over the summary's period. 202
-/// with them; 200 with none when nothing is missing; 422 when the entity has no channel
-/// that fetches by UUID (an e.firma).
+/// with them; 200 with none when nothing is missing; 422 when no channel can fetch for
+/// the entity (its CIEC invalid, and no e.firma).
 #[post("/v1/entities/<id>/summary/complete")]
 async fn complete_summary(
     user: AuthUser,

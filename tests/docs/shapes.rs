@@ -1312,8 +1312,8 @@ fn real_responses_match_the_documented_schemas() {
         .expect(200);
     // A run by UUID (one the sandbox never issued: `uuids_not_found`), and the
     // completion of a summary that misses invoices: its issued days of March 2024 (202),
-    // its received ones (nothing missing: 200), the CIEC-only entity's received March
-    // (missing, but no e.firma: 422), an unknown entity (404).
+    // its received ones (nothing missing: 200), the CIEC entity's received March (202,
+    // through the portal), no period (422), an unknown entity (404).
     eventually(DEADLINE, "the e.firma to be checked valid", || {
         let e = api.get(&entity_url).expect(200);
         (e["efirma"]["status"] == "valid").then_some(())
@@ -1365,8 +1365,9 @@ fn real_responses_match_the_documented_schemas() {
         (
             entity_id.as_str(),
             "from=2024-03-01&to=2024-03-31&direction=received",
-            422,
+            202,
         ),
+        (efirma_id, "to=2024-03-31", 422),
         (
             "00000000-0000-4000-8000-000000000000",
             "from=2024-03-01&to=2024-03-31",

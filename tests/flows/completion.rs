@@ -1,6 +1,7 @@
 //! A summary that misses invoices says so and lists their UUIDs; one call fetches
-//! exactly those by UUID (the sandbox's e.firma web service, the fake SAT's), after which
-//! the summary counts them and says it is complete (`/docs/summary#complete`).
+//! exactly those by UUID (the sandbox's e.firma web service and portal, the fake SAT web
+//! service's; the fake portal's search by folio fiscal is `tests/portal/binary.rs`), after
+//! which the summary counts them and says it is complete (`/docs/summary#complete`).
 
 use crate::common::app::{Client, TestApp};
 use crate::common::efirma_files::FIEL_RFC;
@@ -135,6 +136,14 @@ fn extract_then_complete(client: &Client, entity: &str) -> BTreeSet<String> {
 }
 
 #[test]
+fn the_sandbox_portal_completes_a_summary_by_folio_fiscal() {
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&valid_entity(&client, "AAA010101AAA", "sandbox1"));
+    extract_then_complete(&client, &entity);
+}
+
+#[test]
 fn the_sandbox_completes_a_summary_with_exactly_the_invoices_it_misses() {
     let app = TestApp::spawn_with(&["--sat-ws-poll", "50ms"]);
     let client = app.client();
@@ -218,12 +227,18 @@ fn bad_uuid_extractions_are_422_and_another_organizations_entity_is_404() {
     client
         .post_json("/v1/extractions", &with(&efirma, json!(many[..500])))
         .expect(201);
-    // A CIEC-only entity has no channel that fetches by UUID.
+    // An entity whose CIEC is not valid, without an e.firma, has no channel for it.
+    let doomed = id_of(&client.create_entity("BAD010101AAA", "badpass1"));
+    client.wait_for_credential(&doomed, "invalid");
     let one = json!(["70A17DCA-B359-4483-8B50-854F9433E42D"]);
     let errors = client
-        .post_json("/v1/extractions", &with(&ciec, one))
+        .post_json("/v1/extractions", &with(&doomed, one.clone()))
         .expect_field_error("options.uuids");
-    assert!(errors[0].contains("e.firma"), "{errors:?}");
+    assert!(errors[0].contains("no channel"), "{errors:?}");
+    // A CIEC one has the portal's search by folio fiscal.
+    client
+        .post_json("/v1/extractions", &with(&ciec, one))
+        .expect(201);
 
     let post = |c: &Client, entity: &str, query: &str| {
         c.request(
@@ -244,19 +259,25 @@ fn bad_uuid_extractions_are_422_and_another_organizations_entity_is_404() {
     let other = app.client_as(&app.create_user_in_new_org());
     post(&other, &efirma, &format!("from={FROM}&to={TO}")).expect_not_found();
 
-    // A CIEC-only entity's summary that misses invoices cannot be completed.
+    // A summary that misses invoices, once the entity's CIEC is refused (and it has no
+    // e.firma), cannot be completed.
     let created = client
         .post_json(
             "/v1/extractions",
             &extraction_body(&ciec, date(FROM), date(TO), "issued"),
         )
         .expect(201);
-    assert_eq!(
-        wait_extraction_done(&client, &id_of(&created))["status"],
-        "finished"
-    );
+    let done = wait_extraction_done(&client, &id_of(&created));
+    assert_eq!(done["status"], "finished", "{done}");
     assert!(!missing(&summary(&client, &ciec)).is_empty());
+    client
+        .patch_json(
+            &format!("/v1/entities/{ciec}"),
+            &json!({"ciec_password": "badpass1"}),
+        )
+        .expect(200);
+    client.wait_for_credential(&ciec, "invalid");
     let errors =
         post(&client, &ciec, &format!("from={FROM}&to={TO}")).expect_field_error("entity_id");
-    assert!(errors[0].contains("e.firma"), "{errors:?}");
+    assert!(errors[0].contains("no channel"), "{errors:?}");
 }

@@ -175,6 +175,14 @@ pub fn invoices_for_period(
     invoices
 }
 
+/// Where the sandbox starts looking for an invoice asked by UUID in a run whose period
+/// starts `from`: the first day an invoice its payment complements of the period can
+/// pay was issued (the last installment comes at most 120 days after it).
+pub fn uuid_search_start(from: NaiveDate) -> NaiveDate {
+    from.checked_sub_days(chrono::Days::new(payments::LATEST_PAYMENT_DAYS))
+        .unwrap_or(NaiveDate::MIN)
+}
+
 /// The invoice `uuid` (any case) issued from `from` to `to` for `(tax_id, direction)`,
 /// if the sandbox generates one there; payment complements are not searched (replaying
 /// them costs far more, and a summary misses the invoices they pay, not them).

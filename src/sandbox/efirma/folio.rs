@@ -1,29 +1,20 @@
 //! A request by UUID (`SolicitaDescargaFolio`) in the sandbox: the invoice the sandbox
 //! generates under that UUID for the taxpayer, as a sender or a receiver, issued from
-//! `SEARCH_DAYS` days before the run's period to its end. It is asked as the window
+//! 120 days before the run's period (`docs::uuid_search_start`) to its end. It is asked as the window
 //! request that selects it (its second, its other party, its type), so it is stored,
 //! counted, packaged and served by the same rules as any other request. The SAT's
 //! request has no dates; the sandbox looks back that far because that covers every
 //! invoice its payment complements of the period pay (`/docs/sandbox`).
-
-use chrono::{Days, NaiveDate};
 
 use crate::domain::extraction::{Direction, Period};
 use crate::sandbox::ciec::docs_direction;
 use crate::sandbox::docs;
 use crate::sat::efirma::envelope::{DocumentStatus, RequestType, WindowQuery};
 
-/// How many days before the run's period the sandbox looks for a UUID: its last
-/// installment comes at most 120 days after a PPD invoice.
-pub const SEARCH_DAYS: u64 = 120;
-
 /// The window request that selects invoice `uuid` of `rfc`, None when the sandbox
 /// generates none under it in the search range.
 pub fn locate(rfc: &str, period: Period, uuid: &str) -> Option<WindowQuery> {
-    let from = period
-        .from
-        .checked_sub_days(Days::new(SEARCH_DAYS))
-        .unwrap_or(NaiveDate::MIN);
+    let from = docs::uuid_search_start(period.from);
     [Direction::Issued, Direction::Received]
         .into_iter()
         .find_map(|direction| {
