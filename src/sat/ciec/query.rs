@@ -217,6 +217,35 @@ mod tests {
     }
 
     #[test]
+    fn the_folio_search_switches_to_its_mode_and_sends_only_the_uuid() {
+        let get = |mode| {
+            let fields = mode_fields(mode);
+            let value = |name: &str| fields.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+            (
+                value("__EVENTTARGET"),
+                value("ctl00$MainContent$FiltroCentral"),
+                value("ctl00$ScriptManager1"),
+            )
+        };
+        assert_eq!(
+            get(Mode::Folio),
+            (
+                Some("ctl00$MainContent$RdoFolioFiscal"),
+                Some("RdoFolioFiscal"),
+                Some("ctl00$MainContent$UpnlBusqueda|ctl00$MainContent$RdoFolioFiscal")
+            )
+        );
+        assert_eq!(get(Mode::Dates).1, Some("RdoFechas"));
+        let uuid = "70A17DCA-B359-4483-8B50-854F9433E42D";
+        let names: Vec<&str> = folio_fields(uuid).iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["ctl00$MainContent$BtnBusqueda", "ctl00$MainContent$TxtUUID"]
+        );
+        assert_eq!(folio_fields(uuid)[1].1, uuid);
+    }
+
+    #[test]
     fn windows_halve_down_to_one_second() {
         let w = Window::whole_day(day(2024, 1, 5));
         let (a, b) = w.halves().expect("halves");
