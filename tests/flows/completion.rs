@@ -77,6 +77,17 @@ fn extract_then_complete(client: &Client, entity: &str) -> BTreeSet<String> {
     assert!(!wanted.is_empty(), "payments of earlier invoices: {before}");
     let stored: BTreeSet<String> = invoices_by_uuid(client, entity).into_keys().collect();
     assert!(wanted.is_disjoint(&stored));
+    // The accountant's sheet says so too, and lists them.
+    let xlsx = client.get(&format!(
+        "/v1/entities/{entity}/summary?from={FROM}&to={TO}&direction=issued&format=xlsx"
+    ));
+    let rows = crate::flows::summary::sheet_rows(&xlsx.body, "Resumen");
+    assert!(rows.contains(&vec!["Periodo completo".to_string(), "No".to_string()]));
+    let listed: BTreeSet<String> = (rows.iter())
+        .filter(|r| r.first().map(String::as_str) == Some("UUID que falta"))
+        .map(|r| r[1].clone())
+        .collect();
+    assert_eq!(listed, wanted);
 
     // The sandbox withholds an invoice's XML the first time it is listed (as the SAT
     // may): such a UUID is reported not found, stays missing, and the next call gets it.
