@@ -571,3 +571,18 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (org_id, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);
+
+-- A supplier's DIOT settings, per taxpayer (entity) and supplier RFC: what a CFDI cannot
+-- say (operation type, tax effects, border region, why its IVA is not creditable, a
+-- foreign supplier's data). `settings` is the JSON object a PUT wrote
+-- (`domain::supplier::Supplier::settings`); a supplier without a row takes the defaults.
+CREATE TABLE IF NOT EXISTS suppliers (
+    org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id   TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    tax_id      TEXT NOT NULL,
+    settings    TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (entity_id, tax_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS suppliers_org ON suppliers (org_id, entity_id);

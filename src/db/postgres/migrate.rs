@@ -59,9 +59,11 @@ const STEPS: &[(i64, &str)] = &[
     ),
     // `idempotency_keys` is new: schema.sql adds it (see the SQLite step).
     (21, ""),
-    // SQLite's STEP_23: extractions by UUID.
+    // `suppliers` is new: schema.sql adds it (see the SQLite step).
+    (24, ""),
+    // SQLite's STEP_25: extractions by UUID.
     (
-        23,
+        25,
         "ALTER TABLE extractions ADD COLUMN IF NOT EXISTS uuids TEXT COLLATE \"C\";
          ALTER TABLE extractions ADD COLUMN IF NOT EXISTS uuids_not_found TEXT COLLATE \"C\";
          ALTER TABLE sat_requests ADD COLUMN IF NOT EXISTS folio TEXT COLLATE \"C\";",

@@ -592,3 +592,15 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (org_id, key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);
+
+-- A supplier's DIOT settings (see schema.sql).
+CREATE TABLE IF NOT EXISTS suppliers (
+    org_id      TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id   TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    tax_id      TEXT COLLATE "C" NOT NULL,
+    settings    TEXT COLLATE "C" NOT NULL,
+    created_at  TEXT COLLATE "C" NOT NULL,
+    updated_at  TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (entity_id, tax_id)
+);
+CREATE INDEX IF NOT EXISTS suppliers_org ON suppliers (org_id, entity_id);

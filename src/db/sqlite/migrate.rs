@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 23;
+pub const VERSION: i64 = 25;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -33,7 +33,8 @@ const STEPS: &[(i64, &str)] = &[
     (19, STEP_19),
     (20, STEP_20),
     (21, STEP_21),
-    (23, STEP_23),
+    (24, STEP_24),
+    (25, STEP_25),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -292,12 +293,16 @@ CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 /// would not honour the keys, refuse the database.
 const STEP_21: &str = "";
 
-/// Version 23: extractions by UUID (issue 40). A run names the CFDI it fetches
+/// Version 24: the DIOT's per-supplier settings (`suppliers`, a new table that
+/// `schema.sql` creates). No existing row changes.
+const STEP_24: &str = "";
+
+/// Version 25: extractions by UUID (issue 40). A run names the CFDI it fetches
 /// (`extractions.uuids`) and, once ended, those the SAT did not give
 /// (`uuids_not_found`); the e.firma channel asks for each by folio, a request that
 /// names its UUID (`sat_requests.folio`). A database from before the e.firma channel
 /// has no `sat_requests` yet: it is created first in its earlier shape.
-const STEP_23: &str = "
+const STEP_25: &str = "
 CREATE TABLE IF NOT EXISTS sat_requests (
     id              TEXT PRIMARY KEY,
     extraction_id   TEXT NOT NULL REFERENCES extractions(id) ON DELETE CASCADE,
