@@ -280,6 +280,111 @@ async function monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PAS
   await diotSteps(page, { ok, fail, axe }, entity, { BASE, EMAIL, PASSWORD });
   await axe('month close');
   await shot('month-close');
+  await completionSteps(page, { ok, fail, axe, shot }, entity, { BASE, EMAIL, PASSWORD });
+}
+
+/** `(method, path, body)` through the API as the demo user, answering the JSON. */
+function apiCall(page, { BASE, EMAIL, PASSWORD }) {
+  return (path, method = 'GET', body = undefined) => page.evaluate(async ([url, e, p, m, b]) => {
+    const headers = { Authorization: `Basic ${btoa(`${e}:${p}`)}` };
+    if (b !== undefined) headers['Content-Type'] = 'application/json';
+    const r = await fetch(url, { method: m, headers, credentials: 'omit', body: b === undefined ? undefined : JSON.stringify(b) });
+    return r.json();
+  }, [`${BASE}${path}`, EMAIL, PASSWORD, method, body]);
+}
+
+/** The UUIDs September 2026's summaries of both sides miss, sorted. */
+async function missingOf(get, entity) {
+  const sides = await Promise.all(['issued', 'received'].map((d) => get(`/v1/entities/${entity}/summary?from=2026-09-01&to=2026-09-30&direction=${d}`)));
+  return sides.flatMap((s) => s.missing_invoices.uuids).sort();
+}
+
+/** The missing UUIDs the month close lists, sorted. */
+async function shownMissing(page) {
+  return (await page.locator('#month-complete ul.uuids code').allTextContents()).sort();
+}
+
+/**
+ * The e.firma taxpayer's month close, completed with the button (in English, after its
+ * e.firma was removed by the English steps): the e.firma uploaded again and the first
+ * days of September extracted through it, the button fetches exactly the UUIDs the
+ * month misses, shows the runs while they work, and the month, read again, misses only
+ * what they did not find.
+ */
+async function completionWithEfirmaSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD }) {
+  const get = apiCall(page, { BASE, EMAIL, PASSWORD });
+  const FIEL = require('path').join(__dirname, '..', 'tests', 'fixtures', 'efirma');
+  const file = (name) => require('fs').readFileSync(require('path').join(FIEL, name));
+  const fiel = (await get('/v1/entities?limit=100')).data.find((e) => e.tax_id === 'EKU9003173C9');
+  await get(`/v1/entities/${fiel.id}/efirma`, 'PUT', {
+    certificate: file('EKU9003173C9.cer').toString('base64'),
+    private_key: file('EKU9003173C9.key').toString('base64'),
+    password: file('EKU9003173C9-password.txt').toString('utf8').trim(),
+  });
+  const until = async (what, test, seconds) => {
+    for (let i = 0; i < seconds; i += 1) {
+      if (await test()) return true;
+      await page.waitForTimeout(1000);
+    }
+    fail(`${what} within ${seconds} s`);
+    return false;
+  };
+  if (!await until('the e.firma checked valid', async () => (await get(`/v1/entities/${fiel.id}`)).efirma?.status === 'valid', 60)) return;
+  const run = await get('/v1/extractions', 'POST', { entity_id: fiel.id, options: { period: { from: '2026-09-01', to: '2026-09-03' }, download_type: 'issued' } });
+  const ended = async (id) => ['finished', 'failed'].includes((await get(`/v1/extractions/${id}`)).status);
+  if (!await until('the e.firma extraction ended', () => ended(run.id), 300)) return;
+  const before = await missingOf(get, fiel.id);
+  if (!before.length) { fail('the e.firma taxpayer\'s September misses nothing: nothing to complete'); return; }
+  await page.getByRole('link', { name: 'Month close' }).click();
+  await page.locator('#month-form select[name=entity_id]').selectOption(fiel.id);
+  await page.locator('#month-form input[name=month]').fill('2026-09');
+  await page.locator('#month-form button[type=submit]').click();
+  await page.locator(`#month-complete[data-entity="${fiel.id}"][data-month="2026-09"] #complete-run`).click();
+  const running = await page.locator('#complete-progress table').waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!running) fail(`the completion shows no runs: ${await page.locator('#month-complete').textContent()}`);
+  else ok(`the completion shows its runs while they work: ${(await page.locator('#complete-progress').textContent()).replace(/\s+/g, ' ')}`);
+  await axe('month close (completing)');
+  await shot('month-close-completing');
+  const done = await page.locator('#complete-progress[data-ended]').waitFor({ timeout: 300000 }).then(() => true, () => false);
+  if (!done) { fail(`the completion never ended: ${await page.locator('#month-complete').textContent()}`); return; }
+  await checkCompleted(page, { ok, fail }, get, fiel.id, before);
+  await axe('month close (completed)');
+  await shot('month-close-completed');
+}
+
+/**
+ * Whether the month is complete, as each side's summary says, with the UUIDs it misses;
+ * the CIEC taxpayer's button fetches them by folio fiscal (the sandbox's portal), shows
+ * the runs until they end, then the month again: complete, or missing exactly what the
+ * runs did not find.
+ */
+async function completionSteps(page, { ok, fail, axe, shot }, entity, { BASE, EMAIL, PASSWORD }) {
+  const get = apiCall(page, { BASE, EMAIL, PASSWORD });
+  const statement = page.locator('#month-complete-state');
+  await statement.waitFor();
+  const before = await missingOf(get, entity);
+  if (JSON.stringify(await shownMissing(page)) !== JSON.stringify(before)) fail(`the month close lists ${JSON.stringify(await shownMissing(page))}, the summaries miss ${JSON.stringify(before)}`);
+  else ok(`the month close says ${(await statement.textContent()).trim()} and lists the ${before.length} missing UUIDs`);
+  if (!before.length) { fail('the CIEC taxpayer\'s September misses nothing: nothing to complete'); return; }
+  await page.getByRole('button', { name: 'Completar el periodo' }).click();
+  const done = await page.locator('#complete-progress[data-ended]').waitFor({ timeout: 120000 }).then(() => true, () => false);
+  if (!done) { fail(`the completion never ended: ${await page.locator('#month-complete').textContent()}`); return; }
+  await checkCompleted(page, { ok, fail }, get, entity, before);
+  await axe('month close (completed by folio fiscal)');
+  await shot('month-close-completed-ciec');
+}
+
+/** After a completion: it asked exactly the UUIDs missing before, and the month (as the
+ * API and the page say) misses exactly what its runs did not find. */
+async function checkCompleted(page, { ok, fail }, get, entity, before) {
+  const runs = (await get(`/v1/extractions?entity_id=${entity}&limit=100`)).data.filter((x) => x.options.uuids);
+  const asked = runs.flatMap((x) => x.options.uuids).sort();
+  const notFound = runs.flatMap((x) => x.uuids_not_found || []).sort();
+  const after = await missingOf(get, entity);
+  const shown = await shownMissing(page);
+  if (JSON.stringify(asked) !== JSON.stringify(before)) fail(`the completion asked ${JSON.stringify(asked)} for ${JSON.stringify(before)}`);
+  else if (JSON.stringify(after) !== JSON.stringify(notFound) || JSON.stringify(shown) !== JSON.stringify(after)) fail(`after the completion the month misses ${JSON.stringify(after)} (shown ${JSON.stringify(shown)}); the runs did not find ${JSON.stringify(notFound)}`);
+  else ok(`the completion fetched ${before.length - notFound.length} of ${before.length} missing invoices by UUID; the month now says: ${(await page.locator('#month-complete-state').textContent()).trim()}`);
 }
 
 /**
@@ -348,4 +453,4 @@ async function diotSteps(page, { ok, fail, axe }, entity, { BASE, EMAIL, PASSWOR
   } else ok(`downloaded ${txt.suggestedFilename()}: ${lines.length} lines of ${raw.layout} fields`);
 }
 
-module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps };
+module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps, completionWithEfirmaSteps };

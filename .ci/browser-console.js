@@ -20,7 +20,7 @@
 const path = require('path');
 const fs = require('fs');
 
-const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps } = require('./browser-console-steps');
+const { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps, completionWithEfirmaSteps } = require('./browser-console-steps');
 const { retentionSteps } = require('./browser-console-retentions');
 const { satSteps } = require('./browser-console-sat');
 const { list69bSteps } = require('./browser-console-69b');
@@ -265,6 +265,7 @@ async function checkConsole(context, BASE, { ok, fail, SHOTS, EMAIL, PASSWORD, O
   if (!english || (await page.getAttribute('html', 'lang')) !== 'en') fail('the English switch did not change the page');
   else ok('switched to English');
   await englishEfirmaSteps(page, { ok, fail, axe, shot });
+  await completionWithEfirmaSteps(page, { ok, fail, axe, shot }, { BASE, EMAIL, PASSWORD });
   await page.getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
   await page.getByRole('button', { name: 'Show deliveries' }).click();

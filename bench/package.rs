@@ -79,6 +79,7 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
             },
             direction: Direction::Issued,
             document_class: DocumentClass::Invoices,
+            uuids: Vec::new(),
         };
         let extraction = db::extractions::insert(tx, &org.id, &new, None)?;
         Ok((org.id, entity.id, extraction.id))
@@ -96,6 +97,7 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
         owner,
         direction: Direction::Issued,
         class: DocumentClass::Invoices,
+        party: None,
     };
     let start = Instant::now();
     let mut pkg = Package::open(zip.to_vec())?;

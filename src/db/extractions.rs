@@ -33,6 +33,10 @@ pub struct Extraction {
     /// `[{uuid, reason}]`.
     pub invoices_conflicting: i64,
     pub conflicts: Value,
+    /// The CFDI the run fetches by UUID (`options.uuids`); empty for a period's run.
+    pub uuids: Vec<String>,
+    /// Of those, the ones the SAT did not give, once the run ended.
+    pub uuids_not_found: Option<Vec<String>>,
 }
 
 impl Extraction {
@@ -61,6 +65,13 @@ impl Extraction {
         // Likewise only scheduled runs name their schedule.
         if let Some(schedule_id) = &self.schedule_id {
             view["schedule_id"] = json!(schedule_id);
+        }
+        // Only runs by UUID name them, and once ended, those the SAT did not give.
+        if !self.uuids.is_empty() {
+            view["options"]["uuids"] = json!(self.uuids);
+            if let Some(missing) = &self.uuids_not_found {
+                view["uuids_not_found"] = json!(missing);
+            }
         }
         // And only runs that met another document under a stored UUID list them.
         if self.invoices_conflicting > 0 {
@@ -98,6 +109,8 @@ super::sql::columns! {
     Channel = "channel",
     ScheduleId = "schedule_id",
     Class = "document_class",
+    Uuids = "uuids",
+    UuidsNotFound = "uuids_not_found",
 }
 
 /// Read after `COLUMNS` (from column `WIDTH`): the run's conflicts, a count, then a JSON array
@@ -136,6 +149,14 @@ fn from_row(r: &Row) -> anyhow::Result<Extraction> {
             .ok_or_else(|| bad(Col::Class, class.clone()))?,
         invoices_conflicting: r.get(conflicting)?,
         conflicts: serde_json::from_str(&r.get::<String>(conflicts)?).unwrap_or_default(),
+        uuids: match r.get::<Option<String>>(Col::Uuids.at())? {
+            Some(json) => serde_json::from_str(&json)?,
+            None => Vec::new(),
+        },
+        uuids_not_found: r
+            .get::<Option<String>>(Col::UuidsNotFound.at())?
+            .map(|json| serde_json::from_str(&json))
+            .transpose()?,
     })
 }
 
@@ -201,13 +222,19 @@ pub fn insert(
         schedule_id: schedule_id.map(str::to_string),
         invoices_conflicting: 0,
         conflicts: Value::Null,
+        uuids: new.uuids.clone(),
+        uuids_not_found: None,
+    };
+    let uuids = match e.uuids.is_empty() {
+        true => None,
+        false => Some(serde_json::to_string(&e.uuids)?),
     };
     conn.defer(
-        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
+        &format!("INSERT INTO extractions ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, NULL)"),
         params![
             e.id, e.org_id, e.entity_id, e.status.as_str(), e.period_from, e.period_to, e.direction.as_str(),
             e.started_at, e.finished_at, e.failed_reason, e.invoices_found, e.invoices_processed, e.created_at, e.updated_at,
-            e.channel.as_deref(), e.schedule_id, e.document_class.as_str()
+            e.channel.as_deref(), e.schedule_id, e.document_class.as_str(), uuids
         ],
     )?;
     Ok(e)
@@ -282,11 +309,17 @@ pub fn schedule_has_open_run(conn: &Conn, schedule_id: &str) -> anyhow::Result<b
     )
 }
 
-/// Writes status, timestamps, reason and counters back.
+/// Writes status, timestamps, reason, counters and the UUIDs not found back.
 pub fn update(conn: &Conn, e: &Extraction) -> anyhow::Result<()> {
+    let not_found = e
+        .uuids_not_found
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()?;
     conn.defer(
         "UPDATE extractions SET status = ?2, started_at = ?3, finished_at = ?4, failed_reason = ?5,
-            invoices_found = ?6, invoices_processed = ?7, updated_at = ?8, channel = ?9 WHERE id = ?1",
+            invoices_found = ?6, invoices_processed = ?7, updated_at = ?8, channel = ?9,
+            uuids_not_found = ?10 WHERE id = ?1",
         params![
             e.id,
             e.status.as_str(),
@@ -296,10 +329,33 @@ pub fn update(conn: &Conn, e: &Extraction) -> anyhow::Result<()> {
             e.invoices_found,
             e.invoices_processed,
             e.updated_at,
-            e.channel.as_deref()
+            e.channel.as_deref(),
+            not_found
         ],
     )?;
     Ok(())
+}
+
+/// Of `uuids`, those the entity has no processed invoice under (what a run by UUID did
+/// not get), in the order given.
+pub fn uuids_not_stored(
+    conn: &Conn,
+    entity_id: &str,
+    uuids: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let mut missing = Vec::new();
+    for uuid in uuids {
+        let stored: bool = conn.one(
+            "SELECT EXISTS (SELECT 1 FROM invoices
+               WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1)",
+            params![entity_id, uuid],
+            |r| r.get(0),
+        )?;
+        if !stored {
+            missing.push(uuid.clone());
+        }
+    }
+    Ok(missing)
 }
 
 impl Extraction {

@@ -90,6 +90,9 @@ pub struct SatRequest {
     pub next_check_at: Option<String>,
     pub last_code: Option<u32>,
     pub last_message: Option<String>,
+    /// A CFDI request for one invoice by UUID (`SolicitaDescargaFolio`); its window is
+    /// the run's period, for the view only. None: a request by window.
+    pub folio: Option<String>,
 }
 
 impl SatRequest {
@@ -117,12 +120,13 @@ impl SatRequest {
             next_check_at: None,
             last_code: None,
             last_message: None,
+            folio: None,
         }
     }
 
     /// What an extraction shows while it waits on this request.
     pub fn view(&self) -> Value {
-        json!({
+        let mut view = json!({
             "kind": self.kind.as_str(),
             "window": { "from": self.window_start, "to": self.window_end },
             "state": self.state.as_str(),
@@ -131,13 +135,17 @@ impl SatRequest {
             "next_check_at": self.next_check_at,
             "sat_code": self.last_code,
             "sat_message": self.last_message,
-        })
+        });
+        if let Some(folio) = &self.folio {
+            view["uuid"] = json!(folio);
+        }
+        view
     }
 }
 
 const COLUMNS: &str = "id, extraction_id, entity_id, kind, direction, window_start, window_end,
     state, sat_request_id, sat_state, cfdi_count, checks, remade, next_check_at, last_code,
-    last_message";
+    last_message, folio";
 
 fn from_row(r: &Row) -> anyhow::Result<SatRequest> {
     let count = |i: usize| -> anyhow::Result<u32> { Ok(u32::try_from(r.get::<i64>(i)?)?) };
@@ -164,6 +172,7 @@ fn from_row(r: &Row) -> anyhow::Result<SatRequest> {
         next_check_at: r.get(13)?,
         last_code: code(14)?,
         last_message: r.get(15)?,
+        folio: r.get(16)?,
     })
 }
 
@@ -173,7 +182,7 @@ pub fn save(conn: &Conn, q: &SatRequest) -> anyhow::Result<()> {
     conn.exec(
         &format!(
             "INSERT INTO sat_requests ({COLUMNS}, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?18)
          ON CONFLICT (id) DO UPDATE SET state = excluded.state,
             sat_request_id = excluded.sat_request_id, sat_state = excluded.sat_state,
             cfdi_count = excluded.cfdi_count, checks = excluded.checks, remade = excluded.remade,
@@ -197,6 +206,7 @@ pub fn save(conn: &Conn, q: &SatRequest) -> anyhow::Result<()> {
             q.next_check_at,
             q.last_code.map(i64::from),
             q.last_message,
+            q.folio,
             now
         ],
     )?;
@@ -222,6 +232,7 @@ pub fn live_twin(conn: &Conn, q: &SatRequest) -> anyhow::Result<Option<String>> 
         "SELECT sat_request_id FROM sat_requests
              WHERE entity_id = ?1 AND kind = ?2 AND direction = ?3 AND window_start = ?4
                AND window_end = ?5 AND id <> ?6 AND sat_request_id IS NOT NULL
+               AND folio IS NOT DISTINCT FROM ?8
                AND state IN ('submitted', 'downloading')
                -- The retentions' hosts know other requests than the invoices' ones.
                AND (SELECT document_class FROM extractions WHERE id = extraction_id)
@@ -234,7 +245,8 @@ pub fn live_twin(conn: &Conn, q: &SatRequest) -> anyhow::Result<Option<String>> 
             q.window_start,
             q.window_end,
             q.id,
-            q.extraction_id
+            q.extraction_id,
+            q.folio
         ],
         |r| r.get(0),
     )

@@ -107,12 +107,19 @@ pub struct Period {
     pub to: NaiveDate,
 }
 
+/// The most CFDI one extraction fetches by UUID (`options.uuids`): the SAT answers one
+/// request (the web service) or one search (the portal) per UUID.
+pub const MAX_UUIDS: usize = 500;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewExtraction {
     pub entity_id: String,
     pub period: Period,
     pub direction: Direction,
     pub document_class: DocumentClass,
+    /// The CFDI to fetch by UUID (upper case, each once), instead of the period's; empty
+    /// for a run of the period (`options.uuids`).
+    pub uuids: Vec<String>,
 }
 
 /// A date field: `YYYY-MM-DD` or RFC 3339.
@@ -202,6 +209,16 @@ impl NewExtraction {
         let document_class = options.map_or(DocumentClass::Invoices, |options| {
             document_class(options, &mut errors)
         });
+        let uuids = options
+            .and_then(|options| options.get("uuids"))
+            .filter(|v| !v.is_null())
+            .map_or_else(Vec::new, |v| parse_uuids(v, &mut errors));
+        if !uuids.is_empty() && document_class != DocumentClass::Invoices {
+            errors.add(
+                "options.uuids",
+                "fetches invoices only: leave options.document_class out (or invoices)",
+            );
+        }
         match (entity_id, period, direction) {
             (Some(entity_id), Some(period), Some(direction)) if errors.is_empty() => {
                 Ok(NewExtraction {
@@ -209,11 +226,53 @@ impl NewExtraction {
                     period,
                     direction,
                     document_class,
+                    uuids,
                 })
             }
             _ => Err(errors),
         }
     }
+}
+
+/// `options.uuids`: 1 to `MAX_UUIDS` fiscal UUIDs (any case), upper-cased, repeats
+/// dropped, in the order given.
+fn parse_uuids(value: &Value, errors: &mut FieldErrors) -> Vec<String> {
+    let field = "options.uuids";
+    let Some(items) = value.as_array().filter(|a| !a.is_empty()) else {
+        errors.add(
+            field,
+            "must be a non-empty array of fiscal UUIDs (folios fiscales)",
+        );
+        return Vec::new();
+    };
+    if items.len() > MAX_UUIDS {
+        errors.add(
+            field,
+            &format!("must hold at most {MAX_UUIDS} UUIDs: split them into several extractions"),
+        );
+        return Vec::new();
+    }
+    let mut uuids: Vec<String> = Vec::with_capacity(items.len());
+    for item in items {
+        let uuid = item
+            .as_str()
+            .map(str::trim)
+            .filter(|s| s.len() == 36)
+            .and_then(|s| uuid::Uuid::parse_str(s).ok())
+            .map(|u| u.hyphenated().to_string().to_ascii_uppercase());
+        match uuid {
+            Some(u) if !uuids.contains(&u) => uuids.push(u),
+            Some(_) => {}
+            None => {
+                errors.add(
+                    field,
+                    "each must be a fiscal UUID such as 70A17DCA-B359-4483-8B50-854F9433E42D",
+                );
+                return Vec::new();
+            }
+        }
+    }
+    uuids
 }
 
 /// `options.document_class`: absent (or null) is `invoices`, so clients that do not
@@ -298,6 +357,52 @@ mod tests {
                 "{bad}: {errors:?}"
             );
         }
+    }
+
+    #[test]
+    fn uuids_are_upper_cased_once_each_and_bounded() {
+        let with = |uuids: Value| {
+            let mut b = body("2026-10-01", "2026-10-31", "issued");
+            b["options"]["uuids"] = uuids;
+            parse(b)
+        };
+        let lower = "70a17dca-b359-4483-8b50-854f9433e42d";
+        let e = with(json!([
+            lower,
+            lower.to_uppercase(),
+            " 96623061-61FE-49DE-B298-C7156476AA8B "
+        ]))
+        .expect("valid");
+        assert_eq!(
+            e.uuids,
+            [
+                "70A17DCA-B359-4483-8B50-854F9433E42D",
+                "96623061-61FE-49DE-B298-C7156476AA8B"
+            ]
+        );
+        assert!(with(Value::Null).expect("null").uuids.is_empty());
+        let many: Vec<String> = (0..=MAX_UUIDS)
+            .map(|i| format!("00000000-0000-4000-8000-{i:012}"))
+            .collect();
+        let fits = with(json!(many[..MAX_UUIDS])).expect("the bound");
+        assert_eq!(fits.uuids.len(), MAX_UUIDS);
+        for bad in [
+            json!([]),
+            json!("70A17DCA-B359-4483-8B50-854F9433E42D"),
+            json!(["70A17DCAB3594483 8B50854F9433E42D"]),
+            json!(["{70A17DCA-B359-4483-8B50-854F9433E42D}"]),
+            json!([7]),
+            json!(many),
+        ] {
+            let errors = with(bad.clone()).expect_err("invalid");
+            assert!(errors.contains("options.uuids"), "{bad}: {errors:?}");
+        }
+        let mut retentions = body("2026-10-01", "2026-10-31", "issued");
+        retentions["options"]["uuids"] = json!([lower]);
+        retentions["options"]["document_class"] = json!("retentions");
+        assert!(parse(retentions)
+            .expect_err("invoices only")
+            .contains("options.uuids"));
     }
 
     #[test]

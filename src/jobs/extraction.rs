@@ -54,7 +54,10 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
             .channels
             .named(name)
             .ok_or_else(|| anyhow::anyhow!("extraction {}: no channel {name:?}", ext.id))?,
-        None => match ctx.channels.choose(&entity, ext.document_class) {
+        None => match ctx
+            .channels
+            .choose(&entity, ext.document_class, !ext.uuids.is_empty())
+        {
             Ok(channel) => {
                 start(ctx, &ext.id, channel.name())?;
                 channel
@@ -84,10 +87,12 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         context: RunContext {
             entity_id: entity.id.clone(),
             extraction_id: ext.id.clone(),
+            period: Some(period),
         },
         direction: ext.direction,
         period,
         class: ext.document_class,
+        uuids: &ext.uuids,
         secret: &secret,
         attempts,
     };
@@ -102,6 +107,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
         },
         direction: ext.direction,
         class: ext.document_class,
+        party: (!ext.uuids.is_empty()).then_some(entity.tax_id.as_str()),
     };
     match channel.advance(&run, &sink)? {
         Step::Done => finish(ctx, &ext.id, None, None).map(|_| Outcome::Done),
@@ -128,6 +134,10 @@ pub struct RunSink<'a> {
     pub direction: Direction,
     /// What the run's listings list: invoices, or retentions.
     pub class: DocumentClass,
+    /// A run by UUID: the entity's RFC, which must be the document's party in
+    /// `direction` (the SAT answers a UUID whichever side the entity is on): another
+    /// is left out, and so reported not found.
+    pub party: Option<&'a str>,
 }
 
 impl Sink for RunSink<'_> {
@@ -151,6 +161,13 @@ impl Sink for RunSink<'_> {
         })
     }
 
+    fn found(&self, count: u64, resume: Resume) -> anyhow::Result<()> {
+        self.db.tx(|tx| {
+            db::extractions::add_counts(tx, self.extraction_id, count as i64, 0)?;
+            resume(tx)
+        })
+    }
+
     fn documents(&self, docs: &[Fetched], resume: Resume) -> anyhow::Result<()> {
         let extraction_id = self.extraction_id;
         self.db.tx(|tx| {
@@ -160,6 +177,14 @@ impl Sink for RunSink<'_> {
                 // A bad document is logged and left metadata-only; it never stops the others.
                 let (owner, direction, listed) = (self.owner, self.direction, doc.listed);
                 let stored = match &doc.prepared {
+                    Ok(prepared) if self.other_side(prepared) => {
+                        log::warn!(
+                            "extraction {extraction_id}: {} left out: the entity is not its {} party",
+                            doc.name,
+                            direction.as_str()
+                        );
+                        continue;
+                    }
                     Ok(prepared) => prepared.store(tx, owner, direction, listed),
                     Err(e) => Err(IngestError::Cfdi(e.clone())),
                 };
@@ -190,6 +215,14 @@ impl Sink for RunSink<'_> {
             db::extractions::add_counts(tx, extraction_id, 0, processed)?;
             resume(tx)
         })
+    }
+}
+
+impl RunSink<'_> {
+    /// Whether a run by UUID got a document of the entity's other side.
+    fn other_side(&self, prepared: &ingest::AnyPrepared) -> bool {
+        self.party
+            .is_some_and(|rfc| !prepared.party(self.direction).eq_ignore_ascii_case(rfc))
     }
 }
 
@@ -264,16 +297,29 @@ fn finish(
     refused: Refused,
 ) -> anyhow::Result<()> {
     events::documents::flush_all(&ctx.db, id)?;
+    // A run by UUID ends saying which of them the SAT did not give (whatever the channel:
+    // those the entity still has no invoice under).
+    let not_found = match db::extractions::get_any(&ctx.db.conn()?, id)? {
+        Some(e) if !e.uuids.is_empty() => Some(db::extractions::uuids_not_stored(
+            &ctx.db.conn()?,
+            &e.entity_id,
+            &e.uuids,
+        )?),
+        _ => None,
+    };
     transition(
         ctx,
         id,
-        |e| match reason {
-            Some(r) => e.fail(r),
-            None => {
-                let now = crate::time::now();
-                e.status = Status::Finished;
-                e.finished_at = Some(now.clone());
-                e.updated_at = now;
+        |e| {
+            e.uuids_not_found = not_found;
+            match reason {
+                Some(r) => e.fail(r),
+                None => {
+                    let now = crate::time::now();
+                    e.status = Status::Finished;
+                    e.finished_at = Some(now.clone());
+                    e.updated_at = now;
+                }
             }
         },
         |tx, ext| {

@@ -39,8 +39,12 @@ impl Scheduler {
 /// Whether the schedule's runs may work on some channel: one of its classes has a
 /// channel whose credential is in force or waiting for its check (the run waits for it).
 fn credentials_usable(conn: &Conn, channels: &Channels, s: &Schedule) -> anyhow::Result<bool> {
-    Ok(db::entities::get_any(conn, &s.entity_id)?
-        .is_some_and(|e| s.plan.classes.iter().any(|c| channels.may_run(&e, *c))))
+    Ok(db::entities::get_any(conn, &s.entity_id)?.is_some_and(|e| {
+        s.plan
+            .classes
+            .iter()
+            .any(|c| channels.may_run(&e, *c, false))
+    }))
 }
 
 /// One pass at `now`; returns how many extractions it queued.
@@ -88,6 +92,7 @@ fn run(conn: &Tx, s: &mut Schedule, now: chrono::DateTime<chrono::Utc>) -> anyho
             period,
             direction,
             document_class,
+            uuids: Vec::new(),
         };
         db::extractions::queue(conn, &s.org_id, &new, Some(&s.id))?;
         queued += 1;

@@ -45,9 +45,14 @@ async fn create_extraction(
         // The contract's invoice runs are always taken (one without a usable
         // credential fails `invalid_credentials`); other classes need a channel.
         let class = new.document_class;
-        if class != DocumentClass::Invoices && !channels.may_run(&entity, class) {
+        if class != DocumentClass::Invoices && !channels.may_run(&entity, class, false) {
             let mut errors = FieldErrors::new();
             errors.add("options.document_class", NO_RETENTIONS_CHANNEL);
+            return Ok(Err(ApiError::Validation(errors)));
+        }
+        if !new.uuids.is_empty() && !channels.may_run(&entity, class, true) {
+            let mut errors = FieldErrors::new();
+            errors.add("options.uuids", NO_UUID_CHANNEL);
             return Ok(Err(ApiError::Validation(errors)));
         }
         let created = db::extractions::queue(tx, &org_id, &new, None)?;
@@ -58,6 +63,11 @@ async fn create_extraction(
     })
     .await?
 }
+
+/// Why an entity cannot have invoices fetched by UUID: both channels can (the e.firma's
+/// request by folio, the portal's search by folio fiscal), but neither credential is
+/// usable.
+pub(super) const NO_UUID_CHANNEL: &str = "no channel can fetch invoices by UUID for this entity: its CIEC is not valid and it has no e.firma in force (or being checked); update its CIEC or upload its e.firma";
 
 /// Why an entity without an e.firma cannot have its retentions extracted (the only
 /// class some entities have no channel for: the CIEC's status is the contract's, and

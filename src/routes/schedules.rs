@@ -67,7 +67,7 @@ fn check_plan(
     // the schedule); other classes need their channel when they are asked for.
     let missing = |channels: &Channels| {
         (plan.classes.iter())
-            .any(|c| *c != DocumentClass::Invoices && !channels.may_run(entity, *c))
+            .any(|c| *c != DocumentClass::Invoices && !channels.may_run(entity, *c, false))
     };
     if channels.is_some_and(missing) {
         return Ok(Err(ApiError::validation(

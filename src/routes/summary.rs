@@ -1,18 +1,25 @@
 //! `GET /v1/entities/{id}/summary`: an entity's period summary (`crate::summary`) as
-//! JSON, or as a one-sheet XLSX with `format=xlsx`.
+//! JSON, or as a one-sheet XLSX with `format=xlsx`; it says at its top whether it is
+//! complete (no payment left out for want of its invoice). `POST
+//! /v1/entities/{id}/summary/complete` fetches the invoices it misses: one extraction by
+//! UUID per direction (and per `MAX_UUIDS`).
 
 use chrono::NaiveDate;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rocket::{get, routes, Request, Route, State};
+use rocket::{get, post, routes, Request, Route, State};
 use serde::Serialize;
 
 use super::documents::date;
 use crate::auth::AuthUser;
 use crate::db::{self, entities::Entity, summary::Period};
+use crate::domain::class::DocumentClass;
+use crate::domain::extraction::{self, Direction, NewExtraction, MAX_UUIDS};
 use crate::domain::list_69b::{Exposures, Situation};
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::idempotency::{self, Answer, KeyHeader};
+use crate::http::request_log::RequestId;
 use crate::http::Ctx;
 use crate::http::{heavy::Heavy, ids, query::Query};
 use crate::summary::{self, Builder};
@@ -21,7 +28,7 @@ use crate::summary::{self, Builder};
 const MAX_DAYS: i64 = 366;
 
 pub fn routes() -> Vec<Route> {
-    routes![entity_summary]
+    routes![entity_summary, complete_summary]
 }
 
 /// The validated query.
@@ -32,16 +39,16 @@ struct Params {
     xlsx: bool,
 }
 
-fn parse(query: &Query) -> Result<Params, ApiError> {
-    let mut errors = FieldErrors::new();
+/// `from` and `to`: required, in order, at most `MAX_DAYS` apart.
+fn period(query: &Query, errors: &mut FieldErrors) -> (Option<NaiveDate>, Option<NaiveDate>) {
     let required = |name: &str, errors: &mut FieldErrors| {
         if query.get(name).is_none() {
             errors.add(name, "is required");
         }
         date(query, name, errors)
     };
-    let from = required("from", &mut errors);
-    let to = required("to", &mut errors);
+    let from = required("from", errors);
+    let to = required("to", errors);
     if let (Some(f), Some(t)) = (from, to) {
         if t < f {
             errors.add("to", "must be on or after from");
@@ -49,6 +56,12 @@ fn parse(query: &Query) -> Result<Params, ApiError> {
             errors.add("to", &format!("must be at most {MAX_DAYS} days after from"));
         }
     }
+    (from, to)
+}
+
+fn parse(query: &Query) -> Result<Params, ApiError> {
+    let mut errors = FieldErrors::new();
+    let (from, to) = period(query, &mut errors);
     let direction = query.one_of("direction", &["issued", "received"], &mut errors);
     if query.get("direction").is_none() {
         errors.add("direction", "is required");
@@ -116,12 +129,16 @@ async fn entity_summary(
             } else {
                 definitive_issuers(c, &period)?
             };
+            let summary = builder.finish();
+            let missing_invoices = summary.missing_invoices();
             let view = View {
+                complete: missing_invoices.count == 0,
+                missing_invoices,
                 entity_id: id,
                 direction,
                 from: from_text,
                 to: day(to),
-                summary: builder.finish(),
+                summary,
                 definitive_69b_issuers,
             };
             Ok(Some((view, entity)))
@@ -158,6 +175,10 @@ fn day(d: NaiveDate) -> String {
 /// sums (no JSON tree of the whole answer is built for the JSON format).
 #[derive(Serialize)]
 pub struct View {
+    /// First, plainly: whether every payment of the period was counted (no invoice it
+    /// pays is missing), and if not, which invoices to fetch (`complete_summary`).
+    complete: bool,
+    missing_invoices: summary::Missing,
     entity_id: String,
     direction: String,
     from: String,
@@ -167,6 +188,119 @@ pub struct View {
     /// The warning: received invoices whose issuer is `definitive` on the 69-B list
     /// (their expenses are not deductible), per issuer and currency.
     definitive_69b_issuers: Vec<serde_json::Value>,
+}
+
+/// `POST /v1/entities/{id}/summary/complete?from=&to=[&direction=]`: extracts by UUID
+/// the invoices the period's summary misses (both directions unless one is named), one
+/// extraction per direction and per `MAX_UUIDS` UUIDs, over the summary's period. 202
+/// with them; 200 with none when nothing is missing; 422 when no channel can fetch for
+/// the entity (its CIEC invalid, and no e.firma).
+#[post("/v1/entities/<id>/summary/complete")]
+async fn complete_summary(
+    user: AuthUser,
+    id: &str,
+    query: Query,
+    request: RequestId,
+    key: KeyHeader,
+    ctx: &Ctx,
+    heavy: &State<Heavy>,
+) -> ApiResult<Answer> {
+    let mut errors = FieldErrors::new();
+    let (from, to) = period(&query, &mut errors);
+    let direction = query.one_of("direction", &["issued", "received"], &mut errors);
+    errors.into_result()?;
+    let (Some(from), Some(to)) = (from, to) else {
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "validated period missing"
+        )));
+    };
+    // The key binds the period too: it is in the query, not a body.
+    let mut asked = serde_json::Map::new();
+    for name in ["from", "to", "direction"] {
+        if let Some(v) = query.get(name) {
+            asked.insert(name.into(), v.into());
+        }
+    }
+    let once = key.once(Some(&asked))?;
+    let id = ids::parse(id)?;
+    let directions: Vec<Direction> = match direction.as_deref().and_then(Direction::parse) {
+        Some(d) => vec![d],
+        None => vec![Direction::Issued, Direction::Received],
+    };
+    let (db, org) = (ctx.db.clone(), user.org_id.clone());
+    let (entity_id, from_text, before) = (id.clone(), day(from), crate::time::day_after(to));
+    // What is missing: a year of payments, read on the heavy pool.
+    let missing = heavy
+        .run(
+            &org,
+            move || -> anyhow::Result<Vec<(Direction, Vec<String>)>> {
+                let c = &*db.conn()?;
+                let mut missing = Vec::new();
+                for direction in directions {
+                    let period = Period {
+                        org_id: &user.org_id,
+                        entity_id: &entity_id,
+                        direction: direction.as_str(),
+                        from: &from_text,
+                        before: &before,
+                    };
+                    let mut builder = Builder::default();
+                    db::summary::each_payment(c, &period, |e| builder.payment(&e))?;
+                    let uuids = fetchable(builder.finish().missing_invoices().uuids);
+                    if !uuids.is_empty() {
+                        missing.push((direction, uuids));
+                    }
+                }
+                Ok(missing)
+            },
+        )
+        .await?;
+    let (org_id, channels) = (org.clone(), ctx.channels.clone());
+    let period = extraction::Period { from, to };
+    idempotency::write(ctx, &org, once, request.0, move |tx| {
+        let Some(entity) = db::entities::get(tx, &org_id, &id)? else {
+            return Ok(Err(ApiError::NotFound));
+        };
+        let count: usize = missing.iter().map(|(_, uuids)| uuids.len()).sum();
+        if count > 0 && !channels.may_run(&entity, DocumentClass::Invoices, true) {
+            return Ok(Err(ApiError::validation(
+                "entity_id",
+                super::extractions::NO_UUID_CHANNEL,
+            )));
+        }
+        let mut extractions = Vec::new();
+        for (direction, uuids) in &missing {
+            for chunk in uuids.chunks(MAX_UUIDS) {
+                let new = NewExtraction {
+                    entity_id: entity.id.clone(),
+                    period,
+                    direction: *direction,
+                    document_class: DocumentClass::Invoices,
+                    uuids: chunk.to_vec(),
+                };
+                extractions.push(db::extractions::queue(tx, &org_id, &new, None)?.view());
+            }
+        }
+        let status = match extractions.is_empty() {
+            true => rocket::http::Status::Ok,
+            false => rocket::http::Status::Accepted,
+        };
+        let body = serde_json::json!({
+            "entity_id": entity.id, "from": day(from), "to": day(to),
+            "missing_invoices": count, "extractions": extractions,
+        });
+        Ok(Ok(Answer::new(status, &body)))
+    })
+    .await?
+}
+
+/// The UUIDs an extraction can ask for (a complement may name a malformed one, which no
+/// channel can fetch: it stays listed as missing).
+fn fetchable(uuids: Vec<String>) -> Vec<String> {
+    uuids
+        .into_iter()
+        .filter(|u| u.len() == 36 && uuid::Uuid::parse_str(u).is_ok())
+        .collect()
 }
 
 /// The received invoices of the period whose issuer is `definitive` on the list loaded

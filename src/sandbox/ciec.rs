@@ -142,6 +142,26 @@ impl Session for SandboxSession {
         Ok(out)
     }
 
+    /// The portal's search by folio fiscal: the invoice the sandbox generated under that
+    /// UUID on the direction's side, issued from 120 days before the run's period to its
+    /// end (`/docs/sandbox#by-uuid`), as a listing shows it.
+    fn find(&mut self, direction: Direction, uuid: &str) -> Result<Option<Metadata>, SatError> {
+        self.call();
+        let Some(period) = self.run.period else {
+            return Ok(None);
+        };
+        let from = sandbox_docs::uuid_search_start(period.from);
+        let dir = docs_direction(direction);
+        let Some(inv) = sandbox_docs::find_invoice(&self.tax_id, dir, from, period.to, uuid) else {
+            return Ok(None);
+        };
+        let first = self.record_listing(direction, std::slice::from_ref(&inv))?;
+        let first_listing = first.get(&inv.uuid).copied().unwrap_or(false);
+        let row = metadata(&inv, first_listing);
+        self.listed.insert(inv.uuid.clone(), (inv, first_listing));
+        Ok(Some(row))
+    }
+
     fn download(
         &mut self,
         direction: Direction,
@@ -257,6 +277,7 @@ mod tests {
         let run = RunContext {
             entity_id: "e".into(),
             extraction_id: "x".into(),
+            period: None,
         };
         assert!(sandbox.validate(&cred("AAA010101AAA", "12345678")).is_ok());
         assert!(matches!(

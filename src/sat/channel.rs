@@ -106,6 +106,9 @@ pub enum Due {
 pub struct RunContext {
     pub entity_id: String,
     pub extraction_id: String,
+    /// The run's period: where the sandbox looks for an invoice asked by UUID (the
+    /// SAT's own request by UUID has no dates). None outside a run.
+    pub period: Option<Period>,
 }
 
 /// One extraction run, as a channel sees it.
@@ -115,6 +118,8 @@ pub struct Run<'a> {
     pub period: Period,
     /// Invoices, or CFDI de Retenciones (the e.firma channel only).
     pub class: DocumentClass,
+    /// The CFDI to fetch by UUID (upper case), whatever their date; empty: the period's.
+    pub uuids: &'a [String],
     pub secret: &'a Secret,
     /// The job's attempts so far, this one included.
     pub attempts: u32,
@@ -161,6 +166,9 @@ pub trait Sink: Sync {
     /// Stage 1: listing rows (of the run's document class), counted found. Returns the
     /// positions in `rows` whose XML is still to be stored.
     fn listed(&self, rows: &[Metadata], resume: Resume) -> anyhow::Result<Vec<usize>>;
+    /// Documents the SAT reports without a listing row (a request by UUID), counted
+    /// found.
+    fn found(&self, count: u64, resume: Resume) -> anyhow::Result<()>;
     /// Stage 2: documents, counted processed when stored; one that does not parse or
     /// whose UUID names another stored document is logged (and the latter recorded as
     /// the run's conflict) and never stops the others.
@@ -173,6 +181,10 @@ pub trait Channel: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether it serves this class of documents.
     fn offers(&self, class: DocumentClass) -> bool;
+    /// Whether it fetches invoices named by UUID (`Run::uuids`).
+    fn fetches_by_uuid(&self) -> bool {
+        false
+    }
     /// Its credential for the entity, as stored.
     fn readiness(&self, entity: &Entity) -> Readiness;
     /// Opens its stored credential for one call; None when the entity has none in force
@@ -220,16 +232,18 @@ impl Channels {
         self.all().find(|c| c.name() == name)
     }
 
-    /// The channel a run of `class` for `entity` takes now: the first one ready, in
-    /// order of preference. When none is, why: the last channel that serves the class
-    /// decides (`credentials_not_validated` while its credential waits for its check).
+    /// The channel a run of `class` for `entity` takes now (`by_uuid`: one that fetches
+    /// invoices by UUID): the first one ready, in order of preference. When none is,
+    /// why: the last channel that serves the run decides (`credentials_not_validated`
+    /// while its credential waits for its check).
     pub fn choose(
         &self,
         entity: &Entity,
         class: DocumentClass,
+        by_uuid: bool,
     ) -> Result<&dyn Channel, FailedReason> {
         let mut reason = FailedReason::InvalidCredentials;
-        for channel in self.all().filter(|c| c.offers(class)) {
+        for channel in self.serving(class, by_uuid) {
             match channel.readiness(entity) {
                 Readiness::Ready => return Ok(channel),
                 Readiness::Pending => reason = FailedReason::CredentialsNotValidated,
@@ -239,11 +253,15 @@ impl Channels {
         Err(reason)
     }
 
-    /// Whether a run of `class` for `entity` may work: some channel that serves it has a
-    /// credential in force or waiting for its check.
-    pub fn may_run(&self, entity: &Entity, class: DocumentClass) -> bool {
-        self.all()
-            .filter(|c| c.offers(class))
+    /// Whether a run of `class` for `entity` (`by_uuid`: by UUID) may work: some channel
+    /// that serves it has a credential in force or waiting for its check.
+    pub fn may_run(&self, entity: &Entity, class: DocumentClass, by_uuid: bool) -> bool {
+        self.serving(class, by_uuid)
             .any(|c| c.readiness(entity) != Readiness::Unusable)
+    }
+
+    fn serving(&self, class: DocumentClass, by_uuid: bool) -> impl Iterator<Item = &dyn Channel> {
+        self.all()
+            .filter(move |c| c.offers(class) && (!by_uuid || c.fetches_by_uuid()))
     }
 }

@@ -183,6 +183,39 @@ pub struct Summary {
     pub withholdings: Vec<WithholdingLine>,
 }
 
+/// The reason of a payment left out because the invoice it pays is not stored: what an
+/// extraction by UUID can fetch.
+pub const INVOICE_NOT_FOUND: &str = "invoice_not_found";
+
+/// Whether the period's cash basis counted every payment it could: the invoices its
+/// payments pay that are not stored (each UUID once, in order), and how many payment
+/// entries were left out for them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Missing {
+    pub count: usize,
+    pub payments: usize,
+    pub uuids: Vec<String>,
+}
+
+impl Summary {
+    /// Complete when no payment was left out for want of its invoice.
+    pub fn missing_invoices(&self) -> Missing {
+        let left_out = self
+            .unresolved_payments
+            .iter()
+            .filter(|u| u.reason == INVOICE_NOT_FOUND);
+        let uuids: std::collections::BTreeSet<String> = left_out
+            .clone()
+            .map(|u| u.related_uuid.to_ascii_uppercase())
+            .collect();
+        Missing {
+            count: uuids.len(),
+            payments: left_out.count(),
+            uuids: uuids.into_iter().collect(),
+        }
+    }
+}
+
 /// Gathers documents and payment entries one at a time (memory is per line, not per
 /// document), then [`Builder::finish`] orders the lines and adds the nets.
 #[derive(Default)]
@@ -314,7 +347,7 @@ fn paid_shares(invoice: &Document, paid: Decimal) -> Vec<ItemTax> {
 /// The invoice an entry pays and the amount it paid, or why the paid proportion
 /// cannot be taken.
 fn proportion(e: &PaidEntry) -> Result<(&Document, Decimal), &'static str> {
-    let invoice = e.invoice.as_ref().ok_or("invoice_not_found")?;
+    let invoice = e.invoice.as_ref().ok_or(INVOICE_NOT_FOUND)?;
     if invoice.cancelled {
         return Err("invoice_cancelled");
     }

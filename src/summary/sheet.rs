@@ -231,6 +231,21 @@ pub fn write(summary: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError>
             sheet.write_number(row, 1, n as f64)?;
         }
     }
+    // Whether the period is complete, and the invoices its payments pay that are not
+    // stored (`missing_invoices`): what to extract before trusting the cash basis.
+    row += 2;
+    let complete = summary["complete"].as_bool().unwrap_or(false);
+    sheet.write_string_with_format(row, 0, "Periodo completo", &formats.bold)?;
+    sheet.write_string(row, 1, if complete { "Sí" } else { "No" })?;
+    row += 1;
+    sheet.write_string_with_format(row, 0, "Facturas pagadas que faltan", &formats.bold)?;
+    let missing = &summary["missing_invoices"];
+    sheet.write_number(row, 1, missing["count"].as_u64().unwrap_or(0) as f64)?;
+    for uuid in missing["uuids"].as_array().into_iter().flatten() {
+        row += 1;
+        sheet.write_string_with_format(row, 0, "UUID que falta", &formats.bold)?;
+        sheet.write_string(row, 1, uuid.as_str().unwrap_or_default())?;
+    }
     book.save_to_buffer()
 }
 

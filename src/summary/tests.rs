@@ -744,3 +744,36 @@ fn a_peso_spelling_and_mxn_are_one_currency_for_the_paid_share() {
         (d("80.00"), Some(d("80.00")))
     );
 }
+
+#[test]
+fn the_invoices_payments_miss_are_listed_once_each_and_nothing_else() {
+    let missing = |uuid: &str| PaidEntry {
+        related_uuid: uuid.into(),
+        ..entry("1", vec![], None)
+    };
+    let mut b = Builder::default();
+    b.payment(&missing("bbbbbbbb-0000-4000-8000-000000000002"));
+    b.payment(&missing("AAAAAAAA-0000-4000-8000-000000000001"));
+    b.payment(&missing("BBBBBBBB-0000-4000-8000-000000000002"));
+    // A payment of a stored invoice in another currency: left out, but not missing.
+    let usd = Document {
+        currency: Some("USD".into()),
+        ..doc("I", "PPD", "116", vec![iva("100", "16")])
+    };
+    b.payment(&entry("1", vec![], Some(usd)));
+    // A cancelled complement's missing invoice does not count.
+    let mut gone = missing("CCCCCCCC-0000-4000-8000-000000000003");
+    gone.payment_cancelled = true;
+    b.payment(&gone);
+    let m = b.finish().missing_invoices();
+    assert_eq!(
+        m.uuids,
+        [
+            "AAAAAAAA-0000-4000-8000-000000000001",
+            "BBBBBBBB-0000-4000-8000-000000000002"
+        ]
+    );
+    assert_eq!((m.count, m.payments), (2, 3));
+    let complete = Builder::default().finish().missing_invoices();
+    assert_eq!((complete.count, complete.payments), (0, 0));
+}

@@ -85,6 +85,7 @@ const MESSAGES = [
   [/^must be at most 6 years after options\.period\.from$/, 'debe estar a 6 años de «Desde» como máximo'],
   [/^must be issued or received$/, 'debe ser emitidas o recibidas'],
   [/^must be invoices or retentions$/, 'debe ser facturas o retenciones'],
+  [/^no channel can fetch invoices by UUID for this entity.*$/, 'ningún canal puede descargar facturas por UUID para este contribuyente: su CIEC no es válida y no tiene e.firma vigente (o en revisión); actualice su CIEC o suba su e.firma'],
   [/^retentions are extracted through the e\.firma web service only.*$/, 'las retenciones solo se descargan con la e.firma (el portal de la CIEC no las entrega): suba primero la e.firma del contribuyente'],
   [/^must be an absolute http or https URL with a host$/, 'debe ser una URL http o https completa, con servidor'],
   [/^must be one of (.+) for third-party type (\d+)$/, 'debe ser uno de: $1, para el tipo de tercero $2'],

@@ -1,17 +1,21 @@
 // The month close of one taxpayer: the extractions that cover the month and their
-// state, then the month's IVA determination (GET /v1/entities/{id}/iva,
+// state, whether the month is complete (each side's summary, /docs/summary#complete)
+// with the one button that fetches the invoices it misses and its progress, then the
+// month's IVA determination (GET /v1/entities/{id}/iva,
 // /docs/summary#iva): the figures in pesos, each side's cash-basis lines and what was
 // left out with its reason; the same figures download as the API's XLSX. Then the
 // month's DIOT (diot.js). Amounts stay the strings the API wrote (format.js).
-import { t, lang } from './i18n.js';
+import { t, tf, lang } from './i18n.js';
 import { api, withQuery } from './api.js';
 import { h, field, select, table, errorBox, values, badge, downloadButton } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
 import { money, timestamp } from './format.js';
 import { diotSection } from './diot.js';
 
-// The choice survives a visit to another page, like the summary's.
-const state = { params: null };
+// The choice survives a visit to another page, like the summary's; so do the last
+// completion's runs, shown until another month is chosen.
+const state = { params: null, completion: null };
+const POLL_MS = 1000;
 
 /** The month before today's, as YYYY-MM (the monthly return's). */
 function lastMonth() {
@@ -51,6 +55,77 @@ function extractionsSection(list) {
         h('td', { class: 'num' }, x.invoices_found), h('td', { class: 'num' }, x.invoices_processed),
         h('td', null, timestamp(x.finished_at, lang())))));
   return h('section', { id: 'month-extractions', 'aria-labelledby': 'month-extractions-h' }, heading, body);
+}
+
+/** Each side's summary of the month: whether it is complete, and what it misses. */
+async function completeness(entity, month) {
+  const [from, to] = bounds(month);
+  const path = `/v1/entities/${encodeURIComponent(entity)}/summary`;
+  const sides = ['issued', 'received'];
+  const answers = await Promise.all(sides.map((direction) => api('GET', withQuery(path, { from, to, direction }))));
+  return sides.map((side, i) => ({ side, complete: answers[i].complete, missing: answers[i].missing_invoices }));
+}
+
+/** The completion's runs: what each asked for, its state and what it did not find. */
+function runsTable(runs) {
+  return table([[t('download_type')], [t('status')], [t('complete_asked'), 'num'], [t('processed'), 'num'], [t('complete_not_found')]],
+    runs.map((x) => h('tr', { 'data-extraction': x.id },
+      h('td', null, t(x.options.download_type)), h('td', null, badge(x.status)),
+      h('td', { class: 'num' }, x.options.uuids.length), h('td', { class: 'num' }, x.invoices_processed),
+      h('td', null, (x.uuids_not_found || []).length ? h('ul', { class: 'not-found' }, x.uuids_not_found.map((u) => h('li', null, h('code', null, u)))) : '—'))),
+  t('complete_runs'));
+}
+
+/** Whether the month is complete; when not, the missing UUIDs per side and the button
+ * that starts their extraction, polling its runs until they end, then `reload`. */
+function completenessSection(p, sides, timers, reload) {
+  const all = sides.every((s) => s.complete);
+  const perSide = sides.map((s) => h('section', { id: `complete-${s.side}`, 'aria-labelledby': `complete-${s.side}-h` },
+    h('h3', { id: `complete-${s.side}-h` }, t(s.side)),
+    s.complete ? h('p', null, t('complete_side_yes'))
+      : h('div', null, h('p', null, tf('complete_side_no', { count: s.missing.count, payments: s.missing.payments })),
+        h('ul', { class: 'uuids' }, s.missing.uuids.map((u) => h('li', null, h('code', null, u)))))));
+  const progress = h('div', { id: 'complete-progress', 'aria-live': 'polite' });
+  const shown = state.completion && state.completion.key === `${p.entity_id}/${p.month}` ? state.completion : null;
+  if (shown) progress.setAttribute('data-ended', 'true');
+  if (shown) progress.replaceChildren(h('p', null, t(shown.runs.length ? 'complete_done' : 'complete_nothing')), shown.runs.length ? runsTable(shown.runs) : '');
+  const err = h('div');
+  const [from, to] = bounds(p.month);
+  const start = async (ev) => {
+    const button = ev.currentTarget;
+    button.disabled = true;
+    err.replaceChildren();
+    progress.replaceChildren(h('p', null, t('complete_running')));
+    try {
+      const path = `/v1/entities/${encodeURIComponent(p.entity_id)}/summary/complete`;
+      const answer = await api('POST', withQuery(path, { from, to }));
+      const key = `${p.entity_id}/${p.month}`;
+      let runs = answer.extractions;
+      const watch = async () => {
+        runs = await Promise.all(runs.map((x) => (['finished', 'failed'].includes(x.status) ? x
+          : api('GET', `/v1/extractions/${encodeURIComponent(x.id)}`))));
+        if (runs.every((x) => ['finished', 'failed'].includes(x.status))) {
+          state.completion = { key, runs };
+          reload();
+          return;
+        }
+        progress.replaceChildren(h('p', null, t('complete_running')), runsTable(runs));
+        timers.add(setTimeout(watch, POLL_MS));
+      };
+      await watch();
+    } catch (e) {
+      button.disabled = false;
+      progress.replaceChildren();
+      if (e.status !== 401) err.replaceChildren(errorBox(e));
+    }
+  };
+  return h('section', { id: 'month-complete', 'data-entity': p.entity_id, 'data-month': p.month, 'aria-labelledby': 'month-complete-h' },
+    h('h2', { id: 'month-complete-h' }, t('complete_h')),
+    h('p', { id: 'month-complete-state', 'data-complete': String(all) }, h('strong', null, t(all ? 'complete_yes' : 'complete_no'))),
+    ...perSide,
+    all ? null : h('p', { class: 'muted' }, t('complete_hint')),
+    all ? null : h('div', { class: 'actions' }, h('button', { type: 'button', id: 'complete-run', onclick: start }, t('complete_run'))),
+    err, progress);
 }
 
 /** The figures: causado, retenido, acreditable, the result a cargo or a favor. */
@@ -112,6 +187,7 @@ export function render(main) {
   const results = h('div', { id: 'month', 'aria-live': 'polite' });
   main.replaceChildren(h('h1', null, t('month')), h('p', { class: 'muted' }, t('month_hint')), err, formSlot, results);
   let latest = 0;
+  const timers = new Set();
   const path = (p) => `/v1/entities/${encodeURIComponent(p.entity_id)}/iva`;
   const load = async () => {
     const p = state.params;
@@ -119,8 +195,12 @@ export function render(main) {
     const mine = latest += 1;
     results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
     try {
-      const [runs, iva] = await Promise.all([extractionsOf(p.entity_id, p.month), api('GET', withQuery(path(p), { month: p.month }))]);
-      if (mine === latest) results.replaceChildren(extractionsSection(runs), ivaSection(iva), diotSection(p.entity_id, p.month));
+      const [runs, sides, iva] = await Promise.all([extractionsOf(p.entity_id, p.month), completeness(p.entity_id, p.month),
+        api('GET', withQuery(path(p), { month: p.month }))]);
+      if (mine === latest) {
+        results.replaceChildren(extractionsSection(runs), completenessSection(p, sides, timers, load), ivaSection(iva),
+          diotSection(p.entity_id, p.month));
+      }
     } catch (e) {
       if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));
     }
@@ -147,5 +227,5 @@ export function render(main) {
     formSlot.replaceChildren(form);
     if (state.params) load();
   })();
-  return null;
+  return () => timers.forEach((timer) => clearTimeout(timer));
 }

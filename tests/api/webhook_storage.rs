@@ -108,6 +108,9 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE invoice_relations DROP COLUMN invoice_issued_at;
          DROP TABLE invoice_relation_counts;
          DROP TABLE invoice_item_pages;
+         ALTER TABLE extractions DROP COLUMN uuids;
+         ALTER TABLE extractions DROP COLUMN uuids_not_found;
+         ALTER TABLE sat_requests DROP COLUMN folio;
          DROP TABLE documents;
          DROP TABLE certificates;
          CREATE TABLE documents (

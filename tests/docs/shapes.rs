@@ -406,11 +406,14 @@ fn start_receiver() -> (String, Received) {
 const SUPPLIER: &str = "SUP010101AB1";
 
 /// Replaces `{name}` in `template` with `value`.
-/// A valid query for an operation with required query parameters (the summary's); its
+/// A valid query for an operation with required query parameters (the summary's, its
+/// completion's, the IVA's); its
 /// dates are the sample date parameters get, so either may be replaced by it.
 fn required_query(path: &str) -> &'static str {
     if path.ends_with("/summary") {
         "?from=2024-03-05&to=2024-03-05&direction=issued"
+    } else if path.ends_with("/summary/complete") {
+        "?from=2024-03-05&to=2024-03-05"
     } else if path.ends_with("/iva") || path.ends_with("/diot") {
         "?month=2024-03"
     } else {
@@ -446,6 +449,9 @@ fn real_responses_match_the_documented_schemas() {
         // The sandbox's status service answers, so `sat_status` objects are validated.
         "--sat-status-rate",
         "50",
+        // e.firma runs (by UUID, the summary's completion) end in a second.
+        "--sat-ws-poll",
+        "50ms",
     ]);
     // Requests as the provisioned user.
     let api = server.client();
@@ -1383,6 +1389,74 @@ fn real_responses_match_the_documented_schemas() {
     let run_url = format!("/v1/extractions/{run_id}");
     c.check("get", "/v1/extractions/{id}", &run_url, api.get(&run_url))
         .expect(200);
+    // A run by UUID (one the sandbox never issued: `uuids_not_found`), and the
+    // completion of a summary that misses invoices: its issued days of March 2024 (202),
+    // its received ones (nothing missing: 200), the CIEC entity's received March (202,
+    // through the portal), no period (422), an unknown entity (404).
+    eventually(DEADLINE, "the e.firma to be checked valid", || {
+        let e = api.get(&entity_url).expect(200);
+        (e["efirma"]["status"] == "valid").then_some(())
+    });
+    let ended = |c: &mut Checker, id: &str| {
+        let url = format!("/v1/extractions/{id}");
+        eventually(DEADLINE, "the run to end", || {
+            let e = api.get(&url).expect(200);
+            matches!(e["status"].as_str(), Some("finished" | "failed")).then_some(())
+        });
+        c.check("get", "/v1/extractions/{id}", &url, api.get(&url))
+            .expect(200)
+    };
+    let march = |direction: &str, uuids: Option<Value>| {
+        let mut options = json!({"period": {"from": "2024-03-01", "to": "2024-03-10"},
+            "download_type": direction});
+        if let Some(uuids) = uuids {
+            options["uuids"] = uuids;
+        }
+        json!({"entity_id": efirma_id, "options": options})
+    };
+    let never = json!(["0F000000-0000-4000-8000-000000000000"]);
+    let res = api.post_json("/v1/extractions", &march("issued", Some(never.clone())));
+    let by_uuid = c
+        .check("post", "/v1/extractions", "/v1/extractions", res)
+        .expect(201);
+    let by_uuid = ended(&mut c, by_uuid["id"].as_str().expect("id"));
+    assert_eq!(by_uuid["uuids_not_found"], never, "{by_uuid}");
+    let res = api.post_json("/v1/extractions", &march("issued", None));
+    let issued = c
+        .check("post", "/v1/extractions", "/v1/extractions", res)
+        .expect(201);
+    assert_eq!(
+        ended(&mut c, issued["id"].as_str().expect("id"))["status"],
+        "finished"
+    );
+    let complete = "/v1/entities/{id}/summary/complete";
+    for (entity, query, status) in [
+        (
+            efirma_id,
+            "from=2024-03-01&to=2024-03-10&direction=issued",
+            202,
+        ),
+        (
+            efirma_id,
+            "from=2024-03-01&to=2024-03-10&direction=received",
+            200,
+        ),
+        (
+            entity_id.as_str(),
+            "from=2024-03-01&to=2024-03-31&direction=received",
+            202,
+        ),
+        (efirma_id, "to=2024-03-31", 422),
+        (
+            "00000000-0000-4000-8000-000000000000",
+            "from=2024-03-01&to=2024-03-31",
+            404,
+        ),
+    ] {
+        let url = format!("/v1/entities/{entity}/summary/complete?{query}");
+        let res = api.request("POST", &url, None, &[]);
+        assert_eq!(c.check("post", complete, &url, res).status, status, "{url}");
+    }
     let res = api.request("DELETE", &url, None, &[]);
     assert_eq!(c.check("delete", efirma, &url, res).status, 204);
 

@@ -5,6 +5,7 @@
 mod accountant;
 mod backup;
 mod bounds;
+mod completion;
 mod diot;
 mod documents;
 mod efirma;

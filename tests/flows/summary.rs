@@ -574,6 +574,20 @@ fn the_xlsx_holds_the_json_cell_by_cell_in_spanish() {
     ] {
         expected.push(vec![label.into(), shown(&json["excluded"][k])]);
     }
+    expected.push(vec![]);
+    let complete = json["complete"].as_bool().expect("complete");
+    expected.push(vec![
+        "Periodo completo".into(),
+        if complete { "Sí" } else { "No" }.into(),
+    ]);
+    let missing = &json["missing_invoices"];
+    expected.push(vec![
+        "Facturas pagadas que faltan".into(),
+        shown(&missing["count"]),
+    ]);
+    for uuid in missing["uuids"].as_array().expect("uuids") {
+        expected.push(vec!["UUID que falta".into(), shown(uuid)]);
+    }
     assert_eq!(sheet, expected);
     // No UUID names the taxpayer: the entity's id appears nowhere.
     assert!(!sheet.iter().flatten().any(|c| c.contains(&m.entity)));

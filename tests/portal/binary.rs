@@ -129,18 +129,11 @@ impl Api {
     }
 }
 
-#[test]
-fn an_extraction_through_the_binary_gets_the_portals_invoices() {
-    let mut setup = Setup::new(RFC, CIEC);
-    setup.invoices = vec![
-        sample_invoice("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml", true),
-        sample_invoice("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", false),
-        sample_invoice("cfdi40-pago20-tfd-full-payment-of-ppd.xml", false),
-    ];
-    let fake = FakePortal::start(setup);
-    let tmp = tempfile::tempdir().expect("tmp");
-    let data = tmp.path().join("data");
-    let script = solver_script(tmp.path(), 0, 1); // the first answer is wrong
+/// The service on a data directory under `tmp`, with an organization and its user,
+/// speaking to `fake` as the SAT's portal.
+fn portal_service(fake: &FakePortal, tmp: &Path) -> (Served, Api) {
+    let data = tmp.join("data");
+    let script = solver_script(tmp, 0, 1); // the first answer is wrong
     let org = cli(&data, &["org", "create", "Portal Org"], None);
     cli(
         &data,
@@ -157,7 +150,7 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
     );
     let script = script.display().to_string();
     let (login_url, portal_url) = (fake.login_url(), fake.portal_url());
-    let (_served, base) = serve(
+    let (served, base) = serve(
         &data,
         &[
             "--sat",
@@ -172,7 +165,20 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
             &script,
         ],
     );
-    let api = Api::new(base);
+    (served, Api::new(base))
+}
+
+#[test]
+fn an_extraction_through_the_binary_gets_the_portals_invoices() {
+    let mut setup = Setup::new(RFC, CIEC);
+    setup.invoices = vec![
+        sample_invoice("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml", true),
+        sample_invoice("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", false),
+        sample_invoice("cfdi40-pago20-tfd-full-payment-of-ppd.xml", false),
+    ];
+    let fake = FakePortal::start(setup);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (_served, api) = portal_service(&fake, tmp.path());
     // The same webhooks as the sandbox path: entity.update on validation, then
     // extraction.update for running and finished, each naming its entity, and one
     // invoice.created per invoice the run made visible.
@@ -267,4 +273,71 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
         assert_eq!(e["object"]["entity"]["id"], json!(id), "{e}");
         assert_eq!(e["object"]["entity"]["tax_id"], json!(RFC), "{e}");
     }
+}
+
+#[test]
+fn an_extraction_by_uuid_searches_the_portal_by_folio_fiscal() {
+    let mut setup = Setup::new(RFC, CIEC);
+    setup.invoices = vec![
+        sample_invoice("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml", true),
+        sample_invoice("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", false),
+        sample_invoice("cfdi40-pago20-tfd-full-payment-of-ppd.xml", false),
+    ];
+    let fake = FakePortal::start(setup);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (_served, api) = portal_service(&fake, tmp.path());
+    let entity = api.post(
+        "/v1/entities",
+        json!({"tax_id": RFC, "name": "KIJ", "ciec_password": CIEC}),
+    );
+    let id = entity["id"].as_str().expect("id").to_string();
+    api.wait_for(&format!("/v1/entities/{id}"), "validation", |e| {
+        e["credential_status"] == "valid"
+    });
+    // The PPD invoice (asked in lower case) and a UUID the portal does not list.
+    let (ppd, never) = (
+        "6D7434A6-E3F2-47AD-9E4C-08849946AFA0",
+        "0F000000-0000-4000-8000-000000000000",
+    );
+    let created = api.post(
+        "/v1/extractions",
+        json!({"entity_id": id, "options": {"period": {"from": "2020-01-01", "to": "2020-01-31"},
+            "download_type": "received", "uuids": [ppd.to_lowercase(), never]}}),
+    );
+    let ext_path = format!("/v1/extractions/{}", created["id"].as_str().expect("id"));
+    let done = api.wait_for(&ext_path, "the extraction", |e| {
+        matches!(e["status"].as_str(), Some("finished" | "failed"))
+    });
+    assert_eq!(done["status"], "finished", "{done}");
+    assert_eq!(done["uuids_not_found"], json!([never]), "{done}");
+    assert_eq!(
+        (
+            done["invoices_found"].as_u64(),
+            done["invoices_processed"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{done}"
+    );
+    let invoices = api.get(&format!("/v1/invoices?entity_id={id}"));
+    let stored: Vec<&str> = invoices["data"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|i| i["uuid"].as_str())
+        .collect();
+    assert_eq!(stored.len(), 1, "{invoices}");
+    assert!(stored[0].eq_ignore_ascii_case(ppd), "{invoices}");
+    fake.seen(|s| {
+        assert!(s.refusals.is_empty(), "{:?}", s.refusals);
+        assert!(
+            s.searches.is_empty(),
+            "no search by dates: {:?}",
+            s.searches
+        );
+        let page = "ConsultaReceptor.aspx".to_string();
+        assert_eq!(
+            s.folio_searches,
+            [(page.clone(), ppd.to_string()), (page, never.to_string())]
+        );
+    });
 }

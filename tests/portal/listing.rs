@@ -21,6 +21,7 @@ pub fn session(fake: &FakePortal, dir: &std::path::Path) -> Box<dyn Session> {
     let run = RunContext {
         entity_id: "entity".into(),
         extraction_id: "extraction".into(),
+        period: None,
     };
     portal.login(&credential(RFC, CIEC), &run).expect("logs in")
 }

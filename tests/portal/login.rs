@@ -10,6 +10,7 @@ fn run() -> RunContext {
     RunContext {
         entity_id: "entity".into(),
         extraction_id: "extraction".into(),
+        period: None,
     }
 }
 

@@ -61,6 +61,13 @@ const STEPS: &[(i64, &str)] = &[
     (21, ""),
     // `suppliers` is new: schema.sql adds it (see the SQLite step).
     (24, ""),
+    // SQLite's STEP_25: extractions by UUID.
+    (
+        25,
+        "ALTER TABLE extractions ADD COLUMN IF NOT EXISTS uuids TEXT COLLATE \"C\";
+         ALTER TABLE extractions ADD COLUMN IF NOT EXISTS uuids_not_found TEXT COLLATE \"C\";
+         ALTER TABLE sat_requests ADD COLUMN IF NOT EXISTS folio TEXT COLLATE \"C\";",
+    ),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

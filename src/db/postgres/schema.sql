@@ -64,7 +64,9 @@ CREATE TABLE IF NOT EXISTS extractions (
     created_at          TEXT COLLATE "C" NOT NULL,
     updated_at          TEXT COLLATE "C" NOT NULL,
     schedule_id         TEXT COLLATE "C", -- the schedule that started it (no foreign key: runs outlive it)
-    document_class      TEXT COLLATE "C" NOT NULL DEFAULT 'invoices' CHECK (document_class IN ('invoices', 'retentions'))
+    document_class      TEXT COLLATE "C" NOT NULL DEFAULT 'invoices' CHECK (document_class IN ('invoices', 'retentions')),
+    uuids               TEXT COLLATE "C", -- JSON array: the CFDI a run by UUID fetches (options.uuids); NULL: the period's
+    uuids_not_found     TEXT COLLATE "C"  -- JSON array, once a run by UUID ended: those the SAT did not give
 );
 CREATE INDEX IF NOT EXISTS extractions_org_id ON extractions (org_id, id);
 CREATE INDEX IF NOT EXISTS extractions_entity ON extractions (entity_id, id);
@@ -558,7 +560,8 @@ CREATE TABLE IF NOT EXISTS sat_requests (
     last_code       BIGINT,                                  -- the SAT's last CodEstatus / CodigoEstadoSolicitud
     last_message    TEXT COLLATE "C",
     created_at      TEXT COLLATE "C" NOT NULL,
-    updated_at      TEXT COLLATE "C" NOT NULL
+    updated_at      TEXT COLLATE "C" NOT NULL,
+    folio           TEXT COLLATE "C"                         -- a CFDI request by UUID (SolicitaDescargaFolio); NULL: by window
 );
 CREATE INDEX IF NOT EXISTS sat_requests_extraction ON sat_requests (extraction_id, created_at);
 CREATE INDEX IF NOT EXISTS sat_requests_live ON sat_requests (entity_id, kind, direction, window_start, window_end);

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 24;
+pub const VERSION: i64 = 25;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -34,6 +34,7 @@ const STEPS: &[(i64, &str)] = &[
     (20, STEP_20),
     (21, STEP_21),
     (24, STEP_24),
+    (25, STEP_25),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -295,6 +296,37 @@ const STEP_21: &str = "";
 /// Version 24: the DIOT's per-supplier settings (`suppliers`, a new table that
 /// `schema.sql` creates). No existing row changes.
 const STEP_24: &str = "";
+
+/// Version 25: extractions by UUID (issue 40). A run names the CFDI it fetches
+/// (`extractions.uuids`) and, once ended, those the SAT did not give
+/// (`uuids_not_found`); the e.firma channel asks for each by folio, a request that
+/// names its UUID (`sat_requests.folio`). A database from before the e.firma channel
+/// has no `sat_requests` yet: it is created first in its earlier shape.
+const STEP_25: &str = "
+CREATE TABLE IF NOT EXISTS sat_requests (
+    id              TEXT PRIMARY KEY,
+    extraction_id   TEXT NOT NULL REFERENCES extractions(id) ON DELETE CASCADE,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL CHECK (kind IN ('metadata', 'cfdi')),
+    direction       TEXT NOT NULL CHECK (direction IN ('issued', 'received')),
+    window_start    TEXT NOT NULL,
+    window_end      TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('new', 'submitted', 'downloading', 'done', 'split')),
+    sat_request_id  TEXT,
+    sat_state       INTEGER,
+    cfdi_count      INTEGER,
+    checks          INTEGER NOT NULL DEFAULT 0,
+    remade          INTEGER NOT NULL DEFAULT 0,
+    next_check_at   TEXT,
+    last_code       INTEGER,
+    last_message    TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+ALTER TABLE extractions ADD COLUMN uuids TEXT;
+ALTER TABLE extractions ADD COLUMN uuids_not_found TEXT;
+ALTER TABLE sat_requests ADD COLUMN folio TEXT;
+";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -175,6 +175,32 @@ pub fn invoices_for_period(
     invoices
 }
 
+/// Where the sandbox starts looking for an invoice asked by UUID in a run whose period
+/// starts `from`: the first day an invoice its payment complements of the period can
+/// pay was issued (the last installment comes at most 120 days after it).
+pub fn uuid_search_start(from: NaiveDate) -> NaiveDate {
+    from.checked_sub_days(chrono::Days::new(payments::LATEST_PAYMENT_DAYS))
+        .unwrap_or(NaiveDate::MIN)
+}
+
+/// The invoice `uuid` (any case) issued from `from` to `to` for `(tax_id, direction)`,
+/// if the sandbox generates one there; payment complements are not searched (replaying
+/// them costs far more, and a summary misses the invoices they pay, not them).
+pub fn find_invoice(
+    tax_id: &str,
+    direction: Direction,
+    from: NaiveDate,
+    to: NaiveDate,
+    uuid: &str,
+) -> Option<SandboxInvoice> {
+    let entity = Entity::new(tax_id, direction);
+    days(from, to).find_map(|day| {
+        generate::base_invoices(&entity, day)
+            .into_iter()
+            .find(|invoice| invoice.uuid.eq_ignore_ascii_case(uuid))
+    })
+}
+
 /// The CFDI 4.0 XML of an invoice listed for `(tax_id, direction)`, stamped
 /// with a TimbreFiscalDigital 1.1 (and a Pagos 2.0 complement for 'P').
 /// Only fails if the XML writer does, which it cannot on a `Vec`.

@@ -16,7 +16,7 @@ use super::seed::{fiscal_uuid, STREAM_RENDER_PAYMENT};
 use super::{days, Currency, Details, Entity, Kind, SandboxInvoice, SandboxPayment};
 
 /// The latest an installment can come after its invoice.
-const LATEST_PAYMENT_DAYS: u64 =
+pub(super) const LATEST_PAYMENT_DAYS: u64 =
     FIRST_PAYMENT_DAYS.1 + NEXT_PAYMENT_DAYS.1 * (MAX_INSTALLMENTS as u64 - 1);
 
 /// Every complement issued from `from` to `to` (inclusive) for the entity.

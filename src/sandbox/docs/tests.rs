@@ -670,3 +670,40 @@ fn the_sandboxs_documents_verify_against_its_authority_only() {
     assert_eq!(seal.checks.sat_seal.status, Status::Invalid);
     assert_eq!(seal.checks.issuer_seal.status, Status::Valid);
 }
+
+#[test]
+fn an_invoice_is_found_by_its_uuid_within_its_days_only() {
+    let (from, to) = (date(2025, 1, 1), date(2025, 4, 30));
+    let wanted = base(&invoices_for_period(
+        "AAA010101AAA",
+        Direction::Received,
+        date(2025, 2, 10),
+        date(2025, 2, 10),
+    ))
+    .next()
+    .cloned()
+    .unwrap();
+    let started = std::time::Instant::now();
+    let found = find_invoice(
+        "AAA010101AAA",
+        Direction::Received,
+        from,
+        to,
+        &wanted.uuid.to_lowercase(),
+    );
+    eprintln!(
+        "searched {} days in {:?}",
+        (to - from).num_days() + 1,
+        started.elapsed()
+    );
+    assert_eq!(found.as_ref(), Some(&wanted));
+    let after = date(2025, 2, 11);
+    assert_eq!(
+        find_invoice("AAA010101AAA", Direction::Received, after, to, &wanted.uuid),
+        None
+    );
+    assert_eq!(
+        find_invoice("AAA010101AAA", Direction::Issued, from, to, &wanted.uuid),
+        None
+    );
+}

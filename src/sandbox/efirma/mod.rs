@@ -23,6 +23,7 @@
 //! survives restarts like the SAT's.
 
 mod documents;
+mod folio;
 pub mod packages;
 mod stored;
 
@@ -40,7 +41,7 @@ use super::ciec::{docs_direction, simulate_latency, unreachable};
 use crate::db::sandbox::requests::{self, Request};
 use crate::db::sandbox::{downloads, SandboxStore};
 use crate::domain::class::DocumentClass;
-use crate::sat::efirma::envelope::{RequestType, WindowQuery};
+use crate::sat::efirma::envelope::{Query, RequestType, WindowQuery};
 use crate::sat::efirma::responses::{
     DownloadAnswer, QueryAnswer, RequestState, SatCode, Status, VerifyAnswer,
 };
@@ -127,75 +128,17 @@ fn not_found() -> Status {
 }
 
 impl crate::sat::efirma::Session for Session<'_> {
-    fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
+    fn query(&mut self, query: &Query) -> Result<QueryAnswer, SatError> {
         simulate_latency(self.service.latency);
         let run = self.run.as_ref().ok_or_else(|| {
             SatError::Internal(anyhow::anyhow!(
                 "sandbox: a query needs the extraction it belongs to"
             ))
         })?;
-        let refused = |status| {
-            Ok(QueryAnswer {
-                status,
-                request_id: None,
-            })
-        };
-        if query.end < query.start {
-            return refused(status(
-                SatCode::MalformedXml,
-                "XML Mal Formado: FechaFinal es anterior a FechaInicial",
-            ));
+        match query {
+            Query::Window(window) => self.query_window(run, window),
+            Query::Uuid(uuid) => self.query_uuid(run, uuid),
         }
-        let year = query.start.year();
-        let cfdi = query.request_type == RequestType::Cfdi;
-        if year == 2019 && cfdi {
-            return refused(status(
-                SatCode::LifetimeLimitReached,
-                "Se han agotado las solicitudes de por vida (sandbox: CFDI de ventanas de 2019)",
-            ));
-        }
-        let asker = Asker {
-            rfc: &self.rfc,
-            entity_id: &run.entity_id,
-            extraction_id: &run.extraction_id,
-        };
-        let selected = self.count(&asker, query)?;
-        let mut row = new_request(&asker, query);
-        let (outcome, documents) = match selected {
-            Some(count) => (READY, count),
-            None => (OVER_MAXIMUM, documents::maximum(query.request_type) + 1),
-        };
-        row.documents = documents as i64;
-        let first = self.service.db.tx(|tx| {
-            let first = !requests::exists_for_window(
-                tx,
-                &row.rfc,
-                &row.direction,
-                &row.request_type,
-                &row.window_start,
-                &row.window_end,
-            )?;
-            row.outcome = match year {
-                2018 => REJECTED,
-                2017 if first => EXPIRED,
-                _ => outcome,
-            }
-            .to_string();
-            requests::insert(tx, &row)?;
-            Ok(first)
-        })?;
-        let answer = if year == 2016 && cfdi && first {
-            status(
-                SatCode::Duplicate,
-                "Solicitud duplicada: ya existe una solicitud en proceso con los mismos parámetros",
-            )
-        } else {
-            accepted()
-        };
-        Ok(QueryAnswer {
-            status: answer,
-            request_id: Some(row.id),
-        })
     }
 
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError> {
@@ -298,6 +241,87 @@ impl crate::sat::efirma::Session for Session<'_> {
 }
 
 impl Session<'_> {
+    /// A request by UUID: the window request that selects it (`folio`), or 5004 when
+    /// the sandbox has no such invoice for the taxpayer (or on the retentions' hosts).
+    fn query_uuid(&self, run: &RunContext, uuid: &str) -> Result<QueryAnswer, SatError> {
+        let located = match (self.class, run.period) {
+            (DocumentClass::Invoices, Some(period)) => folio::locate(&self.rfc, period, uuid),
+            _ => None,
+        };
+        match located {
+            Some(window) => self.query_window(run, &window),
+            None => Ok(QueryAnswer {
+                status: not_found(),
+                request_id: None,
+            }),
+        }
+    }
+
+    fn query_window(&self, run: &RunContext, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
+        let refused = |status| {
+            Ok(QueryAnswer {
+                status,
+                request_id: None,
+            })
+        };
+        if query.end < query.start {
+            return refused(status(
+                SatCode::MalformedXml,
+                "XML Mal Formado: FechaFinal es anterior a FechaInicial",
+            ));
+        }
+        let year = query.start.year();
+        let cfdi = query.request_type == RequestType::Cfdi;
+        if year == 2019 && cfdi {
+            return refused(status(
+                SatCode::LifetimeLimitReached,
+                "Se han agotado las solicitudes de por vida (sandbox: CFDI de ventanas de 2019)",
+            ));
+        }
+        let asker = Asker {
+            rfc: &self.rfc,
+            entity_id: &run.entity_id,
+            extraction_id: &run.extraction_id,
+        };
+        let selected = self.count(&asker, query)?;
+        let mut row = new_request(&asker, query);
+        let (outcome, documents) = match selected {
+            Some(count) => (READY, count),
+            None => (OVER_MAXIMUM, documents::maximum(query.request_type) + 1),
+        };
+        row.documents = documents as i64;
+        let first = self.service.db.tx(|tx| {
+            let first = !requests::exists_for_window(
+                tx,
+                &row.rfc,
+                &row.direction,
+                &row.request_type,
+                &row.window_start,
+                &row.window_end,
+            )?;
+            row.outcome = match year {
+                2018 => REJECTED,
+                2017 if first => EXPIRED,
+                _ => outcome,
+            }
+            .to_string();
+            requests::insert(tx, &row)?;
+            Ok(first)
+        })?;
+        let answer = if year == 2016 && cfdi && first {
+            status(
+                SatCode::Duplicate,
+                "Solicitud duplicada: ya existe una solicitud en proceso con los mismos parámetros",
+            )
+        } else {
+            accepted()
+        };
+        Ok(QueryAnswer {
+            status: answer,
+            request_id: Some(row.id),
+        })
+    }
+
     /// How many documents of the session's class `query` selects; None over the maximum.
     fn count(&self, asker: &Asker, query: &WindowQuery) -> anyhow::Result<Option<usize>> {
         let db = &self.service.db;

@@ -34,6 +34,9 @@ pub trait Authority: Send + Sync {
 pub trait Session: Send {
     /// Stage 1: the metadata of the period's invoices.
     fn list(&mut self, direction: Direction, period: Period) -> Result<Vec<Metadata>, SatError>;
+    /// Stage 1 of a run by UUID: the invoice of that UUID the direction's page lists
+    /// (the portal's search by folio fiscal), None when it lists none.
+    fn find(&mut self, direction: Direction, uuid: &str) -> Result<Option<Metadata>, SatError>;
     /// Stage 2: the XML (and PDF) of some listed invoices, in the same order.
     fn download(
         &mut self,

@@ -105,18 +105,42 @@ pub(super) fn excluded_from_page(name: &str) -> bool {
     name.starts_with("ctl00$MainContent$Btn") || name == "seleccionador"
 }
 
-/// The async postback that switches the page to "search by dates".
-pub(super) fn mode_fields() -> [(&'static str, &'static str); 6] {
+/// How the page searches (facts §4): by dates, or by folio fiscal (one UUID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Dates,
+    Folio,
+}
+
+/// The async postback that switches the page to `mode`.
+pub(super) fn mode_fields(mode: Mode) -> [(&'static str, &'static str); 6] {
+    let (target, radio, manager) = match mode {
+        Mode::Dates => (
+            "ctl00$MainContent$RdoFechas",
+            "RdoFechas",
+            "ctl00$MainContent$UpnlBusqueda|ctl00$MainContent$RdoFechas",
+        ),
+        Mode::Folio => (
+            "ctl00$MainContent$RdoFolioFiscal",
+            "RdoFolioFiscal",
+            "ctl00$MainContent$UpnlBusqueda|ctl00$MainContent$RdoFolioFiscal",
+        ),
+    };
     [
         ("__ASYNCPOST", "true"),
         ("__EVENTARGUMENT", ""),
-        ("__EVENTTARGET", "ctl00$MainContent$RdoFechas"),
+        ("__EVENTTARGET", target),
         ("__LASTFOCUS", ""),
-        ("ctl00$MainContent$FiltroCentral", "RdoFechas"),
-        (
-            "ctl00$ScriptManager1",
-            "ctl00$MainContent$UpnlBusqueda|ctl00$MainContent$RdoFechas",
-        ),
+        ("ctl00$MainContent$FiltroCentral", radio),
+        ("ctl00$ScriptManager1", manager),
+    ]
+}
+
+/// The search by folio fiscal: one UUID, no other filter (the portal ignores them).
+pub(super) fn folio_fields(uuid: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ctl00$MainContent$BtnBusqueda", "Buscar CFDI".to_string()),
+        ("ctl00$MainContent$TxtUUID", uuid.to_string()),
     ]
 }
 
@@ -190,6 +214,35 @@ mod tests {
 
     fn day(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).expect("date")
+    }
+
+    #[test]
+    fn the_folio_search_switches_to_its_mode_and_sends_only_the_uuid() {
+        let get = |mode| {
+            let fields = mode_fields(mode);
+            let value = |name: &str| fields.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+            (
+                value("__EVENTTARGET"),
+                value("ctl00$MainContent$FiltroCentral"),
+                value("ctl00$ScriptManager1"),
+            )
+        };
+        assert_eq!(
+            get(Mode::Folio),
+            (
+                Some("ctl00$MainContent$RdoFolioFiscal"),
+                Some("RdoFolioFiscal"),
+                Some("ctl00$MainContent$UpnlBusqueda|ctl00$MainContent$RdoFolioFiscal")
+            )
+        );
+        assert_eq!(get(Mode::Dates).1, Some("RdoFechas"));
+        let uuid = "70A17DCA-B359-4483-8B50-854F9433E42D";
+        let names: Vec<&str> = folio_fields(uuid).iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["ctl00$MainContent$BtnBusqueda", "ctl00$MainContent$TxtUUID"]
+        );
+        assert_eq!(folio_fields(uuid)[1].1, uuid);
     }
 
     #[test]

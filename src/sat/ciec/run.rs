@@ -51,6 +51,11 @@ impl Channel for CiecChannel {
         class == DocumentClass::Invoices
     }
 
+    /// An invoice by UUID is the portal's search by folio fiscal.
+    fn fetches_by_uuid(&self) -> bool {
+        true
+    }
+
     fn readiness(&self, entity: &Entity) -> Readiness {
         vault::readiness(entity)
     }
@@ -84,6 +89,17 @@ impl Channel for CiecChannel {
             // A run that restarts recounts what it lists; processed documents are not
             // fetched again, so invoices_processed carries on.
             sink.recount()?;
+            if !run.uuids.is_empty() {
+                // A run by UUID: one search per UUID, then the downloads still missing.
+                let mut listing = Vec::new();
+                for uuid in run.uuids {
+                    listing.extend(session.find(run.direction, uuid)?);
+                }
+                let pending = sink.listed(&listing, &mut |_| Ok(()))?;
+                let todo: Vec<_> = pending.into_iter().map(|i| listing[i].clone()).collect();
+                let stopped = store_window(sink, run.direction, &mut *session, &todo)?;
+                return Ok(stopped.unwrap_or(Step::Done));
+            }
             for window in windows(run.period) {
                 let listing = session.list(run.direction, window)?;
                 let pending = sink.listed(&listing, &mut |_| Ok(()))?;
@@ -261,6 +277,10 @@ mod tests {
             unreachable!("store_window never lists")
         }
 
+        fn find(&mut self, _: Direction, _: &str) -> Result<Option<Metadata>, SatError> {
+            unreachable!("store_window never searches")
+        }
+
         fn download(
             &mut self,
             _: Direction,
@@ -295,6 +315,9 @@ mod tests {
         }
         fn recount(&self) -> anyhow::Result<()> {
             Ok(())
+        }
+        fn found(&self, _: u64, _: Resume) -> anyhow::Result<()> {
+            unreachable!("these tests find nothing by UUID")
         }
         fn listed(&self, _: &[Metadata], _: Resume) -> anyhow::Result<Vec<usize>> {
             unreachable!("store_window never lists")

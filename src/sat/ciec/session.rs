@@ -49,12 +49,32 @@ impl PortalSession {
             .map_err(|e| SatError::Unavailable(format!("portal: bad query page URL: {e}")))
     }
 
-    /// One query: the page's form, the switch to "by dates", then the search. Returns the
-    /// rows and how many rows the portal showed (the 500 cap counts rows without a UUID).
+    /// One query by dates. Returns the rows and how many rows the portal showed (the 500
+    /// cap counts rows without a UUID).
     fn query(
         &mut self,
         direction: Direction,
         window: Window,
+    ) -> Result<(Vec<Row>, usize), SatError> {
+        let (rows, count) = self.search(
+            direction,
+            query::Mode::Dates,
+            query::search_fields(direction, window),
+        )?;
+        log::debug!(
+            "portal: {} {window}: {count} rows, {} with a UUID",
+            direction.as_str(),
+            rows.len()
+        );
+        Ok((rows, count))
+    }
+
+    /// One search: the page's form, the switch to `mode`, then the search with `fields`.
+    fn search(
+        &mut self,
+        direction: Direction,
+        mode: query::Mode,
+        fields: Vec<(&'static str, String)>,
     ) -> Result<(Vec<Row>, usize), SatError> {
         let url = self.page_url(direction)?;
         let page = self.client.get_page(&url, "query page")?;
@@ -63,12 +83,12 @@ impl PortalSession {
         })?;
 
         let mut post = base;
-        post.extend(query::mode_fields());
+        post.extend(query::mode_fields(mode));
         let answer = self.client.post_async(&url, &post, "query mode")?;
         let refreshed = delta_fields(&answer, &url)?;
 
         post.extend(refreshed);
-        post.extend(query::search_fields(direction, window));
+        post.extend(fields);
         let answer = self.client.post_async(&url, &post, "search")?;
         delta_fields(&answer, &url)?; // surfaces a delta error or a lost session
         let table = results::parse(&answer, &self.config.portal_url).map_err(|e| match e {
@@ -81,12 +101,6 @@ impl PortalSession {
         for caption in &table.missing_captions {
             self.warn_once(format!("results column {caption:?} missing"));
         }
-        log::debug!(
-            "portal: {} {window}: {} rows, {} with a UUID",
-            direction.as_str(),
-            table.row_count,
-            table.rows.len()
-        );
         Ok((table.rows, table.row_count))
     }
 
@@ -158,6 +172,24 @@ impl Session for PortalSession {
             }
         }
         Ok(out)
+    }
+
+    fn find(&mut self, direction: Direction, uuid: &str) -> Result<Option<Metadata>, SatError> {
+        let (rows, _) = self.search(direction, query::Mode::Folio, query::folio_fields(uuid))?;
+        let Some(row) = rows
+            .into_iter()
+            .find(|r| r.metadata.uuid.eq_ignore_ascii_case(uuid))
+        else {
+            return Ok(None);
+        };
+        self.links.insert(
+            row.metadata.uuid.clone(),
+            Links {
+                xml: row.xml_url,
+                pdf: row.pdf_url,
+            },
+        );
+        Ok(Some(row.metadata))
     }
 
     fn download(

@@ -20,7 +20,7 @@ use super::responses::{RequestState, SatCode};
 use super::service::{refuses_certificate, Service, Session};
 use super::store;
 use super::vault;
-use super::window::{fmt, local, poll_wait, whole_days, window_query};
+use super::window::{fmt, local, poll_wait, request_query, whole_days};
 use crate::crypto::Cipher;
 use crate::db::Db;
 use crate::db::{
@@ -57,6 +57,11 @@ impl Channel for EfirmaChannel {
 
     /// The web service serves invoices and, on hosts of their own, CFDI de Retenciones.
     fn offers(&self, _: DocumentClass) -> bool {
+        true
+    }
+
+    /// An invoice by UUID is the SAT's request by folio (`SolicitaDescargaFolio`).
+    fn fetches_by_uuid(&self) -> bool {
         true
     }
 
@@ -197,8 +202,8 @@ impl<'a> Conversation<'a> {
         let extraction_id = &self.run.context.extraction_id;
         if db::sat_requests::of_extraction(&db.conn()?, extraction_id)?.is_empty() {
             let window = whole_days(period);
-            let first = self.request(Kind::Metadata, (&window.0, &window.1));
-            db.tx(|tx| db::sat_requests::save(tx, &first))?;
+            let first = self.first_requests((&window.0, &window.1));
+            db.tx(|tx| first.iter().try_for_each(|q| db::sat_requests::save(tx, q)))?;
         }
         loop {
             if self.sink.stopping() {
@@ -255,6 +260,22 @@ impl<'a> Conversation<'a> {
         )
     }
 
+    /// A run's first requests: the period's metadata, or one CFDI request by folio per
+    /// UUID (the SAT's folio request has no window: the period's is kept for the view).
+    fn first_requests(&self, window: (&str, &str)) -> Vec<SatRequest> {
+        if self.run.uuids.is_empty() {
+            return vec![self.request(Kind::Metadata, window)];
+        }
+        self.run
+            .uuids
+            .iter()
+            .map(|uuid| SatRequest {
+                folio: Some(uuid.clone()),
+                ..self.request(Kind::Cfdi, window)
+            })
+            .collect()
+    }
+
     /// Once the metadata is in: one CFDI request per metadata window that had
     /// documents. False when there is nothing more to ask.
     fn ask_for_documents(&mut self, requests: &[SatRequest]) -> Result<bool, Stop> {
@@ -280,7 +301,7 @@ impl<'a> Conversation<'a> {
     }
 
     fn submit(&mut self, q: &mut SatRequest) -> Result<(), Stop> {
-        let query = window_query(q)?;
+        let query = request_query(q)?;
         let answer = self.session()?.query(&query)?;
         let code = answer.status.code;
         note(q, code.code(), &answer.status.message);
@@ -382,10 +403,15 @@ impl<'a> Conversation<'a> {
                 q.state = State::Downloading;
                 q.next_check_at = None;
                 let packages = answer.package_ids;
-                self.channel.db.tx(|tx| {
+                let mut resume = |tx: &db::Conn| {
                     db::sat_requests::add_packages(tx, &q.id, &packages)?;
                     db::sat_requests::save(tx, q)
-                })?;
+                };
+                match q.folio {
+                    // No listing counted it found: the SAT's count does.
+                    Some(_) => self.sink.found(answer.cfdi_count, &mut resume)?,
+                    None => self.channel.db.tx(|tx| resume(tx))?,
+                }
                 Ok(())
             }
             RequestState::Expired => self.again(q, "the request expired at the SAT"),
@@ -460,6 +486,12 @@ impl<'a> Conversation<'a> {
 
     /// Over the SAT's maximum: two requests for the window's halves replace this one.
     fn split(&mut self, q: &mut SatRequest) -> Result<(), Stop> {
+        if q.folio.is_some() {
+            return Err(self.fail(
+                FailedReason::SatRequestRejected,
+                "over the SAT's maximum for a request of one UUID".into(),
+            ));
+        }
         let (start, end) = (local(&q.window_start)?, local(&q.window_end)?);
         let half = (end - start) / 2;
         if half < chrono::Duration::seconds(1) {

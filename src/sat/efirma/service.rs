@@ -10,7 +10,7 @@
 use super::client::{Client, ClientError};
 use super::credential::Efirma;
 use super::endpoints::Endpoints;
-use super::envelope::{Query, WindowQuery};
+use super::envelope::Query;
 use super::responses::{DownloadAnswer, QueryAnswer, ResponseError, SatCode, Token, VerifyAnswer};
 use crate::domain::class::DocumentClass;
 use crate::sat::{RunContext, SatError};
@@ -34,7 +34,8 @@ pub trait Service: Send + Sync {
 
 /// An authenticated conversation; it renews its token as needed.
 pub trait Session {
-    fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError>;
+    /// A request by window, or for one invoice by UUID.
+    fn query(&mut self, query: &Query) -> Result<QueryAnswer, SatError>;
     fn verify(&mut self, request_id: &str) -> Result<VerifyAnswer, SatError>;
     fn download(&mut self, package_id: &str) -> Result<DownloadAnswer, SatError>;
 }
@@ -175,11 +176,10 @@ impl SoapSession<'_> {
 }
 
 impl Session for SoapSession<'_> {
-    fn query(&mut self, query: &WindowQuery) -> Result<QueryAnswer, SatError> {
-        let query = Query::Window(query.clone());
+    fn query(&mut self, query: &Query) -> Result<QueryAnswer, SatError> {
         self.call(
             |a: &QueryAnswer| a.status.code,
-            |client, efirma, token| client.query(efirma, token, &query),
+            |client, efirma, token| client.query(efirma, token, query),
         )
     }
 

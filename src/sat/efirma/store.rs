@@ -146,6 +146,9 @@ mod tests {
         fn recount(&self) -> anyhow::Result<()> {
             Ok(())
         }
+        fn found(&self, _: u64, _: Resume) -> anyhow::Result<()> {
+            unreachable!("these tests find nothing by UUID")
+        }
         fn listed(&self, _: &[Metadata], _: Resume) -> anyhow::Result<Vec<usize>> {
             unreachable!("a CFDI package lists nothing")
         }

@@ -1,7 +1,7 @@
 //! Time on the e.firma channel: request windows (Mexico City local time, as the SAT
 //! counts) and the waits between checks.
 
-use super::envelope::{DocumentStatus, RequestType, WindowQuery};
+use super::envelope::{DocumentStatus, Query, RequestType, WindowQuery};
 use crate::db::sat_requests::{Kind, SatRequest};
 use crate::domain::extraction::{Direction, Period};
 use chrono::{NaiveDateTime, NaiveTime};
@@ -36,8 +36,12 @@ pub fn local(s: &str) -> anyhow::Result<NaiveDateTime> {
     Ok(NaiveDateTime::parse_from_str(s, LOCAL)?)
 }
 
-pub fn window_query(q: &SatRequest) -> anyhow::Result<WindowQuery> {
-    Ok(WindowQuery {
+/// What a stored request asks the SAT: one invoice by UUID, or its window's.
+pub fn request_query(q: &SatRequest) -> anyhow::Result<Query> {
+    if let Some(folio) = &q.folio {
+        return Ok(Query::Uuid(folio.clone()));
+    }
+    Ok(Query::Window(WindowQuery {
         direction: q.direction,
         request_type: match q.kind {
             Kind::Metadata => RequestType::Metadata,
@@ -54,7 +58,7 @@ pub fn window_query(q: &SatRequest) -> anyhow::Result<WindowQuery> {
         document_type: None,
         complement: None,
         on_behalf_of: None,
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -77,6 +77,8 @@ pub struct Seen {
     pub sign_ins: u32,
     /// (page, start second, end second) of every search.
     pub searches: Vec<(String, NaiveDate, u32, u32)>,
+    /// (page, UUID) of every search by folio fiscal.
+    pub folio_searches: Vec<(String, String)>,
     pub downloads: Vec<String>,
     /// Requests refused for a missing or wrong cookie or state.
     pub refusals: Vec<String>,
@@ -302,8 +304,17 @@ impl State {
         let viewstate = req.field("__VIEWSTATE").unwrap_or_default();
         if req.field("ctl00$MainContent$BtnBusqueda").is_none() {
             // Mode selection: must carry the page's own state.
+            let mode = req.field("__EVENTTARGET");
+            let known = [
+                "ctl00$MainContent$RdoFechas",
+                "ctl00$MainContent$RdoFolioFiscal",
+            ];
             if viewstate != self.page_viewstate
-                || req.field("__EVENTTARGET").as_deref() != Some("ctl00$MainContent$RdoFechas")
+                || !mode.as_deref().is_some_and(|m| known.contains(&m))
+                || mode
+                    .as_deref()
+                    .map(|m| m.trim_start_matches("ctl00$MainContent$"))
+                    != req.field("ctl00$MainContent$FiltroCentral").as_deref()
             {
                 self.seen
                     .refusals
@@ -318,6 +329,24 @@ impl State {
                 .refusals
                 .push("search with the wrong state".into());
             return delta("1|#||4|5|error|500|state|".into());
+        }
+        // By folio fiscal: the page's invoice of that UUID, whatever its date.
+        // (The page's form carries the field empty on a search by dates.)
+        if let Some(uuid) = req
+            .field("ctl00$MainContent$TxtUUID")
+            .filter(|u| !u.trim().is_empty())
+        {
+            self.seen
+                .folio_searches
+                .push((page.to_string(), uuid.clone()));
+            let rows: Vec<RowSpec> = (self.setup.invoices.iter())
+                .filter(|i| i.row.uuid.eq_ignore_ascii_case(uuid.trim()))
+                .map(|i| i.row.clone())
+                .collect();
+            return delta(pages::delta_with(
+                &pages::results_table(&rows),
+                "VS-after-search",
+            ));
         }
         let Some((day, start, end)) = window_of(req, page) else {
             self.seen

@@ -232,6 +232,16 @@ impl FakeSatWs {
         self.state().requests.iter().map(|r| r.id.clone()).collect()
     }
 
+    /// The UUIDs asked by folio (`SolicitaDescargaFolio`), in the order asked.
+    pub fn asked_uuids(&self) -> Vec<String> {
+        let state = self.state();
+        state
+            .requests
+            .iter()
+            .filter_map(|r| r.params.uuid.clone())
+            .collect()
+    }
+
     /// How many times a package was served (refused attempts not counted).
     pub fn downloads(&self, package_id: &str) -> u32 {
         self.state()

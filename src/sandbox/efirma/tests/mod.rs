@@ -33,6 +33,7 @@ fn fixture(rfc: &str) -> Fixture {
         run: RunContext {
             entity_id,
             extraction_id: "run-1".into(),
+            period: None,
         },
     }
 }
@@ -142,7 +143,11 @@ fn a_full_conversation_reads_back_through_the_package_reader() {
         "2025-03-01T00:00:00",
         "2025-03-14T23:59:59",
     );
-    let id = request_id(&session.query(&metadata).expect("query"));
+    let id = request_id(
+        &session
+            .query(&Query::Window(metadata.clone()))
+            .expect("query"),
+    );
     assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
     let done = verify_until_finished(&mut *session, &id);
     assert_eq!(done.package_ids, vec![format!("{id}_01")]);
@@ -159,7 +164,7 @@ fn a_full_conversation_reads_back_through_the_package_reader() {
         request_type: RequestType::Cfdi,
         ..metadata
     };
-    let id = request_id(&session.query(&cfdi).expect("query"));
+    let id = request_id(&session.query(&Query::Window(cfdi.clone())).expect("query"));
     let done = verify_until_finished(&mut *session, &id);
     let files = cfdi_files(&mut *session, &done.package_ids);
     assert_eq!(files.len() as u64, done.cfdi_count);
@@ -206,7 +211,7 @@ fn packages_carry_what_the_ciec_sandbox_serves() {
             "2025-05-01T00:00:00",
             "2025-05-31T23:59:59",
         );
-        let id = request_id(&session.query(&query).expect("query"));
+        let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         let done = verify_until_finished(&mut session, &id);
         let mut rows = metadata_rows(&mut session, &done.package_ids);
         for row in &mut rows {
@@ -224,7 +229,7 @@ fn packages_carry_what_the_ciec_sandbox_serves() {
             Direction::Issued => DocumentStatus::All,
             Direction::Received => DocumentStatus::Active,
         };
-        let id = request_id(&session.query(&query).expect("query"));
+        let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         let done = verify_until_finished(&mut session, &id);
         let files = cfdi_files(&mut session, &done.package_ids);
         let expected: BTreeMap<String, Vec<u8>> = documents
@@ -251,7 +256,7 @@ fn the_certification_columns_are_the_stamp_of_the_xml() {
         "2025-02-03T00:00:00",
         "2025-02-03T23:59:59",
     );
-    let id = request_id(&session.query(&query).expect("query"));
+    let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
     let done = verify_until_finished(&mut session, &id);
     let mut text = String::new();
     let bytes = download(&mut session, &done.package_ids[0]);

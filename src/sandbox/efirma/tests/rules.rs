@@ -17,7 +17,7 @@ fn windows_of_2019_refuse_cfdi_queries_for_life_but_not_metadata() {
         "2019-06-01T23:59:59",
     );
     for _ in 0..2 {
-        let answer = session.query(&cfdi).expect("query");
+        let answer = session.query(&Query::Window(cfdi.clone())).expect("query");
         assert_eq!(answer.status.code, SatCode::LifetimeLimitReached);
         assert_eq!(answer.request_id, None);
     }
@@ -25,7 +25,11 @@ fn windows_of_2019_refuse_cfdi_queries_for_life_but_not_metadata() {
         request_type: RequestType::Metadata,
         ..cfdi
     };
-    let id = request_id(&session.query(&metadata).expect("query"));
+    let id = request_id(
+        &session
+            .query(&Query::Window(metadata.clone()))
+            .expect("query"),
+    );
     let done = verify_until_finished(&mut session, &id);
     assert_eq!(done.package_ids.len(), 1);
 }
@@ -40,7 +44,7 @@ fn windows_of_2018_are_rejected_at_verification() {
         "2018-03-01T00:00:00",
         "2018-03-01T23:59:59",
     );
-    let id = request_id(&session.query(&query).expect("query"));
+    let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
     for _ in 0..4 {
         let answer = verify_once(&mut session, &id);
         assert_eq!(answer.state, RequestState::Rejected, "{answer:?}");
@@ -66,14 +70,14 @@ fn in_2017_the_first_request_for_a_window_expires_and_the_next_one_works() {
         ..metadata.clone()
     };
     for query in [&metadata, &cfdi] {
-        let first = request_id(&session.query(query).expect("query"));
+        let first = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         for _ in 0..3 {
             assert_eq!(
                 verify_once(&mut session, &first).state,
                 RequestState::Expired
             );
         }
-        let again = request_id(&session.query(query).expect("query"));
+        let again = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         assert_ne!(again, first);
         let done = verify_until_finished(&mut session, &again);
         assert!(done.cfdi_count > 0);
@@ -84,7 +88,7 @@ fn in_2017_the_first_request_for_a_window_expires_and_the_next_one_works() {
         end: at("2017-08-03T23:59:59"),
         ..metadata
     };
-    let id = request_id(&session.query(&other).expect("query"));
+    let id = request_id(&session.query(&Query::Window(other.clone())).expect("query"));
     assert_eq!(verify_once(&mut session, &id).state, RequestState::Expired);
 }
 
@@ -98,14 +102,14 @@ fn in_2016_the_first_cfdi_query_is_a_duplicate_of_a_live_request_that_completes(
         "2016-04-04T00:00:00",
         "2016-04-05T23:59:59",
     );
-    let duplicate = session.query(&cfdi).expect("query");
+    let duplicate = session.query(&Query::Window(cfdi.clone())).expect("query");
     assert_eq!(duplicate.status.code, SatCode::Duplicate);
     let live = duplicate.request_id.expect("the live request's id");
     let done = verify_until_finished(&mut session, &live);
     let files = cfdi_files(&mut session, &done.package_ids);
     assert_eq!(files.len() as u64, done.cfdi_count);
     assert!(!files.is_empty());
-    let again = request_id(&session.query(&cfdi).expect("query"));
+    let again = request_id(&session.query(&Query::Window(cfdi.clone())).expect("query"));
     assert_ne!(again, live);
     // Metadata queries are never duplicates.
     let metadata = WindowQuery {
@@ -114,7 +118,11 @@ fn in_2016_the_first_cfdi_query_is_a_duplicate_of_a_live_request_that_completes(
         end: at("2016-05-01T23:59:59"),
         ..cfdi
     };
-    request_id(&session.query(&metadata).expect("query"));
+    request_id(
+        &session
+            .query(&Query::Window(metadata.clone()))
+            .expect("query"),
+    );
 }
 
 #[test]
@@ -128,7 +136,7 @@ fn a_window_over_the_maximum_is_rejected_with_5003() {
         "2025-07-01T00:00:00",
         "2025-07-02T23:59:59",
     );
-    let id = request_id(&session.query(&cfdi).expect("query"));
+    let id = request_id(&session.query(&Query::Window(cfdi.clone())).expect("query"));
     let answer = verify_once(&mut session, &id);
     assert_eq!(answer.state, RequestState::Rejected);
     assert_eq!(answer.state_code, SatCode::OverMaximum);
@@ -147,7 +155,11 @@ fn a_window_over_the_maximum_is_rejected_with_5003() {
         end: at("2025-07-05T23:59:59"),
         ..cfdi
     };
-    let id = request_id(&session.query(&metadata).expect("query"));
+    let id = request_id(
+        &session
+            .query(&Query::Window(metadata.clone()))
+            .expect("query"),
+    );
     assert_eq!(
         verify_once(&mut session, &id).state_code,
         SatCode::OverMaximum
@@ -162,7 +174,11 @@ fn a_window_over_the_maximum_is_rejected_with_5003() {
         "2025-01-01T00:00:00",
         "2025-03-31T23:59:59",
     );
-    let id = request_id(&session.query(&quarter).expect("query"));
+    let id = request_id(
+        &session
+            .query(&Query::Window(quarter.clone()))
+            .expect("query"),
+    );
     let answer = verify_once(&mut session, &id);
     assert_eq!(answer.state_code, SatCode::OverMaximum);
 }
@@ -178,7 +194,7 @@ fn packages_split_at_200_cfdi_and_1000_rows() {
         "2025-07-01T00:00:00",
         "2025-07-01T13:59:59",
     );
-    let id = request_id(&session.query(&cfdi).expect("query"));
+    let id = request_id(&session.query(&Query::Window(cfdi.clone())).expect("query"));
     let done = verify_until_finished(&mut session, &id);
     assert!(
         (201..=400).contains(&done.cfdi_count),
@@ -200,7 +216,11 @@ fn packages_split_at_200_cfdi_and_1000_rows() {
         end: at("2025-07-02T23:59:59"),
         ..cfdi
     };
-    let id = request_id(&session.query(&metadata).expect("query"));
+    let id = request_id(
+        &session
+            .query(&Query::Window(metadata.clone()))
+            .expect("query"),
+    );
     let done = verify_until_finished(&mut session, &id);
     assert_eq!(done.package_ids.len(), 2, "{}", done.cfdi_count);
     let rows = metadata_rows(&mut session, &done.package_ids[..1]);
@@ -227,7 +247,7 @@ fn a_window_without_documents_finishes_with_5004_and_no_packages() {
         ..night.clone()
     };
     for query in [night, other_party] {
-        let id = request_id(&session.query(&query).expect("query"));
+        let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         let first = verify_once(&mut session, &id);
         assert_eq!(first.state, RequestState::Accepted);
         assert_eq!(
@@ -254,7 +274,7 @@ fn a_package_downloads_twice_then_answers_5008() {
         "2025-03-03T00:00:00",
         "2025-03-04T23:59:59",
     );
-    let id = request_id(&session.query(&query).expect("query"));
+    let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
     let done = verify_until_finished(&mut session, &id);
     let package = &done.package_ids[0];
     let first = download(&mut session, package);
@@ -287,7 +307,7 @@ fn unknown_and_foreign_ids_answer_5004() {
         "2025-03-03T00:00:00",
         "2025-03-03T23:59:59",
     );
-    let id = request_id(&session.query(&query).expect("query"));
+    let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
     // Not finished yet: no package by that name.
     assert_eq!(
         session
@@ -335,12 +355,18 @@ fn off_rfcs_are_unreachable_and_queries_need_a_run() {
         "2025-03-03T00:00:00",
         "2025-03-03T23:59:59",
     );
-    assert!(matches!(check.query(&query), Err(SatError::Internal(_))));
+    assert!(matches!(
+        check.query(&Query::Window(query.clone())),
+        Err(SatError::Internal(_))
+    ));
     let backwards = WindowQuery {
         end: at("2025-03-02T00:00:00"),
         ..query
     };
-    let answer = f.session(EKU).query(&backwards).expect("query");
+    let answer = f
+        .session(EKU)
+        .query(&Query::Window(backwards.clone()))
+        .expect("query");
     assert_eq!(answer.status.code, SatCode::MalformedXml);
     assert_eq!(answer.request_id, None);
 }
@@ -356,7 +382,7 @@ fn requests_and_downloads_survive_a_restart() {
     );
     let id = {
         let mut session = f.session(EKU);
-        let id = request_id(&session.query(&query).expect("query"));
+        let id = request_id(&session.query(&Query::Window(query.clone())).expect("query"));
         assert_eq!(verify_once(&mut session, &id).state, RequestState::Accepted);
         id
     };
