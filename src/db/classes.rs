@@ -116,6 +116,9 @@ pub trait Stored: Send + Sync + 'static {
     /// Snapshot fields that are amounts (decimal text): compared as numbers, reported
     /// as exact JSON numbers.
     const AMOUNTS: &'static [&'static str] = &[];
+    /// The condition (`AND ...`, or nothing) of a row stored with its XML: what has a
+    /// seal to verify (`db::seals`).
+    const WITH_XML: &'static str = "";
 
     fn order(filter: &Self::Filter) -> Order;
     /// The documents of the organization matching `filter` in its order, after the

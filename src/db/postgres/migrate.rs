@@ -59,6 +59,18 @@ const STEPS: &[(i64, &str)] = &[
     ),
     // `idempotency_keys` is new: schema.sql adds it (see the SQLite step).
     (21, ""),
+    // SQLite's STEP_22: each document's seal verification.
+    (
+        22,
+        "ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_status TEXT COLLATE \"C\"
+             CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_awaits TEXT COLLATE \"C\";
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_status TEXT COLLATE \"C\"
+             CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_awaits TEXT COLLATE \"C\";",
+    ),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

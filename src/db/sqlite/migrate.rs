@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 21;
+pub const VERSION: i64 = 22;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -33,6 +33,7 @@ const STEPS: &[(i64, &str)] = &[
     (19, STEP_19),
     (20, STEP_20),
     (21, STEP_21),
+    (22, STEP_22),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -290,6 +291,19 @@ CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 /// (`schema.sql` adds `idempotency_keys`); the version makes an older binary, which
 /// would not honour the keys, refuse the database.
 const STEP_21: &str = "";
+
+/// Version 22: each invoice's and retention's seal verification (`seal::verify`): its
+/// status, the `seal` object, and the SAT certificate its stamp waits for. NULL until
+/// verified: the seal verifier (`jobs::seals`) verifies what was stored before, once,
+/// in the background; `schema.sql` adds its indexes.
+const STEP_22: &str = "
+ALTER TABLE invoices ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+ALTER TABLE invoices ADD COLUMN seal_json TEXT;
+ALTER TABLE invoices ADD COLUMN seal_awaits TEXT;
+ALTER TABLE retentions ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+ALTER TABLE retentions ADD COLUMN seal_json TEXT;
+ALTER TABLE retentions ADD COLUMN seal_awaits TEXT;
+";
 
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::db::sat_certificates::{self, Source};
 use crate::db::Db;
@@ -37,6 +37,9 @@ pub struct Store {
     flights: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// The last failure per number: when, and why.
     failures: Mutex<HashMap<String, (Instant, String)>>,
+    /// The certificates found, kept in memory (never changed once stored): the ingest
+    /// verifies every document's stamp, all with the SAT's few certificates.
+    known: RwLock<HashMap<String, Certificate>>,
 }
 
 impl Store {
@@ -51,6 +54,7 @@ impl Store {
             next: Mutex::new(Instant::now()),
             flights: Mutex::new(HashMap::new()),
             failures: Mutex::new(HashMap::new()),
+            known: RwLock::new(HashMap::new()),
         }
     }
 
@@ -119,7 +123,13 @@ impl SatCertificates for Store {
         if !repository::is_number(number) {
             return Lookup::Missing(format!("{number:?} is not a SAT certificate number"));
         }
-        let found = |c| Lookup::Found(Box::new(c));
+        if let Some(cert) = self.known.read().get(number) {
+            return Lookup::Found(Box::new(cert.clone()));
+        }
+        let found = |c: Certificate| {
+            self.known.write().insert(number.to_string(), c.clone());
+            Lookup::Found(Box::new(c))
+        };
         match self.stored(number) {
             Ok(Some(cert)) => return found(cert),
             Ok(None) => {}

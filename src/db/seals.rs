@@ -1,0 +1,128 @@
+//! Each document's seal verification, in its class's own table (`seal_status`,
+//! `seal_json`, `seal_awaits`; version 22): written by the ingest with the document,
+//! and by the seal verifier (`ops::seals`) for what was stored before it and for the
+//! documents whose stamp waited for a SAT certificate. `seal_status` NULL: not
+//! verified yet.
+
+use super::classes::Stored;
+use super::sql::params;
+use super::Conn;
+use crate::domain::seal::SealFilter;
+use crate::seal::{Seal, Verified};
+
+/// Why a document has no answer of its own: its root is no version the SAT publishes a
+/// cadena original stylesheet for.
+const NOT_SEALED: &str = "the document is no CFDI nor CFDI de Retenciones the SAT seals";
+
+/// The stored form of an answer: its status, the `seal` object, the awaited number.
+fn columns(verified: Option<&Verified>) -> anyhow::Result<(String, String, Option<String>)> {
+    let (seal, awaits) = match verified {
+        Some(v) => (v.seal.clone(), v.awaits.clone()),
+        None => (Seal::unreadable(NOT_SEALED), None),
+    };
+    let status = serde_json::to_value(seal.status)?
+        .as_str()
+        .unwrap_or("unverified")
+        .to_string();
+    Ok((status, serde_json::to_string(&seal)?, awaits))
+}
+
+/// Stores the answer the ingest found for document `id` (it is being written in this
+/// transaction, marked for its batch's events).
+pub fn put<C: Stored>(conn: &Conn, id: &str, verified: Option<&Verified>) -> anyhow::Result<()> {
+    let (status, json, awaits) = columns(verified)?;
+    conn.exec(
+        &format!(
+            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3 WHERE id = ?4",
+            C::TRACKED.source
+        ),
+        params![status, json, awaits, id],
+    )?;
+    Ok(())
+}
+
+/// Up to `limit` documents stored with their XML but never verified (stored before
+/// version 22), by id.
+pub fn unverified<C: Stored>(conn: &Conn, limit: i64) -> anyhow::Result<Vec<String>> {
+    conn.all(
+        &format!(
+            "SELECT id FROM {} WHERE seal_status IS NULL{} ORDER BY id LIMIT ?1",
+            C::TRACKED.source,
+            C::WITH_XML
+        ),
+        params![limit],
+        |r| r.get(0),
+    )
+}
+
+/// The first answer of a document stored before verification began; none when
+/// another writer (the ingest storing it again) answered first. No event: the document
+/// had no answer to change. Whether it was stored.
+pub fn first<C: Stored>(conn: &Conn, id: &str, verified: &Verified) -> anyhow::Result<bool> {
+    let (status, json, awaits) = columns(Some(verified))?;
+    let changed = conn.exec(
+        &format!(
+            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3
+             WHERE id = ?4 AND seal_status IS NULL",
+            C::TRACKED.source
+        ),
+        params![status, json, awaits, id],
+    )?;
+    Ok(changed > 0)
+}
+
+/// The SAT certificates documents' stamps wait for (up to `limit` numbers).
+pub fn awaited<C: Stored>(conn: &Conn, limit: i64) -> anyhow::Result<Vec<String>> {
+    conn.all(
+        &format!(
+            "SELECT DISTINCT seal_awaits FROM {} WHERE seal_awaits IS NOT NULL LIMIT ?1",
+            C::TRACKED.source
+        ),
+        params![limit],
+        |r| r.get(0),
+    )
+}
+
+/// Up to `limit` documents whose stamp waits for the SAT certificate `number`.
+pub fn awaiting<C: Stored>(conn: &Conn, number: &str, limit: i64) -> anyhow::Result<Vec<String>> {
+    conn.all(
+        &format!(
+            "SELECT id FROM {} WHERE seal_awaits = ?1 ORDER BY id LIMIT ?2",
+            C::TRACKED.source
+        ),
+        params![number, limit],
+        |r| r.get(0),
+    )
+}
+
+/// A document's answer found again once the certificate `number` its stamp waited for
+/// arrived: stored, with a new `updated_at`, unless the document no longer waits for it
+/// (stored again meanwhile). The caller marks it for its batch's events first. Whether
+/// it was stored.
+pub fn again<C: Stored>(
+    conn: &Conn,
+    id: &str,
+    number: &str,
+    verified: &Verified,
+    now: &str,
+) -> anyhow::Result<bool> {
+    let (status, json, awaits) = columns(Some(verified))?;
+    let changed = conn.exec(
+        &format!(
+            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3, updated_at = ?4
+             WHERE id = ?5 AND seal_awaits = ?6",
+            C::TRACKED.source
+        ),
+        params![status, json, awaits, now, id, number],
+    )?;
+    Ok(changed > 0)
+}
+
+/// The list's `seal` filter as a condition over the class's table.
+pub fn condition(filter: SealFilter) -> &'static str {
+    match filter {
+        SealFilter::Valid => " AND seal_status = 'valid'",
+        SealFilter::Invalid => " AND seal_status = 'invalid'",
+        SealFilter::Unverified => " AND (seal_status = 'unverified' OR seal_status IS NULL)",
+    }
+}
