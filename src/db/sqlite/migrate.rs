@@ -300,6 +300,11 @@ const STEP_22: &str = "
 ALTER TABLE invoices ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
 ALTER TABLE invoices ADD COLUMN seal_json TEXT;
 ALTER TABLE invoices ADD COLUMN seal_awaits TEXT;
+";
+
+/// Version 22's `retentions` half, run only when the table exists: a database older
+/// than version 13 has none yet (`schema.sql` creates it with these columns).
+const STEP_22_RETENTIONS: &str = "
 ALTER TABLE retentions ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
 ALTER TABLE retentions ADD COLUMN seal_json TEXT;
 ALTER TABLE retentions ADD COLUMN seal_awaits TEXT;
@@ -334,6 +339,14 @@ fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
         if from < *version {
             tx.execute_batch(sql)?;
         }
+    }
+    let has_retentions: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'retentions')",
+        [],
+        |r| r.get(0),
+    )?;
+    if from < 22 && has_retentions {
+        tx.execute_batch(STEP_22_RETENTIONS)?;
     }
     tx.execute_batch(SCHEMA)?;
 
