@@ -126,3 +126,49 @@ pub fn condition(filter: SealFilter) -> &'static str {
         SealFilter::Unverified => " AND (seal_status = 'unverified' OR seal_status IS NULL)",
     }
 }
+
+/// A document of a period whose seal is invalid (`seal=invalid`), for the summary's
+/// warning.
+pub struct Invalid {
+    pub class: &'static str,
+    pub id: String,
+    pub uuid: String,
+    pub issued_at: Option<String>,
+    pub issuer_tax_id: Option<String>,
+    pub receiver_tax_id: Option<String>,
+    /// The stored `seal` object (JSON text).
+    pub seal_json: String,
+}
+
+/// The invoices and retentions of `p` (its entity, direction and dates, as the summary
+/// reads them) whose seal is invalid, oldest first, invoices then retentions.
+pub fn invalid_in_period(conn: &Conn, p: &super::summary::Period) -> anyhow::Result<Vec<Invalid>> {
+    let mut found = Vec::new();
+    for (class, table, visible) in [
+        ("invoice", "invoices", " AND xml_processed = 1"),
+        ("retention", "retentions", ""),
+    ] {
+        conn.each(
+            &format!(
+                "SELECT id, uuid, issued_at, issuer_tax_id, receiver_tax_id, seal_json FROM {table}
+                 WHERE entity_id = ?1 AND org_id = ?2 AND direction = ?3{visible}
+                   AND issued_at >= ?4 AND issued_at < ?5 AND seal_status = 'invalid'
+                 ORDER BY issued_at, id"
+            ),
+            params![p.entity_id, p.org_id, p.direction, p.from, p.before],
+            |r| {
+                found.push(Invalid {
+                    class,
+                    id: r.get(0)?,
+                    uuid: r.get(1)?,
+                    issued_at: r.get(2)?,
+                    issuer_tax_id: r.get(3)?,
+                    receiver_tax_id: r.get(4)?,
+                    seal_json: r.get::<Option<String>>(5)?.unwrap_or_default(),
+                });
+                Ok(())
+            },
+        )?;
+    }
+    Ok(found)
+}

@@ -29,6 +29,7 @@ pub mod cash;
 mod currency;
 pub mod iva;
 mod lines;
+pub mod seals;
 pub mod sheet;
 #[cfg(test)]
 mod tests;

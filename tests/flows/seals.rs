@@ -263,6 +263,32 @@ fn stored_documents_carry_their_seal_filter_on_it_and_a_late_sat_certificate_upd
         .expect_field_error("seal");
     assert!(!errors.is_empty());
 
+    // The summary warns of it when asked, and keeps its shape otherwise.
+    let summary = |extra: &str| {
+        app.get(&format!(
+            "/v1/entities/{other}/summary?from=2025-01-01&to=2025-01-31&direction=issued{extra}"
+        ))
+        .expect(200)
+    };
+    assert!(summary("").get("invalid_seals").is_none());
+    let warning = &summary("&invalid_seals=true")["invalid_seals"];
+    assert_eq!(warning["count"], json!(1), "{warning}");
+    let listed = &warning["documents"][0];
+    assert_eq!(listed["id"], json!(edited));
+    assert_eq!(listed["class"], json!("invoice"));
+    let reason = listed["reasons"][0].as_str().expect("a reason");
+    assert!(reason.contains("does not match the document"), "{reason}");
+    let none = &app
+        .get(&format!(
+            "/v1/entities/{entity}/summary?from=2025-03-01&to=2025-03-31&direction=issued&invalid_seals=true"
+        ))
+        .expect(200)["invalid_seals"];
+    assert_eq!(none, &json!({"count": 0, "documents": []}));
+    app.get(&format!(
+        "/v1/entities/{other}/summary?from=2025-01-01&to=2025-01-31&direction=issued&invalid_seals=maybe"
+    ))
+    .expect_field_error("invalid_seals");
+
     // The repository comes back: the stamp verifies, the invoice is updated once.
     fake.set_down(false);
     let seal = eventually(DEADLINE, "the stamp verified", || {
