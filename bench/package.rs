@@ -100,7 +100,7 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
     );
     let sink = RunSink {
         db: &db,
-        sat_certificates: &sat_certificates,
+        sat_certificates: sat_certificates.at_hand(),
         stopping: &stopping,
         extraction_id: &extraction,
         owner,

@@ -84,11 +84,11 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
         .transpose()?;
     let seal_verifier = crate::ops::seals::start(
         ctx.db.clone(),
-        crate::ops::seals::Seals {
-            trust: ctx.sat_certificates.trust().clone(),
-            sat: ctx.sat_certificates.clone(),
-        },
-        config.seal_recheck_every,
+        crate::ops::seals::Seals::new(
+            ctx.sat_certificates.trust().clone(),
+            ctx.sat_certificates.clone(),
+            config.seal_recheck_every,
+        ),
     )?;
     let retention = crate::events::purge::start(
         ctx.db.clone(),

@@ -94,7 +94,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     };
     let sink = RunSink {
         db: &ctx.db,
-        sat_certificates: &ctx.sat_certificates,
+        sat_certificates: ctx.sat_certificates.at_hand(),
         stopping: &ctx.stopping,
         extraction_id: &ext.id,
         owner: Owner {
@@ -123,8 +123,9 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
 /// counts, its conflicts and the channel's resume point.
 pub struct RunSink<'a> {
     pub db: &'a Db,
-    /// What verifies each document's seal as it is prepared.
-    pub sat_certificates: &'a crate::sat::certificates::Store,
+    /// What verifies each document's seal as it is prepared: the SAT certificates
+    /// at hand, none fetched.
+    pub sat_certificates: crate::sat::certificates::AtHand<'a>,
     /// Set when the service stops.
     pub stopping: &'a AtomicBool,
     pub extraction_id: &'a str,
@@ -138,7 +139,7 @@ impl Sink for RunSink<'_> {
     fn verifier(&self) -> Verifier<'_> {
         Verifier {
             trust: self.sat_certificates.trust(),
-            sat: self.sat_certificates,
+            sat: &self.sat_certificates,
         }
     }
 

@@ -12,8 +12,11 @@
 //! only where none was (or the same certificate is still awaited), so doing a batch
 //! twice changes nothing.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use crate::db::classes::Stored;
 use crate::db::{self, Db};
@@ -27,14 +30,57 @@ const BATCH: i64 = 100;
 const NUMBERS: i64 = 20;
 /// The rest after a failed round.
 const FAILED: Duration = Duration::from_secs(60);
+/// How often an idle verifier looks for new work (documents stored unverified, a SAT
+/// certificate newly awaited), at most: a certificate the ingest did not have is
+/// fetched soon after, so few documents wait for it.
+const POLL: Duration = Duration::from_secs(5);
 
-/// What the verifier verifies with: the service's trust and SAT certificates.
+/// What the verifier verifies with: the service's trust and SAT certificates (which
+/// fetches a missing one), and when a certificate that could not be had is tried again.
 pub struct Seals {
     pub trust: Trust,
     pub sat: Arc<dyn SatCertificates + Send + Sync>,
+    pub recheck: Duration,
+    /// The certificates not found, and when: not asked for again before `recheck`.
+    pub missing: Mutex<HashMap<String, Instant>>,
 }
 
 impl Seals {
+    pub fn new(
+        trust: Trust,
+        sat: Arc<dyn SatCertificates + Send + Sync>,
+        recheck: Duration,
+    ) -> Self {
+        Seals {
+            trust,
+            sat,
+            recheck,
+            missing: Mutex::default(),
+        }
+    }
+
+    /// Whether certificate `number` is at hand now (fetched if need be), unless it was
+    /// missing less than `recheck` ago.
+    fn at_hand(&self, number: &str) -> bool {
+        if let Some(at) = self.missing.lock().get(number) {
+            if at.elapsed() < self.recheck {
+                return false;
+            }
+        }
+        match self.sat.lookup(number) {
+            Lookup::Found(_) => {
+                self.missing.lock().remove(number);
+                true
+            }
+            Lookup::Missing(_) => {
+                self.missing
+                    .lock()
+                    .insert(number.to_string(), Instant::now());
+                false
+            }
+        }
+    }
+
     fn verifier(&self) -> Verifier<'_> {
         Verifier {
             trust: &self.trust,
@@ -43,12 +89,13 @@ impl Seals {
     }
 }
 
-/// Starts the thread; `recheck` is the rest when there is nothing to do.
-pub fn start(db: Db, seals: Seals, recheck: Duration) -> anyhow::Result<Periodic> {
+/// Starts the thread.
+pub fn start(db: Db, seals: Seals) -> anyhow::Result<Periodic> {
+    let idle = POLL.min(seals.recheck);
     Periodic::spawn_watching("seal-verifier", Duration::ZERO, move |stopping| {
         let started = Instant::now();
         match round(&db, &seals, stopping) {
-            Ok(0) => recheck,
+            Ok(0) => idle,
             // Rest as long as the work took: at most half of one core.
             Ok(_) => started.elapsed(),
             Err(e) => {
@@ -90,7 +137,7 @@ fn verify<C: Stored>(db: &Db, seals: &Seals, ids: &[String]) -> anyhow::Result<V
 
 /// A batch of documents never verified: their first answer, without an event.
 fn first<C: Stored>(db: &Db, seals: &Seals) -> anyhow::Result<usize> {
-    let ids = db::seals::unverified::<C>(&*db.conn()?, BATCH)?;
+    let ids = db::seals::unverified::<C>(&db.conn()?, BATCH)?;
     if ids.is_empty() {
         return Ok(0);
     }
@@ -107,18 +154,18 @@ fn first<C: Stored>(db: &Db, seals: &Seals) -> anyhow::Result<usize> {
 /// The documents waiting for a SAT certificate now at hand, verified again: each
 /// answer stored with its document's `.updated`, in one transaction per batch.
 fn arrived<C: Stored>(db: &Db, seals: &Seals, stopping: &Stopping) -> anyhow::Result<usize> {
-    let numbers = db::seals::awaited::<C>(&*db.conn()?, NUMBERS)?;
+    let numbers = db::seals::awaited::<C>(&db.conn()?, NUMBERS)?;
     let mut done = 0;
     for number in numbers {
         if stopping.is_set() {
             break;
         }
         // Fetched here when missing (once, at the store's rate); still missing: later.
-        if let Lookup::Missing(_) = seals.sat.lookup(&number) {
+        if !seals.at_hand(&number) {
             continue;
         }
         loop {
-            let ids = db::seals::awaiting::<C>(&*db.conn()?, &number, BATCH)?;
+            let ids = db::seals::awaiting::<C>(&db.conn()?, &number, BATCH)?;
             if ids.is_empty() || stopping.is_set() {
                 break;
             }

@@ -62,6 +62,11 @@ impl Store {
         &self.trust
     }
 
+    /// This store's certificates at hand, without fetching (`AtHand`).
+    pub fn at_hand(&self) -> AtHand<'_> {
+        AtHand(self)
+    }
+
     /// Verifies a document's bytes (`seal::verify`) with this store's certificates.
     pub fn verify(&self, bytes: &[u8]) -> Result<Option<Seal>, String> {
         crate::seal::verify(bytes, &self.trust, self)
@@ -169,6 +174,36 @@ impl SatCertificates for Store {
                     .insert(number.to_string(), (Instant::now(), why.clone()));
                 Lookup::Missing(why)
             }
+        }
+    }
+}
+
+/// The certificates already at hand (in memory or stored), never fetched: what the
+/// ingest verifies with, so a repository that is slow or down never holds an
+/// extraction up. A stamp whose certificate is missing waits for it: the seal
+/// verifier (`ops::seals`) fetches it and verifies the document again.
+pub struct AtHand<'a>(&'a Store);
+
+impl AtHand<'_> {
+    pub fn trust(&self) -> &Trust {
+        &self.0.trust
+    }
+}
+
+impl SatCertificates for AtHand<'_> {
+    fn lookup(&self, number: &str) -> Lookup {
+        if let Some(cert) = self.0.known.read().get(number) {
+            return Lookup::Found(Box::new(cert.clone()));
+        }
+        match self.0.stored(number) {
+            Ok(Some(cert)) => {
+                self.0.known.write().insert(number.to_string(), cert.clone());
+                Lookup::Found(Box::new(cert))
+            }
+            Ok(None) => Lookup::Missing(format!(
+                "the SAT certificate {number} is not stored yet (the server fetches it and then verifies the document again)"
+            )),
+            Err(why) => Lookup::Missing(why),
         }
     }
 }
