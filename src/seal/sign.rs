@@ -146,6 +146,53 @@ impl Signer {
         set_attribute(&xml, root, seal_attr, &seal)
     }
 
+    /// Seals a document as its issuer and stamps it as `sat`, parsing the document
+    /// once: the stamp's original string is built from the stamp alone (as the SAT
+    /// builds it), so when the stamp declares its own namespace (the sandbox's and the
+    /// SAT's do) only that element is parsed again. Anything else takes the two steps.
+    pub fn seal_and_stamp(&self, sat: &Signer, xml: &str) -> Result<String, String> {
+        let number = self.certificate.number();
+        let sat_number = sat.certificate.number();
+        let sealed = {
+            let doc = parse(xml)?;
+            let root = doc.root_element();
+            let signed = Signed::read(root).ok_or("not a sealed class")?;
+            let (seal_attr, cert_attr, number_attr) =
+                signed.kind.seal_attributes().ok_or("not a sealed class")?;
+            let named = root.attribute(number_attr) == Some(number.as_str())
+                && root.attribute(cert_attr) == Some(self.certificate_base64.as_str());
+            match (named, signed.stamp) {
+                (true, Some(stamp)) => {
+                    let cadena = original_string(signed.kind, root)?;
+                    let hash = signed.kind.hashes().last().copied().unwrap_or(Hash::Sha256);
+                    let seal = self.sign(hash, cadena.as_bytes())?;
+                    Some((seal_attr, root.range().start, seal, stamp.range()))
+                }
+                _ => None,
+            }
+        };
+        let Some((seal_attr, root, seal, stamp)) = sealed else {
+            return sat.stamp_document(&self.seal_document(xml)?);
+        };
+        let alone = set_attribute(&xml[stamp.clone()], 0, "SelloCFD", &seal)?;
+        let alone = set_attribute(&alone, 0, "NoCertificadoSAT", &sat_number)?;
+        let cadena = {
+            let Ok(doc) = roxmltree::Document::parse(&alone) else {
+                return sat.stamp_document(&self.seal_document(xml)?);
+            };
+            let node = doc.root_element();
+            let kind = Stamp::read(node)
+                .kind
+                .ok_or("the stamp's version is not 1.0 or 1.1")?;
+            (kind, original_string(kind, node)?)
+        };
+        let sat_seal = sat.sign(cadena.0.hashes()[0], cadena.1.as_bytes())?;
+        let alone = set_attribute(&alone, 0, "SelloSAT", &sat_seal)?;
+        // The stamp comes after the root's start tag: replace it first, then the seal.
+        let spliced = format!("{}{alone}{}", &xml[..stamp.start], &xml[stamp.end..]);
+        set_attribute(&spliced, root, seal_attr, &seal)
+    }
+
     /// Stamps a sealed document as the SAT: its TimbreFiscalDigital (1.0 or 1.1) takes
     /// the document's seal, this certificate's number and the SAT's seal over the stamp.
     pub fn stamp_document(&self, xml: &str) -> Result<String, String> {

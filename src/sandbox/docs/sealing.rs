@@ -130,8 +130,9 @@ const RECENT_MAX: usize = 4096;
 pub(super) fn seal_and_stamp(uuid: &str, issuer_rfc: &str, xml: Vec<u8>) -> io::Result<Vec<u8>> {
     let broken = |e: String| io::Error::other(format!("sealing a sandbox document: {e}"));
     let text = String::from_utf8(xml).map_err(|e| broken(e.to_string()))?;
-    let sealed = issuer(issuer_rfc).seal_document(&text).map_err(broken)?;
-    let stamped = SAT.stamp_document(&sealed).map_err(broken)?;
+    let stamped = issuer(issuer_rfc)
+        .seal_and_stamp(&SAT, &text)
+        .map_err(broken)?;
     if let Some(seals) = read_seals(&stamped) {
         let mut recent = RECENT.lock();
         if recent.len() >= RECENT_MAX {

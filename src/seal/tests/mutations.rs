@@ -334,3 +334,24 @@ fn set_attribute_replaces_in_place_or_adds() {
         .unwrap()
         .ends_with("<r a=\"9\" e=\"5\"/></r>"));
 }
+
+#[test]
+fn sealing_and_stamping_in_one_parse_writes_what_the_two_steps_write() {
+    let authority = authority();
+    let sat = sat(&authority);
+    let issuer = issuer(&authority, "ISD950921HE5", 2024, 2028);
+    let original = sample("cfdi-samples", REAL_40);
+    let two_steps = |xml: &str| sat.stamp_document(&issuer.seal_document(xml).unwrap());
+    // A document naming another certificate takes the two steps.
+    assert_eq!(issuer.seal_and_stamp(&sat, &original), two_steps(&original));
+    // One that names the issuer's (as the sandbox writes them) is parsed once.
+    let named = issuer.seal_document(&original).unwrap();
+    let once = issuer.seal_and_stamp(&sat, &named).unwrap();
+    assert_eq!(once, two_steps(&named).unwrap());
+    let trust = Trust::only(vec![authority.certificate().clone()]);
+    let store = Store(HashMap::from([(
+        sat.certificate().number(),
+        sat.certificate().clone(),
+    )]));
+    assert_eq!(check(&once, &trust, &store).status, Status::Valid);
+}
