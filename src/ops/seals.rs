@@ -38,11 +38,11 @@ const POLL: Duration = Duration::from_secs(5);
 /// What the verifier verifies with: the service's trust and SAT certificates (which
 /// fetches a missing one), and when a certificate that could not be had is tried again.
 pub struct Seals {
-    pub trust: Trust,
-    pub sat: Arc<dyn SatCertificates + Send + Sync>,
-    pub recheck: Duration,
+    trust: Trust,
+    sat: Arc<dyn SatCertificates + Send + Sync>,
+    recheck: Duration,
     /// The certificates not found, and when: not asked for again before `recheck`.
-    pub missing: Mutex<HashMap<String, Instant>>,
+    missing: Mutex<HashMap<String, Instant>>,
 }
 
 impl Seals {
