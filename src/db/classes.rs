@@ -8,6 +8,7 @@ use super::sql::Query;
 use super::Conn;
 use crate::domain::class::DocumentClass;
 use crate::domain::event::Kind;
+use crate::domain::seal::SealFilter;
 use crate::domain::search::Search;
 use crate::domain::totals::Totals;
 
@@ -76,6 +77,15 @@ pub fn search<'a>(conn: &Conn, q: &mut Query<'a>, search: &'a Search, columns: &
                 .collect();
             q.sql.push_str(&format!(" AND ({})", any.join(" OR ")));
         }
+    }
+}
+
+/// The lists' `seal` filter as a condition over a class's table (`db::seals`' columns).
+pub fn seal(filter: SealFilter) -> &'static str {
+    match filter {
+        SealFilter::Valid => " AND seal_status = 'valid'",
+        SealFilter::Invalid => " AND seal_status = 'invalid'",
+        SealFilter::Unverified => " AND (seal_status = 'unverified' OR seal_status IS NULL)",
     }
 }
 

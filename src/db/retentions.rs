@@ -143,7 +143,7 @@ fn filtered<'a>(
         super::classes::search(conn, &mut q, search, &searched(conn));
     }
     if let Some(seal) = f.seal {
-        q.sql.push_str(super::seals::condition(seal));
+        q.sql.push_str(super::classes::seal(seal));
     }
     q
 }

@@ -7,7 +7,6 @@
 use super::classes::Stored;
 use super::sql::params;
 use super::Conn;
-use crate::domain::seal::SealFilter;
 use crate::seal::{Seal, Verified};
 
 /// Why a document has no answer of its own: its root is no version the SAT publishes a
@@ -116,15 +115,6 @@ pub fn again<C: Stored>(
         params![status, json, awaits, now, id, number],
     )?;
     Ok(changed > 0)
-}
-
-/// The list's `seal` filter as a condition over the class's table.
-pub fn condition(filter: SealFilter) -> &'static str {
-    match filter {
-        SealFilter::Valid => " AND seal_status = 'valid'",
-        SealFilter::Invalid => " AND seal_status = 'invalid'",
-        SealFilter::Unverified => " AND (seal_status = 'unverified' OR seal_status IS NULL)",
-    }
 }
 
 /// A document of a period whose seal is invalid (`seal=invalid`), for the summary's

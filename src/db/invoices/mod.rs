@@ -135,7 +135,7 @@ fn filtered<'a>(
         super::classes::search(conn, &mut q, search, &SEARCHED);
     }
     if let Some(seal) = f.seal {
-        q.sql.push_str(crate::db::seals::condition(seal));
+        q.sql.push_str(super::classes::seal(seal));
     }
     if let Some(situation) = &f.counterparty_69b {
         q.sql.push_str(

@@ -302,8 +302,8 @@ ALTER TABLE invoices ADD COLUMN seal_json TEXT;
 ALTER TABLE invoices ADD COLUMN seal_awaits TEXT;
 ";
 
-/// Version 22's `retentions` half, run only when the table exists: a database older
-/// than version 13 has none yet (`schema.sql` creates it with these columns).
+/// Version 22's `retentions` half, run only where the table exists without them: a
+/// database older than version 13 has none yet (`schema.sql` creates it with them).
 const STEP_22_RETENTIONS: &str = "
 ALTER TABLE retentions ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
 ALTER TABLE retentions ADD COLUMN seal_json TEXT;
@@ -340,12 +340,14 @@ fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
             tx.execute_batch(sql)?;
         }
     }
-    let has_retentions: bool = tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'retentions')",
+    // The table, without the columns (`pragma_table_info` is empty for no table).
+    let retentions_unsealed: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('retentions'))
+            AND NOT EXISTS (SELECT 1 FROM pragma_table_info('retentions') WHERE name = 'seal_status')",
         [],
         |r| r.get(0),
     )?;
-    if from < 22 && has_retentions {
+    if from < 22 && retentions_unsealed {
         tx.execute_batch(STEP_22_RETENTIONS)?;
     }
     tx.execute_batch(SCHEMA)?;

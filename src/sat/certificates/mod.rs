@@ -81,10 +81,11 @@ impl Store {
         der.map(|d| Certificate::from_der(&d)).transpose()
     }
 
-    fn recent_failure(&self, number: &str) -> Option<String> {
+    /// Why `number` could not be had, if it failed less than `retry` ago.
+    fn recent_failure(&self, number: &str, retry: Duration) -> Option<String> {
         let failures = self.failures.lock();
         let (at, why) = failures.get(number)?;
-        (at.elapsed() < self.turn * RETRY_TURNS).then(|| why.clone())
+        (at.elapsed() < retry).then(|| why.clone())
     }
 
     /// Waits for this fetch's turn.
@@ -125,6 +126,14 @@ impl Store {
 
 impl SatCertificates for Store {
     fn lookup(&self, number: &str) -> Lookup {
+        self.lookup_within(number, self.turn * RETRY_TURNS)
+    }
+}
+
+impl Store {
+    /// The certificate `number`: in memory, stored, or fetched unless its last fetch
+    /// failed less than `retry` ago.
+    fn lookup_within(&self, number: &str, retry: Duration) -> Lookup {
         if !repository::is_number(number) {
             return Lookup::Missing(format!("{number:?} is not a SAT certificate number"));
         }
@@ -140,7 +149,7 @@ impl SatCertificates for Store {
             Ok(None) => {}
             Err(why) => return Lookup::Missing(why),
         }
-        if let Some(why) = self.recent_failure(number) {
+        if let Some(why) = self.recent_failure(number, retry) {
             return Lookup::Missing(why);
         }
         let flight = self
@@ -155,7 +164,7 @@ impl SatCertificates for Store {
             match self.stored(number) {
                 Ok(Some(cert)) => Ok(cert),
                 Err(why) => Err(why),
-                Ok(None) => match self.recent_failure(number) {
+                Ok(None) => match self.recent_failure(number, retry) {
                     Some(why) => Err(why),
                     None => self.fetch(number),
                 },
@@ -178,11 +187,15 @@ impl SatCertificates for Store {
     }
 }
 
-/// The certificates already at hand (in memory or stored), never fetched: what the
-/// ingest verifies with, so a repository that is slow or down never holds an
-/// extraction up. A stamp whose certificate is missing waits for it: the seal
-/// verifier (`ops::seals`) fetches it and verifies the document again.
+/// What the ingest verifies with: the certificates at hand, and a missing one fetched
+/// once (concurrent asks wait for that fetch), so a month of documents verifies as it
+/// is stored. After a failed fetch the ingest asks no more for `INGEST_RETRY`: a slow
+/// or unreachable repository costs a run at most one fetch's timeout in that time, and
+/// the seal verifier (`ops::seals`) fetches it later and verifies the documents again.
 pub struct AtHand<'a>(&'a Store);
+
+/// How long the ingest leaves a certificate whose fetch failed to the seal verifier.
+const INGEST_RETRY: Duration = Duration::from_secs(300);
 
 impl AtHand<'_> {
     pub fn trust(&self) -> &Trust {
@@ -192,19 +205,8 @@ impl AtHand<'_> {
 
 impl SatCertificates for AtHand<'_> {
     fn lookup(&self, number: &str) -> Lookup {
-        if let Some(cert) = self.0.known.read().get(number) {
-            return Lookup::Found(Box::new(cert.clone()));
-        }
-        match self.0.stored(number) {
-            Ok(Some(cert)) => {
-                self.0.known.write().insert(number.to_string(), cert.clone());
-                Lookup::Found(Box::new(cert))
-            }
-            Ok(None) => Lookup::Missing(format!(
-                "the SAT certificate {number} is not stored yet (the server fetches it and then verifies the document again)"
-            )),
-            Err(why) => Lookup::Missing(why),
-        }
+        self.0
+            .lookup_within(number, INGEST_RETRY.max(self.0.turn * RETRY_TURNS))
     }
 }
 
