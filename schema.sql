@@ -150,7 +150,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     sat_check_at        TEXT,                     -- the next check; NULL: none planned
     sat_check_urgent    INTEGER NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
     credited_uuid       TEXT,                     -- the one UUID its 01/03 relations name (db/invoices/relations.rs)
-    -- The seal's verification (`seal::verify`, version 22): NULL until verified (what
+    -- The seal's verification (`seal::verify`, version 25): NULL until verified (what
     -- was stored before is verified in the background, `jobs::seals`).
     seal_status         TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
     seal_json           TEXT,                     -- the `seal` object, compact JSON
@@ -582,3 +582,18 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (org_id, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);
+
+-- A supplier's DIOT settings, per taxpayer (entity) and supplier RFC: what a CFDI cannot
+-- say (operation type, tax effects, border region, why its IVA is not creditable, a
+-- foreign supplier's data). `settings` is the JSON object a PUT wrote
+-- (`domain::supplier::Supplier::settings`); a supplier without a row takes the defaults.
+CREATE TABLE IF NOT EXISTS suppliers (
+    org_id      TEXT NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id   TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    tax_id      TEXT NOT NULL,
+    settings    TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (entity_id, tax_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS suppliers_org ON suppliers (org_id, entity_id);

@@ -100,6 +100,21 @@ async function scheduleSteps(page, { ok, fail, axe, shot }, rfc) {
   if (!second) fail(`a second schedule for the taxpayer: ${await page.locator('.error').textContent().catch(() => 'no error')}`);
   else ok('a second schedule for the taxpayer, every 6h, is listed beside the daily one');
 
+  // Editing only its directions keeps its next run: the console sends only what changed
+  // (sending `every` again would start the interval anew).
+  const everyRow = page.locator('tr[data-schedule]', { hasText: rfc }).filter({ hasText: 'Cada 6h' });
+  const cell = (n) => everyRow.locator('td').nth(n).textContent();
+  const [directions, nextRun] = [await cell(2), await cell(6)];
+  await everyRow.getByRole('button', { name: /^Editar / }).click();
+  await page.getByRole('checkbox', { name: 'Recibidas' }).click();
+  await page.getByRole('button', { name: 'Guardar', exact: true }).click();
+  const edited = await page.waitForFunction(([rfc, before]) => [...document.querySelectorAll('tr[data-schedule]')]
+    .some((tr) => tr.textContent.includes(rfc) && tr.textContent.includes('Cada 6h') && tr.cells[2].textContent !== before),
+  [rfc, directions]).then(() => true, () => false);
+  const nextAfter = await cell(6);
+  if (!edited || nextAfter !== nextRun) fail(`editing the interval schedule's directions (${directions}): edited ${edited}, next run ${nextRun} -> ${nextAfter}`);
+  else ok(`the interval schedule's directions edited (${directions} -> ${await cell(2)}); its next run stays ${nextAfter}`);
+
   // ...but not two at the same times for the same direction: refused, clearly, in Spanish.
   await page.getByLabel('Contribuyente').selectOption({ label });
   await page.getByRole('radio', { name: /^Diaria/ }).check();
@@ -262,8 +277,75 @@ async function monthSteps(page, { ok, fail, axe, shot }, rfc, { BASE, EMAIL, PAS
   const zip = require('fs').readFileSync(await xlsx.path()).subarray(0, 2).toString('latin1');
   if (xlsx.suggestedFilename() !== 'iva-2026-09.xlsx' || zip !== 'PK') fail(`the IVA XLSX is ${xlsx.suggestedFilename()} starting ${JSON.stringify(zip)}`);
   else ok(`downloaded ${xlsx.suggestedFilename()}`);
+  await diotSteps(page, { ok, fail, axe }, entity, { BASE, EMAIL, PASSWORD });
   await axe('month close');
   await shot('month-close');
+}
+
+/**
+ * The month close's DIOT: its records as the API gives them, a supplier's settings
+ * edited in Spanish (its operation type to 03) and seen in the API, the form's 422 in
+ * Spanish, the TXT downloaded, and the supplier back to its defaults.
+ */
+async function diotSteps(page, { ok, fail, axe }, entity, { BASE, EMAIL, PASSWORD }) {
+  const get = (path) => page.evaluate(async ([u, e, p]) => {
+    const r = await fetch(u, { headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}` }, credentials: 'omit' });
+    return r.status === 200 ? r.json() : { status: r.status };
+  }, [`${BASE}${path}`, EMAIL, PASSWORD]);
+  await page.getByRole('heading', { level: 2, name: 'DIOT del mes' }).waitFor();
+  let raw = await get(`/v1/entities/${entity}/diot?month=2026-09`);
+  if (!raw.records.length) {
+    // The walk extracted the issued side only: extract the received side of the same
+    // days, wait for it to finish, and show the month again.
+    const run = await page.evaluate(async ([u, e, p, body]) => {
+      const r = await fetch(u, { method: 'POST', body, headers: { Authorization: `Basic ${btoa(`${e}:${p}`)}`, 'Content-Type': 'application/json' }, credentials: 'omit' });
+      return r.json();
+    }, [`${BASE}/v1/extractions`, EMAIL, PASSWORD, JSON.stringify({ entity_id: entity,
+      options: { period: { from: '2026-09-01', to: '2026-09-08' }, download_type: 'received' } })]);
+    let state = run;
+    for (let i = 0; i < 600 && !['finished', 'failed'].includes(state.status); i += 1) {
+      await page.waitForTimeout(100);
+      state = await get(`/v1/extractions/${run.id}`);
+    }
+    if (state.status !== 'finished') fail(`the received extraction ended ${JSON.stringify(state)}`);
+    await page.getByRole('button', { name: 'Mostrar' }).click();
+    raw = await get(`/v1/entities/${entity}/diot?month=2026-09`);
+  }
+  await page.locator('#month-diot').getByText(`Formato: ${raw.layout} campos`).waitFor();
+  const rows = await page.locator('#month-diot tr[data-supplier]').count();
+  if (rows !== raw.records.length) fail(`the DIOT shows ${rows} suppliers of ${raw.records.length}`);
+  else ok(`the month close lists the DIOT's ${rows} suppliers`);
+  if (raw.records.length) {
+    const rfc = raw.records[0].tax_id;
+    await page.locator(`#month-diot tr[data-supplier="${rfc}"] button[data-edit]`).click();
+    await page.getByRole('heading', { level: 3, name: `Configuración del proveedor ${rfc}` }).waitFor();
+    await page.getByLabel('País de residencia (clave ISO de 3 letras)').fill('USA');
+    await page.getByRole('button', { name: 'Guardar' }).click();
+    const refused = await page.locator('#diot-supplier [data-field=country]', { hasText: 'solo aplica a un proveedor extranjero' })
+      .waitFor({ timeout: 10000 }).then(() => true, () => false);
+    if (!refused) fail('a national supplier\'s country is not refused in Spanish');
+    else ok('a national supplier\'s country is refused on its field, in Spanish');
+    await axe('DIOT supplier settings');
+    await page.getByLabel('País de residencia (clave ISO de 3 letras)').fill('');
+    await page.getByLabel('Tipo de operación').selectOption('03');
+    await page.getByRole('button', { name: 'Guardar' }).click();
+    await page.locator('#flash', { hasText: 'Configuración del proveedor guardada.' }).waitFor();
+    await page.locator(`#month-diot tr[data-supplier="${rfc}"]`, { hasText: '03 - Prestación de servicios profesionales' }).waitFor();
+    const saved = await get(`/v1/entities/${entity}/suppliers/${encodeURIComponent(rfc)}`);
+    if (saved.operation_type !== '03') fail(`the supplier's settings saved ${JSON.stringify(saved)}`);
+    else ok(`the supplier ${rfc}'s operation type saved as 03 and its DIOT row shows it`);
+    await page.locator(`#month-diot tr[data-supplier="${rfc}"] button[data-edit]`).click();
+    await page.getByRole('button', { name: 'Volver a los valores por omisión' }).click();
+    await page.locator(`#month-diot tr[data-supplier="${rfc}"]`, { hasText: '85 - Otros' }).waitFor();
+    ok('the supplier is back to its defaults (85)');
+  }
+  const [txt] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Descargar DIOT (TXT)' }).click()]);
+  const lines = require('fs').readFileSync(await txt.path(), 'utf8').split('\r\n').filter(Boolean);
+  const width = raw.layout === '54' ? 54 : 25;
+  const bad = lines.filter((l) => l.split('|').length !== width);
+  if (txt.suggestedFilename() !== 'diot-2026-09.txt' || lines.length !== raw.records.length || bad.length) {
+    fail(`the DIOT TXT is ${txt.suggestedFilename()} with ${lines.length} lines, ${bad.length} not of ${raw.layout} fields`);
+  } else ok(`downloaded ${txt.suggestedFilename()}: ${lines.length} lines of ${raw.layout} fields`);
 }
 
 module.exports = { removeEfirmaCancelled, scheduleSteps, englishEfirmaSteps, complementSteps, namesStayReadable, summarySteps, monthSteps };

@@ -40,6 +40,7 @@ mod statements;
 pub mod stats;
 mod store;
 pub mod summary;
+pub mod suppliers;
 #[cfg(test)]
 pub mod testing;
 pub mod users;

@@ -1,5 +1,5 @@
 //! Each document's seal verification, in its class's own table (`seal_status`,
-//! `seal_json`, `seal_awaits`; version 22): written by the ingest with the document,
+//! `seal_json`, `seal_awaits`; version 25): written by the ingest with the document,
 //! and by the seal verifier (`ops::seals`) for what was stored before it and for the
 //! documents whose stamp waited for a SAT certificate. `seal_status` NULL: not
 //! verified yet.
@@ -41,7 +41,7 @@ pub fn put<C: Stored>(conn: &Conn, id: &str, verified: Option<&Verified>) -> any
 }
 
 /// Up to `limit` documents stored with their XML but never verified (stored before
-/// version 22), by id.
+/// version 25), by id.
 pub fn unverified<C: Stored>(conn: &Conn, limit: i64) -> anyhow::Result<Vec<String>> {
     conn.all(
         &format!(

@@ -2,7 +2,7 @@
 //! validated API input (raw input is a JSON object; each `parse` collects every field
 //! error, dotted names for nested fields, before it fails), state enums, and the pure
 //! rules over stored rows (`payments`, `summary`). It depends on nothing but `cfdi`'s
-//! parsed types and `error`, so `db` can speak it without reaching up.
+//! parsed types, the SAT's `catalogs` and `error`, so `db` can speak it without reaching up.
 
 /// An enum whose variants each have one wire string: `as_str`, `parse`, `ALL` and
 /// `WIRE` (the strings, in order).
@@ -51,6 +51,7 @@ pub mod schedule;
 pub mod seal;
 pub mod search;
 pub mod summary;
+pub mod supplier;
 pub mod totals;
 pub mod webhook;
 

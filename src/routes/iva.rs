@@ -27,26 +27,37 @@ pub fn routes() -> Vec<Route> {
 /// `month` (`YYYY-MM`, required) as its first day, and whether the XLSX is asked for.
 pub fn month_and_format(query: &Query) -> Result<(NaiveDate, bool), ApiError> {
     let mut errors = FieldErrors::new();
-    let month = match query.get("month") {
-        None => {
-            errors.add("month", "is required");
-            None
-        }
-        Some(m) => {
-            let first = (m.len() == 7 && m.as_bytes()[4] == b'-')
-                .then(|| NaiveDate::parse_from_str(&format!("{m}-01"), "%Y-%m-%d").ok())
-                .flatten()
-                .filter(|d| (2000..=9999).contains(&d.year()));
-            if first.is_none() {
-                errors.add("month", "must be a month as YYYY-MM (e.g. 2026-10)");
-            }
-            first
-        }
-    };
+    let month = month(query, &mut errors);
     let format = query.one_of("format", &["json", "xlsx"], &mut errors);
     errors.into_result()?;
     let month = month.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("month missing")))?;
     Ok((month, format.as_deref() == Some("xlsx")))
+}
+
+/// `month` (`YYYY-MM`, required) as its first day; an error on `month` otherwise.
+pub fn month(query: &Query, errors: &mut FieldErrors) -> Option<NaiveDate> {
+    let Some(m) = query.get("month") else {
+        errors.add("month", "is required");
+        return None;
+    };
+    let first = (m.len() == 7 && m.as_bytes()[4] == b'-')
+        .then(|| NaiveDate::parse_from_str(&format!("{m}-01"), "%Y-%m-%d").ok())
+        .flatten()
+        .filter(|d| (2000..=9999).contains(&d.year()));
+    if first.is_none() {
+        errors.add("month", "must be a month as YYYY-MM (e.g. 2026-10)");
+    }
+    first
+}
+
+/// The month's last day, as `YYYY-MM-DD`.
+pub fn month_last_day(first: NaiveDate) -> String {
+    first
+        .checked_add_months(chrono::Months::new(1))
+        .and_then(|d| d.pred_opt())
+        .unwrap_or(first)
+        .format("%Y-%m-%d")
+        .to_string()
 }
 
 /// The month's first day and the first day after it, as `YYYY-MM-DD`.
@@ -113,15 +124,11 @@ async fn entity_iva(
                     })?;
                 }
                 definitive.failed()?;
-                let last = month
-                    .checked_add_months(chrono::Months::new(1))
-                    .and_then(|d| d.pred_opt())
-                    .unwrap_or(month);
                 let view = View {
                     entity_id: id,
                     month: month.format("%Y-%m").to_string(),
                     from,
-                    to: last.format("%Y-%m-%d").to_string(),
+                    to: month_last_day(month),
                     basis: "cash",
                     determination: builder.finish(),
                 };
@@ -153,14 +160,14 @@ async fn entity_iva(
 
 /// Whether an issuer is `definitive` on the 69-B list loaded last, each RFC looked up
 /// once; a failed lookup is kept for `failed` (the readers' callbacks return nothing).
-struct Definitive<'c> {
+pub struct Definitive<'c> {
     conn: &'c db::Conn,
     known: HashMap<String, bool>,
     error: Option<anyhow::Error>,
 }
 
 impl<'c> Definitive<'c> {
-    fn new(conn: &'c db::Conn) -> Self {
+    pub fn new(conn: &'c db::Conn) -> Self {
         Definitive {
             conn,
             known: HashMap::new(),
@@ -168,7 +175,7 @@ impl<'c> Definitive<'c> {
         }
     }
 
-    fn is(&mut self, rfc: &str) -> bool {
+    pub fn is(&mut self, rfc: &str) -> bool {
         let rfc = rfc.trim().to_uppercase();
         if let Some(&known) = self.known.get(&rfc) {
             return known;
@@ -184,7 +191,7 @@ impl<'c> Definitive<'c> {
         found
     }
 
-    fn failed(self) -> anyhow::Result<()> {
+    pub fn failed(self) -> anyhow::Result<()> {
         self.error.map_or(Ok(()), Err)
     }
 }

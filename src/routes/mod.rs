@@ -5,6 +5,7 @@
 //! 404 catcher, which authenticates first (see `catchers`).
 
 pub mod catalogs;
+pub mod diot;
 pub mod documents;
 pub mod efirmas;
 pub mod entities;
@@ -18,6 +19,7 @@ pub mod schedules;
 pub mod seals;
 pub mod service;
 pub mod summary;
+pub mod suppliers;
 pub mod webhooks;
 
 use rocket::Route;
@@ -25,6 +27,7 @@ use rocket::Route;
 pub fn v1() -> Vec<Route> {
     let mut all = entities::routes();
     all.extend(catalogs::routes());
+    all.extend(diot::routes());
     all.extend(efirmas::routes());
     all.extend(events::routes());
     all.extend(extractions::routes());
@@ -35,6 +38,7 @@ pub fn v1() -> Vec<Route> {
     all.extend(schedules::routes());
     all.extend(seals::routes());
     all.extend(summary::routes());
+    all.extend(suppliers::routes());
     all.extend(webhooks::routes());
     all
 }

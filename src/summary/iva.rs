@@ -107,137 +107,169 @@ pub struct Builder {
 }
 
 /// Who a share is of: its UUID, date and counterparty.
-struct Of<'a> {
+pub(super) struct Of<'a> {
     origin: &'static str,
-    uuid: &'a str,
+    pub(super) uuid: &'a str,
     related_uuid: Option<&'a str>,
     date: &'a str,
-    counterparty: &'a Party,
+    pub(super) counterparty: &'a Party,
+}
+
+/// A document's or payment entry's share, who it is of, and why the rule leaves it
+/// out (the DIOT reads the same: `diot`).
+pub(super) struct Classified<'a> {
+    pub(super) share: Share,
+    pub(super) of: Of<'a>,
+    pub(super) reason: Option<Reason>,
+    /// Why the cash basis cannot count a payment (then `share` has no IVA known).
+    pub(super) detail: Option<&'static str>,
+}
+
+/// A document of the month; `definitive` when it was received from an issuer
+/// definitive on the 69-B list. None when it has no share (`cash::of_document`).
+pub(super) fn classify_document(
+    side: Side,
+    d: &Document,
+    definitive: bool,
+) -> Option<Classified<'_>> {
+    let share = cash::of_document(d)?;
+    let of = Of {
+        origin: "document",
+        uuid: &d.uuid,
+        related_uuid: None,
+        date: &d.issued_at,
+        counterparty: counterparty(side, &d.issuer, &d.receiver),
+    };
+    let reason = if d.cancelled {
+        Some(Reason::Cancelled)
+    } else if definitive && side == Side::Received {
+        Some(Reason::IssuerDefinitive69b)
+    } else {
+        None
+    };
+    Some(Classified {
+        share,
+        of,
+        reason,
+        detail: None,
+    })
+}
+
+/// A payment entry of the month; `definitive` when the complement was received from
+/// an issuer definitive on the 69-B list.
+pub(super) fn classify_payment(side: Side, e: &PaidEntry, definitive: bool) -> Classified<'_> {
+    let of = Of {
+        origin: "payment",
+        uuid: &e.payment_uuid,
+        related_uuid: Some(&e.related_uuid),
+        date: &e.paid_at,
+        counterparty: counterparty(side, &e.payment_issuer, &e.payment_receiver),
+    };
+    match cash::of_payment(e) {
+        Ok(share) => {
+            let reason = if e.payment_cancelled {
+                Some(Reason::PaymentCancelled)
+            } else if definitive && side == Side::Received {
+                Some(Reason::IssuerDefinitive69b)
+            } else {
+                None
+            };
+            Classified {
+                share,
+                of,
+                reason,
+                detail: None,
+            }
+        }
+        Err(detail) => {
+            // Nothing to count: what it paid, in its own currency, no IVA known.
+            let share = Share {
+                source: Source::Payments,
+                currency: e.currency.clone(),
+                taxes: vec![],
+                pesos: None,
+                untaxed: Decimal::ZERO,
+            };
+            let reason = if e.payment_cancelled {
+                Reason::PaymentCancelled
+            } else {
+                Reason::PaymentUnresolved
+            };
+            Classified {
+                share,
+                of,
+                reason: Some(reason),
+                detail: Some(detail),
+            }
+        }
+    }
+}
+
+/// A share left out for `reason`, with the IVA it would have counted.
+pub(super) fn excluded(side: Side, c: &Classified, reason: Reason) -> Excluded {
+    let (share, of) = (&c.share, &c.of);
+    let sum = |kind: TaxKind| -> Decimal {
+        (share.taxes.iter())
+            .filter(|t| t.kind == kind)
+            .filter_map(|t| t.amount)
+            .sum()
+    };
+    let (transferred, withheld) = (sum(TaxKind::Transferred), sum(TaxKind::Withheld));
+    Excluded {
+        side,
+        reason,
+        detail: c.detail,
+        origin: of.origin,
+        uuid: of.uuid.to_owned(),
+        related_uuid: of.related_uuid.map(str::to_owned),
+        date: of.date.to_owned(),
+        counterparty_tax_id: of.counterparty.tax_id.clone(),
+        counterparty_name: of.counterparty.name.clone(),
+        currency: share.currency.clone(),
+        source: share.source,
+        iva_transferred: transferred,
+        iva_withheld: withheld,
+        iva_transferred_mxn: share.pesos.map(|p| p.of(transferred)),
+        iva_withheld_mxn: share.pesos.map(|p| p.of(withheld)),
+    }
 }
 
 impl Builder {
     /// A document of the month; `definitive` when it was received from an issuer
     /// definitive on the 69-B list.
     pub fn document(&mut self, side: Side, d: &Document, definitive: bool) {
-        let Some(share) = cash::of_document(d) else {
-            return;
-        };
-        let of = Of {
-            origin: "document",
-            uuid: &d.uuid,
-            related_uuid: None,
-            date: &d.issued_at,
-            counterparty: counterparty(side, &d.issuer, &d.receiver),
-        };
-        let reason = if d.cancelled {
-            Some(Reason::Cancelled)
-        } else if definitive && side == Side::Received {
-            Some(Reason::IssuerDefinitive69b)
-        } else {
-            None
-        };
-        self.share(side, share, &of, reason, None);
+        if let Some(c) = classify_document(side, d, definitive) {
+            self.share(side, c);
+        }
     }
 
     /// A payment entry of the month; `definitive` when the complement was received
     /// from an issuer definitive on the 69-B list.
     pub fn payment(&mut self, side: Side, e: &PaidEntry, definitive: bool) {
-        let of = Of {
-            origin: "payment",
-            uuid: &e.payment_uuid,
-            related_uuid: Some(&e.related_uuid),
-            date: &e.paid_at,
-            counterparty: counterparty(side, &e.payment_issuer, &e.payment_receiver),
-        };
-        let share = match cash::of_payment(e) {
-            Ok(share) => share,
-            Err(detail) => {
-                // Nothing to count: what it paid, in its own currency, no IVA known.
-                let share = Share {
-                    source: Source::Payments,
-                    currency: e.currency.clone(),
-                    taxes: vec![],
-                    pesos: None,
-                    untaxed: Decimal::ZERO,
-                };
-                let reason = if e.payment_cancelled {
-                    Reason::PaymentCancelled
-                } else {
-                    Reason::PaymentUnresolved
-                };
-                return self.exclude(side, &share, &of, reason, Some(detail));
-            }
-        };
-        let reason = if e.payment_cancelled {
-            Some(Reason::PaymentCancelled)
-        } else if definitive && side == Side::Received {
-            Some(Reason::IssuerDefinitive69b)
-        } else {
-            None
-        };
-        self.share(side, share, &of, reason, None);
+        self.share(side, classify_payment(side, e, definitive));
     }
 
-    fn share(
-        &mut self,
-        side: Side,
-        share: Share,
-        of: &Of,
-        reason: Option<Reason>,
-        detail: Option<&'static str>,
-    ) {
-        if share.taxes.is_empty() {
+    fn share(&mut self, side: Side, c: Classified) {
+        if c.detail.is_none() && c.share.taxes.is_empty() {
             // No IVA either way: nothing to count or to leave out.
             return;
         }
-        let reason = reason.or(share.pesos.is_none().then_some(Reason::NoExchangeRate));
-        if let Some(reason) = reason {
-            return self.exclude(side, &share, of, reason, detail);
+        let no_rate = c.share.pesos.is_none().then_some(Reason::NoExchangeRate);
+        if let Some(reason) = c.reason.or(no_rate) {
+            self.excluded.push(excluded(side, &c, reason));
+            return;
         }
         let lines = match side {
             Side::Issued => &mut self.issued,
             Side::Received => &mut self.received,
         };
+        let share = c.share;
         lines.add_all(
             share.source,
             share.currency.as_deref(),
             &share.taxes,
             share.pesos,
         );
-    }
-
-    fn exclude(
-        &mut self,
-        side: Side,
-        share: &Share,
-        of: &Of,
-        reason: Reason,
-        detail: Option<&'static str>,
-    ) {
-        let sum = |kind: TaxKind| -> Decimal {
-            (share.taxes.iter())
-                .filter(|t| t.kind == kind)
-                .filter_map(|t| t.amount)
-                .sum()
-        };
-        let (transferred, withheld) = (sum(TaxKind::Transferred), sum(TaxKind::Withheld));
-        self.excluded.push(Excluded {
-            side,
-            reason,
-            detail,
-            origin: of.origin,
-            uuid: of.uuid.to_owned(),
-            related_uuid: of.related_uuid.map(str::to_owned),
-            date: of.date.to_owned(),
-            counterparty_tax_id: of.counterparty.tax_id.clone(),
-            counterparty_name: of.counterparty.name.clone(),
-            currency: share.currency.clone(),
-            source: share.source,
-            iva_transferred: transferred,
-            iva_withheld: withheld,
-            iva_transferred_mxn: share.pesos.map(|p| p.of(transferred)),
-            iva_withheld_mxn: share.pesos.map(|p| p.of(withheld)),
-        });
     }
 
     pub fn finish(self) -> Determination {

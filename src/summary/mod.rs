@@ -27,6 +27,8 @@
 
 pub mod cash;
 mod currency;
+pub mod diot;
+pub mod diot_fields;
 pub mod iva;
 mod lines;
 pub mod seals;

@@ -274,30 +274,29 @@ const IVA_SECTIONS: &[(&str, &str, &[Column])] = &[
         "received",
         TAXES,
     ),
+    ("IVA que no entra en la determinación", "excluded", EXCLUDED),
+];
+
+/// What the IVA determination (and the DIOT) leave out, with the reason.
+const EXCLUDED: &[Column] = &[
+    ("Lado", "side", Kind::Words(direction)),
+    ("Motivo", "reason", Kind::Words(iva_reason)),
+    ("Detalle", "detail", Kind::Words(reason)),
+    ("Origen", "origin", Kind::Words(origin)),
+    ("UUID", "uuid", Kind::Text),
+    ("UUID del documento pagado", "related_uuid", Kind::Text),
+    ("Fecha", "date", Kind::Date),
+    ("RFC de la contraparte", "counterparty_tax_id", Kind::Text),
+    ("Nombre de la contraparte", "counterparty_name", Kind::Text),
+    ("Moneda", "currency", Kind::Text),
+    ("IVA trasladado", "iva_transferred", Kind::Money),
+    ("IVA retenido", "iva_withheld", Kind::Money),
     (
-        "IVA que no entra en la determinación",
-        "excluded",
-        &[
-            ("Lado", "side", Kind::Words(direction)),
-            ("Motivo", "reason", Kind::Words(iva_reason)),
-            ("Detalle", "detail", Kind::Words(reason)),
-            ("Origen", "origin", Kind::Words(origin)),
-            ("UUID", "uuid", Kind::Text),
-            ("UUID del documento pagado", "related_uuid", Kind::Text),
-            ("Fecha", "date", Kind::Date),
-            ("RFC de la contraparte", "counterparty_tax_id", Kind::Text),
-            ("Nombre de la contraparte", "counterparty_name", Kind::Text),
-            ("Moneda", "currency", Kind::Text),
-            ("IVA trasladado", "iva_transferred", Kind::Money),
-            ("IVA retenido", "iva_withheld", Kind::Money),
-            (
-                "IVA trasladado en pesos",
-                "iva_transferred_mxn",
-                Kind::Pesos,
-            ),
-            ("IVA retenido en pesos", "iva_withheld_mxn", Kind::Pesos),
-        ],
+        "IVA trasladado en pesos",
+        "iva_transferred_mxn",
+        Kind::Pesos,
     ),
+    ("IVA retenido en pesos", "iva_withheld_mxn", Kind::Pesos),
 ];
 
 /// Why IVA was left out of the determination, in words.
@@ -447,4 +446,161 @@ fn cell(
         _ => {}
     }
     Ok(())
+}
+
+/// The DIOT's review sheet's sections, over `diot_rows`' flattened records.
+const DIOT_SECTIONS: &[(&str, &str, &[Column])] = &[
+    (
+        "Proveedores (montos en pesos con centavos; el archivo los redondea a pesos)",
+        "records",
+        &[
+            ("RFC", "tax_id", Kind::Text),
+            ("Nombre", "name", Kind::Text),
+            ("Tipo de tercero", "third_party_type", Kind::Text),
+            ("Tipo de operación", "operation_type", Kind::Text),
+            ("Efectos fiscales", "tax_effects", Kind::Text),
+            ("IVA no acreditable", "non_creditable", Kind::Text),
+            ("Configuración", "saved", Kind::Text),
+            ("Comprobantes y pagos", "count", Kind::Count),
+            ("Valor pagado 16%", "general_paid", Kind::Pesos),
+            ("Devoluciones 16%", "general_returns", Kind::Pesos),
+            ("IVA 16%", "general_iva", Kind::Pesos),
+            ("IVA de devoluciones 16%", "general_iva_returns", Kind::Pesos),
+            ("Región fronteriza (8%)", "border_region", Kind::Text),
+            ("Valor pagado 8%", "border_paid", Kind::Pesos),
+            ("Devoluciones 8%", "border_returns", Kind::Pesos),
+            ("IVA 8%", "border_iva", Kind::Pesos),
+            ("IVA de devoluciones 8%", "border_iva_returns", Kind::Pesos),
+            ("Tasa 0%", "zero", Kind::Pesos),
+            ("Exentos", "exempt", Kind::Pesos),
+            ("No objeto", "not_subject", Kind::Pesos),
+            ("IVA retenido", "withheld", Kind::Pesos),
+            ("Notas", "notes", Kind::Text),
+        ],
+    ),
+    (
+        "Proveedores definitivos en la lista 69-B (su IVA va a no acreditable por no cumplir requisitos)",
+        "definitive_69b",
+        &[
+            ("RFC", "tax_id", Kind::Text),
+            ("Nombre", "name", Kind::Text),
+            ("IVA 16%", "general_iva", Kind::Pesos),
+            ("IVA 8%", "border_iva", Kind::Pesos),
+        ],
+    ),
+    ("Lo que la DIOT no incluye", "excluded", EXCLUDED),
+];
+
+/// A code object (`{code, description}`) as `04 - Proveedor nacional`.
+fn code_label(v: &Value) -> Value {
+    match (v["code"].as_str(), v["description"].as_str()) {
+        (Some(code), Some(d)) => Value::String(format!("{code} - {d}")),
+        (Some(code), None) => Value::String(code.to_owned()),
+        _ => Value::Null,
+    }
+}
+
+/// A DIOT record flattened into the review sheet's columns.
+fn diot_row(r: &Value) -> Value {
+    let mut row = serde_json::Map::new();
+    for key in ["tax_id", "name", "count"] {
+        row.insert(key.into(), r[key].clone());
+    }
+    for key in ["third_party_type", "operation_type", "tax_effects"] {
+        row.insert(key.into(), code_label(&r[key]));
+    }
+    row.insert(
+        "border_region".into(),
+        r["border_region"]["description"].clone(),
+    );
+    row.insert(
+        "non_creditable".into(),
+        r["non_creditable"]["description"].clone(),
+    );
+    let saved = if r["saved"].as_bool() == Some(true) {
+        "Guardada"
+    } else {
+        "Valores por omisión"
+    };
+    row.insert("saved".into(), saved.into());
+    let a = &r["amounts"];
+    for regime in ["general", "border"] {
+        for key in ["paid", "returns", "iva", "iva_returns"] {
+            row.insert(format!("{regime}_{key}"), a[regime][key].clone());
+        }
+    }
+    for key in ["zero", "exempt", "not_subject", "withheld"] {
+        row.insert(key.into(), a[key].clone());
+    }
+    let notes: Vec<&str> = (r["notes"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .collect();
+    row.insert("notes".into(), notes.join(" ").into());
+    Value::Object(row)
+}
+
+/// The DIOT (`GET /v1/entities/{id}/diot`'s JSON) for review: a sheet with the
+/// suppliers' records in pesos with cents, the definitive 69-B suppliers and what was
+/// left out; and a sheet with the batch file's fields, labelled, one row per record.
+pub fn write_diot(view: &Value, taxpayer: &Taxpayer) -> Result<Vec<u8>, XlsxError> {
+    let mut book = Workbook::new();
+    let mut formats = Formats {
+        bold: Format::new().set_bold(),
+        dates: DateFormats::day_first(),
+        percent: Format::new().set_num_format(PERCENT),
+        money: MoneyFormats::default(),
+    };
+    let records: Vec<Value> = (view["records"].as_array().into_iter().flatten())
+        .map(diot_row)
+        .collect();
+    let definitive: Vec<Value> = (view["records"].as_array().into_iter().flatten())
+        .zip(&records)
+        .filter(|(r, _)| r["definitive_69b"].as_bool() == Some(true))
+        .map(|(_, row)| row.clone())
+        .collect();
+    let rows = serde_json::json!({
+        "records": records,
+        "definitive_69b": definitive,
+        "excluded": view["excluded"],
+    });
+    let sheet = book.add_worksheet().set_name("DIOT")?;
+    sheet.set_column_width(0, 40)?;
+    sheet.set_column_range_width(1, 21, 16)?;
+    let title =
+        "DIOT del mes (borrador, flujo de efectivo): valide el archivo con la herramienta del SAT";
+    sheet.write_string_with_format(0, 0, title, &formats.bold)?;
+    let text = |key: &str| view[key].as_str().unwrap_or_default();
+    let layout = format!("{} campos", text("layout"));
+    for (row, label, value) in [
+        (1, "RFC", taxpayer.tax_id),
+        (2, "Nombre", taxpayer.name),
+        (3, "Mes", text("month")),
+        (4, "Formato", layout.as_str()),
+    ] {
+        sheet.write_string_with_format(row, 0, label, &formats.bold)?;
+        sheet.write_string(row, 1, value)?;
+    }
+    sections(sheet, 5, &rows, DIOT_SECTIONS, &mut formats)?;
+    let file = book.add_worksheet().set_name("Archivo")?;
+    for (row, record) in (0u32..).zip(view["records"].as_array().into_iter().flatten()) {
+        let fields = record["fields"].as_array().into_iter().flatten();
+        for (col, field) in (0u16..).zip(fields) {
+            if row == 0 {
+                let header = format!(
+                    "{}. {}",
+                    field["number"],
+                    field["label"].as_str().unwrap_or_default()
+                );
+                file.write_string_with_format(0, col, header, &formats.bold)?;
+            }
+            // The file's text, as the SAT's upload reads it.
+            match field["value"].as_str() {
+                Some(value) if !value.is_empty() => {
+                    file.write_string(row + 1, col, value)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    book.save_to_buffer()
 }

@@ -15,6 +15,10 @@ const FIELDS = {
   'options.period.from': 'from', 'options.period.to': 'to', 'options.download_type': 'download_type',
   'options.document_class': 'document_class', options: 'extraction_options', url: 'url', events: 'events',
   q: 'search', body: 'request_body',
+  third_party_type: 'diot_third_party_type', operation_type: 'diot_operation_type', tax_effects: 'diot_tax_effects',
+  border_region: 'diot_border_region', non_creditable: 'diot_non_creditable', foreign_tax_id: 'diot_foreign_tax_id',
+  foreign_name: 'diot_foreign_name', country: 'diot_country', jurisdiction: 'diot_jurisdiction',
+  legacy_country: 'diot_legacy_country', legacy_nationality: 'diot_legacy_nationality',
 };
 
 // [pattern, Spanish] in order; `$1`... are the pattern's groups.
@@ -83,6 +87,16 @@ const MESSAGES = [
   [/^must be invoices or retentions$/, 'debe ser facturas o retenciones'],
   [/^retentions are extracted through the e\.firma web service only.*$/, 'las retenciones solo se descargan con la e.firma (el portal de la CIEC no las entrega): suba primero la e.firma del contribuyente'],
   [/^must be an absolute http or https URL with a host$/, 'debe ser una URL http o https completa, con servidor'],
+  [/^must be one of (.+) for third-party type (\d+)$/, 'debe ser uno de: $1, para el tipo de tercero $2'],
+  [/^must be 04, 05 or 15$/, 'debe ser 04, 05 o 15'],
+  [/^is only for a foreign supplier \(third_party_type 05\)$/, 'solo aplica a un proveedor extranjero (tipo de tercero 05)'],
+  [/^must be a foreign country's code in the SAT's c_Pais catalog.*$/,
+    'debe ser la clave de un país extranjero del catálogo c_Pais del SAT (ISO de 3 letras; ZZZ para otro)'],
+  [/^is only for country ZZZ$/, 'solo aplica con el país ZZZ'],
+  [/^must not contain \| or line breaks$/, 'no debe contener | ni saltos de línea'],
+  [/^must be two letters \(the 24-field layout's country catalog\)$/, 'debe ser de dos letras (el catálogo de países del formato de 24 campos)'],
+  [/^must be an RFC: 3 or 4 letters, 6 digits and a 3-character homoclave.*$/,
+    'debe ser un RFC: 3 o 4 letras, 6 dígitos y una homoclave de 3 caracteres (XEXX010101000 para un proveedor extranjero)'],
   [/^must be one of (.+)$/, 'debe ser uno de: $1'],
   [/^must be true or false$/, 'debe ser verdadero o falso'],
   [/^must be a JSON object$/, 'la solicitud no es un objeto JSON'],

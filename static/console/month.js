@@ -1,13 +1,14 @@
 // The month close of one taxpayer: the extractions that cover the month and their
 // state, then the month's IVA determination (GET /v1/entities/{id}/iva,
 // /docs/summary#iva): the figures in pesos, each side's cash-basis lines and what was
-// left out with its reason; the same figures download as the API's XLSX. Amounts stay
-// the strings the API wrote (format.js).
+// left out with its reason; the same figures download as the API's XLSX. Then the
+// month's DIOT (diot.js). Amounts stay the strings the API wrote (format.js).
 import { t, lang } from './i18n.js';
 import { api, withQuery } from './api.js';
 import { h, field, select, table, errorBox, values, badge, downloadButton } from './dom.js';
 import { allEntities, entityOptions } from './entities.js';
 import { money, timestamp } from './format.js';
+import { diotSection } from './diot.js';
 
 // The choice survives a visit to another page, like the summary's.
 const state = { params: null };
@@ -119,7 +120,7 @@ export function render(main) {
     results.replaceChildren(h('p', { class: 'muted' }, t('loading')));
     try {
       const [runs, iva] = await Promise.all([extractionsOf(p.entity_id, p.month), api('GET', withQuery(path(p), { month: p.month }))]);
-      if (mine === latest) results.replaceChildren(extractionsSection(runs), ivaSection(iva));
+      if (mine === latest) results.replaceChildren(extractionsSection(runs), ivaSection(iva), diotSection(p.entity_id, p.month));
     } catch (e) {
       if (e.status !== 401 && mine === latest) results.replaceChildren(errorBox(e));
     }

@@ -31,6 +31,13 @@ function body(form) {
   return out;
 }
 
+/** What an edit changes: the body's fields whose value differs from the schedule's. An
+ * unchanged timing is left out, since sending `every` again starts its interval anew. */
+function changes(out, s) {
+  const was = { ...s, document_classes: s.document_classes || ['invoices'] };
+  return Object.fromEntries(Object.entries(out).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(was[k])));
+}
+
 /** How often the schedule runs, in words. */
 function frequency(s) {
   if (s.monthly) return t('monthly_desc').replace('{day}', s.monthly.day).replace('{at}', s.monthly.at) + ` (${t('mx_time')})`;
@@ -141,7 +148,7 @@ export function render(main) {
       };
       // Editing fills the form with the schedule; saving PATCHes it (its entity stays).
       edit = (s) => {
-        editing = s.id;
+        editing = s;
         form.entity_id.value = s.entity_id;
         form.entity_id.disabled = true;
         const timing = s.monthly ? 'monthly' : s.daily_at ? 'daily' : 'every';
@@ -165,8 +172,14 @@ export function render(main) {
       cancel.addEventListener('click', reset);
       form.addEventListener('submit', (ev) => {
         ev.preventDefault();
-        const id = editing;
-        if (id) act(async () => { await api('PATCH', `/v1/schedules/${id}`, body(form)); reset(); }, t('saved'));
+        const s = editing;
+        if (s) {
+          act(async () => {
+            const changed = changes(body(form), s);
+            if (Object.keys(changed).length) await api('PATCH', `/v1/schedules/${s.id}`, changed);
+            reset();
+          }, t('saved'));
+        }
         else act(() => api('POST', '/v1/schedules', { entity_id: form.entity_id.value, ...body(form) }), t('created'));
       });
       formSlot.replaceChildren(form);

@@ -459,6 +459,16 @@ impl Client {
         )
     }
 
+    pub fn put_json(&self, path: &str, body: &Value) -> Resp {
+        let bytes = serde_json::to_vec(body).expect("serialize");
+        self.request(
+            "PUT",
+            path,
+            Some(&bytes),
+            &[("Content-Type", "application/json")],
+        )
+    }
+
     pub fn post_raw(&self, path: &str, body: &[u8]) -> Resp {
         self.request("POST", path, Some(body), &[])
     }

@@ -402,13 +402,16 @@ fn start_receiver() -> (String, Received) {
     (format!("http://127.0.0.1:{port}/hooks"), received)
 }
 
+/// The supplier RFC `{rfc}` path segments take.
+const SUPPLIER: &str = "SUP010101AB1";
+
 /// Replaces `{name}` in `template` with `value`.
 /// A valid query for an operation with required query parameters (the summary's); its
 /// dates are the sample date parameters get, so either may be replaced by it.
 fn required_query(path: &str) -> &'static str {
     if path.ends_with("/summary") {
         "?from=2024-03-05&to=2024-03-05&direction=issued"
-    } else if path.ends_with("/iva") {
+    } else if path.ends_with("/iva") || path.ends_with("/diot") {
         "?month=2024-03"
     } else {
         ""
@@ -421,7 +424,10 @@ fn fill(template: &str, value: &str) -> String {
         if i > 0 {
             out.push('/');
         }
-        if seg.starts_with('{') && seg.ends_with('}') {
+        if seg == "{rfc}" {
+            // A supplier's RFC: the path's other id decides.
+            out.push_str(SUPPLIER);
+        } else if seg.starts_with('{') && seg.ends_with('}') {
             out.push_str(value);
         } else {
             out.push_str(seg);
@@ -803,6 +809,19 @@ fn real_responses_match_the_documented_schemas() {
         .find(|i| i["has_pdf"] == false)
         .map(|i| i["id"].clone());
 
+    // A supplier's settings on both entities, for the supplier reads below.
+    for entity in [&entity_id, &doomed_id] {
+        let url = format!("/v1/entities/{entity}/suppliers/{SUPPLIER}");
+        let res = api.request(
+            "PUT",
+            &url,
+            Some(br#"{"non_creditable": "proportion"}"#),
+            &[],
+        );
+        c.check("put", "/v1/entities/{id}/suppliers/{rfc}", &url, res)
+            .expect(200);
+    }
+
     // --- Every documented GET with a JSON 200, for every id we have.
     let get_ops: Vec<Operation> = c
         .ops
@@ -1080,6 +1099,62 @@ fn real_responses_match_the_documented_schemas() {
     let res = c.check("get", iva, &url, api.get(&url));
     assert_eq!(res.status, 422, "GET {url}: {}", res.text());
 
+    // --- The DIOT: a supplier's settings saved, read, listed, used by the month's DIOT
+    // (JSON, TXT, XLSX; both layouts), the codes; bad month, format and RFC; forgotten.
+    let supplier = "/v1/entities/{id}/suppliers/{rfc}";
+    let url = format!("/v1/entities/{entity_id}/suppliers/{SUPPLIER}");
+    let body = json!({"operation_type": "03", "border_region": "south", "tax_effects": false});
+    let res = api.request(
+        "PUT",
+        &url,
+        Some(&serde_json::to_vec(&body).expect("json")),
+        &[],
+    );
+    c.check("put", supplier, &url, res).expect(200);
+    c.check("get", supplier, &url, api.get(&url)).expect(200);
+    let res = api.request("PUT", &url, Some(br#"{"operation_type": "99"}"#), &[]);
+    assert_eq!(c.check("put", supplier, &url, res).status, 422);
+    let url = format!("/v1/entities/{entity_id}/suppliers/NOT-AN-RFC");
+    for method in ["GET", "PUT", "DELETE"] {
+        let res = api.request(method, &url, Some(b"{}"), &[]);
+        let res = c.check(&method.to_lowercase(), supplier, &url, res);
+        assert_eq!(res.status, 422, "{method} {url}: {}", res.text());
+    }
+    let list = "/v1/entities/{id}/suppliers";
+    let url = format!("/v1/entities/{entity_id}/suppliers");
+    c.check("get", list, &url, api.get(&url)).expect(200);
+    c.check(
+        "get",
+        "/v1/diot/codes",
+        "/v1/diot/codes",
+        api.get("/v1/diot/codes"),
+    )
+    .expect(200);
+    let diot = "/v1/entities/{id}/diot";
+    for (query, media) in [
+        ("month=2024-03", "application/json"),
+        ("month=2025-03", "application/json"),
+        ("month=2020-01", "application/json"),
+        ("month=2024-03&format=txt", "text/plain"),
+        (
+            "month=2024-03&format=xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ),
+    ] {
+        let url = format!("/v1/entities/{entity_id}/diot?{query}");
+        let res = c.check("get", diot, &url, api.get(&url));
+        assert_eq!(res.status, 200, "GET {url}: {}", res.text());
+        assert_eq!(media_type(res.content_type()), media, "GET {url}");
+    }
+    for query in ["month=2024-13", "month=2024-03&format=pdf"] {
+        let url = format!("/v1/entities/{entity_id}/diot?{query}");
+        let res = c.check("get", diot, &url, api.get(&url));
+        assert_eq!(res.status, 422, "GET {url}: {}", res.text());
+    }
+    let url = format!("/v1/entities/{entity_id}/suppliers/{SUPPLIER}");
+    let res = api.request("DELETE", &url, None, &[]);
+    assert_eq!(c.check("delete", supplier, &url, res).status, 204);
+
     // --- A seal verified: a sandbox invoice (valid), and one that is no CFDI (422).
     let res = api.post_json("/v1/seals/verify", &json!({"xml": sandbox_xml()}));
     let seal = c
@@ -1108,6 +1183,10 @@ fn real_responses_match_the_documented_schemas() {
         ("/v1/schedules/{id}", json!({"lookback_days": 10})),
         ("/v1/entities/{id}/efirma", efirma_upload()),
         ("/v1/seals/verify", json!({"xml": sandbox_xml()})),
+        (
+            "/v1/entities/{id}/suppliers/{rfc}",
+            json!({"operation_type": "03"}),
+        ),
     ]
     .into_iter()
     .collect();
@@ -1174,8 +1253,8 @@ fn real_responses_match_the_documented_schemas() {
         if op.has_request_body() {
             // 422: a body that is not a JSON object, an empty one, an empty object.
             for bad in [&b"[1, 2]"[..], b"not json", b"", b"{}"] {
-                if bad == b"{}" && op.method == "patch" {
-                    continue; // every PATCH field is optional
+                if bad == b"{}" && (op.method == "patch" || op.path.ends_with("/{rfc}")) {
+                    continue; // every PATCH field is optional, and a supplier's
                 }
                 let res = api.request(&method, &url, Some(bad), &[]);
                 let res = c.check(&op.method, &op.path, &url, res);

@@ -11,22 +11,23 @@ use serde_json::Value;
 use crate::common::app::{Client, TestApp};
 use crate::common::invoices::*;
 
-const TAXPAYER: &str = "AAA010101AAA";
+pub(crate) const TAXPAYER: &str = "AAA010101AAA";
 const CLIENT: &str = "CLI010101AB3";
-const USD_SUPPLIER: &str = "SUP010101AB1";
-const SERVICES: &str = "SVC010101AB4";
-const DEFINITIVE: &str = "DEF010101AB2";
+pub(crate) const USD_SUPPLIER: &str = "SUP010101AB1";
+pub(crate) const SERVICES: &str = "SVC010101AB4";
+pub(crate) const DEFINITIVE: &str = "DEF010101AB2";
 
-fn uuid(n: u32) -> String {
+pub(crate) fn uuid(n: u32) -> String {
     format!("cccccccc-0000-4000-8000-{n:012}")
 }
 
-/// A tax entry: (Traslado or Retencion, Impuesto, TasaOCuota, Base, Importe).
-type Tax<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str);
+/// A tax entry: (Traslado or Retencion, Impuesto, TasaOCuota or `Exento`, Base,
+/// Importe).
+pub(crate) type Tax<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str);
 
 /// A CFDI 4.0 I or E of one concept of `base` with `taxes`.
 #[allow(clippy::too_many_arguments)]
-fn cfdi(
+pub(crate) fn cfdi(
     n: u32,
     (issuer, receiver): (&str, &str),
     kind: &str,
@@ -40,10 +41,13 @@ fn cfdi(
         taxes
             .iter()
             .filter(|t| t.0 == which)
-            .map(|(w, tax, rate, base, amount)| {
-                format!(
+            .map(|(w, tax, rate, base, amount)| match *rate {
+                "Exento" => {
+                    format!(r#"<cfdi:{w} Base="{base}" Impuesto="{tax}" TipoFactor="Exento"/>"#)
+                }
+                _ => format!(
                     r#"<cfdi:{w} Base="{base}" Impuesto="{tax}" TipoFactor="Tasa" TasaOCuota="{rate}" Importe="{amount}"/>"#
-                )
+                ),
             })
             .collect()
     };
@@ -81,7 +85,7 @@ fn stamp(n: u32) -> String {
 
 /// A Pagos 2.0 complement paying `amount` MXN of `paid` (no ImpuestosDR: the cash
 /// basis takes the paid proportion of the invoice's IVA).
-fn payment(
+pub(crate) fn payment(
     n: u32,
     (issuer, receiver): (&str, &str),
     date: &str,
@@ -108,11 +112,11 @@ fn payment(
     )
 }
 
-const IVA16: &str = "0.160000";
-const IVA_TWO_THIRDS: &str = "0.106667";
+pub(crate) const IVA16: &str = "0.160000";
+pub(crate) const IVA_TWO_THIRDS: &str = "0.106667";
 
 /// The taxpayer's October 2026: (direction, file name, XML).
-fn october() -> Vec<(&'static str, &'static str, String)> {
+pub(crate) fn october() -> Vec<(&'static str, &'static str, String)> {
     let issued = (TAXPAYER, CLIENT);
     let mxn = r#"Moneda="MXN""#;
     vec![
@@ -272,7 +276,7 @@ fn october() -> Vec<(&'static str, &'static str, String)> {
 
 /// The 69-B sample with `DEFINITIVE` listed `Definitivo` (byte edits: the file is
 /// Windows-1252).
-fn list_69b(app: &TestApp) {
+pub(crate) fn list_69b(app: &TestApp) {
     let sample = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/sat-status-fixtures/69b-listado-completo-sample.satcfdi.csv"
@@ -304,7 +308,7 @@ fn iva(client: &Client, entity: &str, query: &str) -> Value {
     resp.json()
 }
 
-fn text(v: &Value) -> String {
+pub(crate) fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

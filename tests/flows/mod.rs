@@ -5,6 +5,7 @@
 mod accountant;
 mod backup;
 mod bounds;
+mod diot;
 mod documents;
 mod efirma;
 pub(crate) mod efirma_ws;
@@ -17,7 +18,7 @@ mod import;
 mod incremental;
 mod invoices;
 mod items;
-mod iva;
+pub(crate) mod iva;
 mod list_69b;
 pub(crate) mod metrics;
 mod relations;

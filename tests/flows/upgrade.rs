@@ -258,9 +258,9 @@ fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
     );
 }
 
-/// Takes a current database back to schema 21's shape (no seal columns), as a
+/// Takes a current database back to schema 24's shape (no seal columns), as a
 /// database stored before the service verified seals.
-fn back_to_schema_21(dir: &std::path::Path) {
+fn back_to_schema_24(dir: &std::path::Path) {
     let conn = rusqlite::Connection::open(dir.join("cfdi-extract.db")).expect("db");
     conn.execute_batch(
         "DROP INDEX invoices_seal_pending; DROP INDEX invoices_seal_awaits;
@@ -269,14 +269,14 @@ fn back_to_schema_21(dir: &std::path::Path) {
          ALTER TABLE invoices DROP COLUMN seal_awaits;
          ALTER TABLE retentions DROP COLUMN seal_status; ALTER TABLE retentions DROP COLUMN seal_json;
          ALTER TABLE retentions DROP COLUMN seal_awaits;
-         PRAGMA user_version = 21;",
+         PRAGMA user_version = 24;",
     )
-    .expect("schema 21");
+    .expect("schema 24");
 }
 
 #[test]
 fn documents_stored_before_seals_were_verified_are_verified_once_in_the_background() {
-    sqlite_only!("a schema 21 SQLite file upgraded in place");
+    sqlite_only!("a schema 24 SQLite file upgraded in place");
     let mut app = TestApp::spawn_with(&[]);
     let client = app.client();
     let entity = client.create_entity("AAA010101AAA", "sandbox1")["id"]
@@ -303,7 +303,7 @@ fn documents_stored_before_seals_were_verified_are_verified_once_in_the_backgrou
         .list_all("/v1/events?event=invoice.updated", 100)
         .len();
     app.kill();
-    back_to_schema_21(app.data_dir());
+    back_to_schema_24(app.data_dir());
     app.start();
     assert_eq!(
         user_version(app.data_dir()),

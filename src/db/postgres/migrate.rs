@@ -59,9 +59,11 @@ const STEPS: &[(i64, &str)] = &[
     ),
     // `idempotency_keys` is new: schema.sql adds it (see the SQLite step).
     (21, ""),
-    // SQLite's STEP_22: each document's seal verification.
+    // `suppliers` is new: schema.sql adds it (see the SQLite step).
+    (24, ""),
+    // SQLite's STEP_25: each document's seal verification.
     (
-        22,
+        25,
         "ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_status TEXT COLLATE \"C\"
              CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
          ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";

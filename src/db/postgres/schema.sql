@@ -163,7 +163,7 @@ CREATE TABLE IF NOT EXISTS invoices (
     sat_check_at        TEXT COLLATE "C",          -- the next check; NULL: none planned
     sat_check_urgent    BIGINT NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
     credited_uuid       TEXT COLLATE "C",          -- the one UUID its 01/03 relations name (db/invoices/relations.rs)
-    -- The seal's verification (`seal::verify`, version 22): NULL until verified (what
+    -- The seal's verification (`seal::verify`, version 25): NULL until verified (what
     -- was stored before is verified in the background, `jobs::seals`).
     seal_status         TEXT COLLATE "C" CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
     seal_json           TEXT COLLATE "C",          -- the `seal` object, compact JSON
@@ -603,3 +603,15 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
     PRIMARY KEY (org_id, key)
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);
+
+-- A supplier's DIOT settings (see schema.sql).
+CREATE TABLE IF NOT EXISTS suppliers (
+    org_id      TEXT COLLATE "C" NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
+    entity_id   TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    tax_id      TEXT COLLATE "C" NOT NULL,
+    settings    TEXT COLLATE "C" NOT NULL,
+    created_at  TEXT COLLATE "C" NOT NULL,
+    updated_at  TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (entity_id, tax_id)
+);
+CREATE INDEX IF NOT EXISTS suppliers_org ON suppliers (org_id, entity_id);

@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 22;
+pub const VERSION: i64 = 25;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -33,7 +33,8 @@ const STEPS: &[(i64, &str)] = &[
     (19, STEP_19),
     (20, STEP_20),
     (21, STEP_21),
-    (22, STEP_22),
+    (24, STEP_24),
+    (25, STEP_25),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -292,19 +293,23 @@ CREATE INDEX IF NOT EXISTS schedules_entity ON schedules (entity_id);
 /// would not honour the keys, refuse the database.
 const STEP_21: &str = "";
 
-/// Version 22: each invoice's and retention's seal verification (`seal::verify`): its
+/// Version 24: the DIOT's per-supplier settings (`suppliers`, a new table that
+/// `schema.sql` creates). No existing row changes.
+const STEP_24: &str = "";
+
+/// Version 25: each invoice's and retention's seal verification (`seal::verify`): its
 /// status, the `seal` object, and the SAT certificate its stamp waits for. NULL until
-/// verified: the seal verifier (`jobs::seals`) verifies what was stored before, once,
+/// verified: the seal verifier (`ops::seals`) verifies what was stored before, once,
 /// in the background; `schema.sql` adds its indexes.
-const STEP_22: &str = "
+const STEP_25: &str = "
 ALTER TABLE invoices ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
 ALTER TABLE invoices ADD COLUMN seal_json TEXT;
 ALTER TABLE invoices ADD COLUMN seal_awaits TEXT;
 ";
 
-/// Version 22's `retentions` half, run only where the table exists without them: a
+/// Version 25's `retentions` half, run only where the table exists without them: a
 /// database older than version 13 has none yet (`schema.sql` creates it with them).
-const STEP_22_RETENTIONS: &str = "
+const STEP_25_RETENTIONS: &str = "
 ALTER TABLE retentions ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
 ALTER TABLE retentions ADD COLUMN seal_json TEXT;
 ALTER TABLE retentions ADD COLUMN seal_awaits TEXT;
@@ -347,8 +352,8 @@ fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
         [],
         |r| r.get(0),
     )?;
-    if from < 22 && retentions_unsealed {
-        tx.execute_batch(STEP_22_RETENTIONS)?;
+    if from < 25 && retentions_unsealed {
+        tx.execute_batch(STEP_25_RETENTIONS)?;
     }
     tx.execute_batch(SCHEMA)?;
 
