@@ -251,12 +251,13 @@ async function invoiceSearchSteps(page, t, rfc, creds) {
     .waitFor().then(() => true, () => false);
   const income = await page.locator('tr[data-invoice] td.type', { hasText: 'Ingreso' }).first().waitFor().then(() => true, () => false);
   const sat = await page.locator('tr[data-invoice] td.sat .badge, tr[data-invoice] td.sat .muted').count();
+  const seals = await page.locator('tr[data-invoice] td.seal .badge').count();
   // Read once the filtered rows are drawn ("Limpiar" redraws the page before them).
   const headers = await page.$$eval('#main th', (ths) => ths.map((th) => th.textContent));
-  if (!headers.includes('Método de pago') || !headers.includes('Estado en el SAT') || !ppd || !income || !sat
+  if (!headers.includes('Método de pago') || !headers.includes('Estado en el SAT') || !headers.includes('Sello') || !ppd || !income || !sat || !seals
     || !types.includes('I - Ingreso') || !types.includes('P - Pago') || direction !== 'Ambas') {
-    t.fail(`invoice columns ${JSON.stringify(headers)}, PPD described ${ppd}, type described ${income}, SAT cells ${sat}, types ${JSON.stringify(types)}, direction "${direction}"`);
-  } else t.ok('the list shows the payment method and SAT status as columns, each code with its description; the type filter reads "I - Ingreso"; Dirección: "Ambas"');
+    t.fail(`invoice columns ${JSON.stringify(headers)}, PPD described ${ppd}, type described ${income}, SAT cells ${sat}, seal badges ${seals}, types ${JSON.stringify(types)}, direction "${direction}"`);
+  } else t.ok('the list shows the payment method, SAT status and seal as columns, each code with its description; the type filter reads "I - Ingreso"; Dirección: "Ambas"');
   await t.axe('invoices (search and totals)');
   await t.shot('invoices-totals');
   await page.getByRole('button', { name: 'Limpiar' }).click();
@@ -270,6 +271,11 @@ async function invoiceSearchSteps(page, t, rfc, creds) {
   const kind = await dd('Tipo');
   if (!/^\S+ - \S/.test(use) || !/ - /.test(kind) || !(form === '—' || / - /.test(form))) t.fail(`the invoice's codes: Uso ${use}, Tipo ${kind}, Forma ${form}`);
   else t.ok(`the invoice reads its codes: Tipo ${kind}, Uso CFDI ${use}, Forma de pago ${form}`);
+  // The seal: a badge in words, and each of its seven checks.
+  const seal = await page.locator('#seal .badge').textContent().catch(() => '');
+  const checks = await page.locator('tr[data-check]').count();
+  if (!/^sello (válido|inválido|sin verificar|por verificar)$/.test(seal) || checks !== 7) t.fail(`the invoice's seal: "${seal}", ${checks} checks`);
+  else t.ok(`the invoice shows its seal as "${seal}" with its ${checks} checks`);
   await page.getByRole('link', { name: 'Facturas', exact: true }).click();
 }
 

@@ -536,6 +536,8 @@ def main():
     calls = sat_calls()
     log("scenario 17: the 69-B list at the cap")
     list_rows = list_69b_rows()
+    log("scenario 18: the background seal verifier")
+    seal_rows = seals_rows(scenario_seals(tmp))
     log("scenario 13: satcfdi side by side")
     side_by_side.satcfdi(ROOT, tmp, lambda *r: extra_rows.append(r))
 
@@ -681,7 +683,7 @@ def main():
     attacked_rps = median_of(attacked, "rps")
     row(8, "(2) while another client sends wrong passwords", ">= 50% of (2)",
         f"{attacked_rps:,.0f} req/s = {attacked_rps / trivial_rps:.0%}", attacked_rps >= 0.5 * trivial_rps)
-    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)] + list_rows:
+    for r in accountant_rows + disk_rows(disk) + status_rows(status) + [sat_calls_row(calls)] + list_rows + seal_rows:
         row(*r)
 
     what = f"console: first page of invoices drawn in Chromium, {big_n:,} invoices (warm median; cold, max)"
@@ -820,6 +822,59 @@ def status_only():
     subprocess.run(["rm", "-rf", tmp])
 
 
+def scenario_seals(tmp):
+    """(18) The background seal verifier: a BIG sandbox month extracted (each document
+    verified as it is stored), its answers cleared as a database stored before seals
+    were verified has them, and the server started again: the verifier's documents a
+    second, and the listing's p99 while it runs against after it is done."""
+    import sqlite3
+    data_dir = os.path.join(tmp, "seals")
+    server = Server(data_dir)
+    creds = new_user(data_dir, "Seals")
+    eid = create_entity(server, creds, "BIGA010118AAA")
+    wait_extraction(server, creds, extract(server, creds, eid, "2026-03-01", "2026-03-31"))
+    server.stop()
+    db_path = os.path.join(data_dir, "cfdi-extract.db")
+    db = sqlite3.connect(db_path)
+    n = db.execute("SELECT count(*) FROM invoices WHERE xml_processed = 1").fetchone()[0]
+    db.execute("UPDATE invoices SET seal_status = NULL, seal_json = NULL, seal_awaits = NULL")
+    db.commit()
+    db.close()
+    pending = lambda: sqlite3.connect(f"file:{db_path}?mode=ro", uri=True).execute(
+        "SELECT count(*) FROM invoices WHERE seal_status IS NULL AND xml_processed = 1").fetchone()[0]
+    server = Server(data_dir)
+    started = time.monotonic()
+    header = f"Authorization: {basic(creds)}"
+    page = server.base + "/v1/invoices?limit=50"
+    during = wrk(page, header=header)
+    left = pending()
+    wait_for(lambda: pending() == 0, 3600, "every document verified")
+    elapsed = time.monotonic() - started
+    after = wrk(page, header=header)
+    server.stop()
+    return {"n": n, "rate": n / elapsed, "during_p99": during["p99"], "after_p99": after["p99"],
+            "overlapped": left > 0}
+
+
+def seals_rows(seals):
+    ratio = seals["during_p99"] / seals["after_p99"] if seals["after_p99"] else 0
+    return [
+        (18, f"background seal verification of a BIG month ({seals['n']:,} invoices stored before seals were verified)",
+         "reported", f"{seals['rate']:,.0f} verifications/s", True),
+        (18, "`GET /v1/invoices?limit=50` p99 while it runs, against after"
+         + ("" if seals["overlapped"] else " (it finished before the load did)"), "within 1.1x",
+         f"{seals['during_p99']:.1f} / {seals['after_p99']:.1f} ms", ratio <= 1.1),
+    ]
+
+
+def seals_only():
+    """`bench/run seals`: only scenario 18; prints the rows, writes nothing."""
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    for n, what, target, value, ok in seals_rows(scenario_seals(tmp)):
+        print(f"| {n} | {what} | {target} | {value} | {'met' if ok else 'MISSED'} |")
+    subprocess.run(["rm", "-rf", tmp])
+
+
 class Postgres:
     """A fresh database per data directory on BENCH_POSTGRES (a server URL), or on a
     throwaway server `.ci/postgres.sh start` runs when it is not set."""
@@ -918,5 +973,5 @@ def engines_only():
 
 if __name__ == "__main__":
     modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only,
-             "engines": engines_only, "list69b": list_69b_only}
+             "engines": engines_only, "list69b": list_69b_only, "seals": seals_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())

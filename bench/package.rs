@@ -90,8 +90,18 @@ fn ingest(zip: &[u8], tax_id: &str) -> anyhow::Result<(u64, f64)> {
         batch: "bench",
     };
     let stopping = AtomicBool::new(false);
+    // Verified as a server verifies them: the sandbox's authority trusted; no SAT
+    // certificate repository (a bench fetches nothing), so stamps stay unverified.
+    let sat_certificates = cfdi_extract::sat::certificates::Store::new(
+        db.clone(),
+        std::sync::Arc::new(NoRepository),
+        cfdi_extract::seal::Trust::sat()
+            .and(cfdi_extract::sandbox::docs::authority_certificate().clone()),
+        1.0,
+    );
     let sink = RunSink {
         db: &db,
+        sat_certificates: sat_certificates.at_hand(),
         stopping: &stopping,
         extraction_id: &extraction,
         owner,
@@ -151,4 +161,13 @@ fn main() -> anyhow::Result<()> {
     println!("package_bytes {}", zip.len());
     println!("package_rate {:.0}", rates[rates.len() / 2]);
     Ok(())
+}
+
+/// A SAT certificate repository that has none.
+struct NoRepository;
+
+impl cfdi_extract::sat::certificates::Repository for NoRepository {
+    fn fetch(&self, number: &str) -> Result<Vec<u8>, String> {
+        Err(format!("the bench fetches no certificate ({number})"))
+    }
 }

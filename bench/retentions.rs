@@ -8,6 +8,7 @@
 use cfdi_extract::db::{self, Db};
 use cfdi_extract::domain::extraction::Direction;
 use cfdi_extract::ingest::{self, Owner};
+use cfdi_extract::seal;
 use std::time::Instant;
 
 const DOCUMENTS: usize = 10_000;
@@ -63,7 +64,7 @@ fn ingest(docs: &[Vec<u8>]) -> anyhow::Result<f64> {
         // Parsed and compressed before the write transaction, as imports do.
         let prepared = chunk
             .iter()
-            .map(|xml| ingest::prepare_retention(xml, None))
+            .map(|xml| ingest::prepare_retention(xml, None, seal::Verifier::offline()))
             .collect::<Result<Vec<_>, _>>()?;
         db.tx(|tx| {
             for doc in &prepared {

@@ -12,7 +12,7 @@ use cfdi_extract::sandbox::docs::{
     authority_certificate, invoices_for_period, render_xml, sat_certificate, Direction,
 };
 use cfdi_extract::seal::{
-    verify, Lookup, NoSatCertificates, SatCertificates, Signer, Status, Subject, Trust,
+    verify, Lookup, NoSatCertificates, SatCertificates, Signer, Status, Subject, Trust, Verifier,
 };
 use chrono::{NaiveDate, TimeZone, Utc};
 
@@ -108,6 +108,29 @@ fn main() {
     });
     println!("seal_sandbox_month {}", month.len());
     println!("seal_sandbox_rate {sandbox:.0}");
+    // What verification adds to the ingest's preparing of a document (parse, compress;
+    // now verify on the same tree), the chain check remembered per certificate.
+    let verifier = Verifier {
+        trust: &trust,
+        sat: &SandboxSat,
+    };
+    let verified = rate(month.len(), || {
+        for doc in &month {
+            let _ = cfdi_extract::ingest::prepare(doc, None, verifier).expect("prepared");
+        }
+    });
+    let unverified = rate(month.len(), || {
+        for doc in &month {
+            let _ = cfdi_extract::cfdi::Cfdi::parse_stamped(doc).expect("parsed");
+            let _ = cfdi_extract::db::documents::xml(doc);
+        }
+    });
+    println!("ingest_prepare_verified_rate {verified:.0}");
+    println!("ingest_prepare_unverified_rate {unverified:.0}");
+    println!(
+        "ingest_verification_us_per_document {:.0}",
+        1e6 / verified - 1e6 / unverified
+    );
     println!("sandbox_render_rate {render:.0}");
 
     // Sealing and stamping alone, with keys of the sandbox's sizes.

@@ -341,6 +341,11 @@ pub struct ServeArgs {
     /// after it. A live instance renews its leases every third of it.
     #[arg(long, env = "CFDI_EXTRACT_JOB_LEASE", default_value = "30s", value_parser = parse_duration)]
     pub job_lease: Duration,
+    /// How long the seal verifier waits before it asks again for a SAT certificate that
+    /// documents' stamps wait for and that could not be had (a certificate newly
+    /// awaited is asked for within seconds); tests shorten it.
+    #[arg(long, env = "CFDI_EXTRACT_SEAL_RECHECK_EVERY", default_value = "5m", value_parser = parse_duration)]
+    pub seal_recheck_every: Duration,
     /// How often events past their retention are purged (tests shorten it).
     #[arg(long, env = "CFDI_EXTRACT_EVENT_PURGE_EVERY", default_value = "1h", value_parser = parse_duration)]
     pub event_purge_every: Duration,

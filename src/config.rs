@@ -44,6 +44,7 @@ pub struct Config {
     /// How long events are kept (`--event-retention-days`).
     pub event_retention: Duration,
     pub event_purge_every: Duration,
+    pub seal_recheck_every: Duration,
     pub job_lease: Duration,
     pub captcha_command: Option<String>,
     pub anticaptcha_url: String,
@@ -93,6 +94,7 @@ impl Config {
             schedule_clock: crate::time::Clock::starting_at(args.schedule_clock),
             event_retention: Duration::from_secs(u64::from(args.event_retention_days) * 86_400),
             event_purge_every: args.event_purge_every,
+            seal_recheck_every: args.seal_recheck_every,
             job_lease: args.job_lease,
             captcha_command: args.captcha_command,
             anticaptcha_url: args.anticaptcha_url,

@@ -12,7 +12,9 @@ use crate::domain::extraction::Direction;
 use crate::events;
 use crate::export::{self, About, Format, Layout};
 use crate::ingest::{self, IngestError, Owner};
-use crate::seal::{Certificate, Lookup, SatCertificates, Seal, Status as SealStatus, Trust};
+use crate::seal::{
+    Certificate, Lookup, SatCertificates, Seal, Status as SealStatus, Trust, Verifier,
+};
 use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -164,11 +166,6 @@ impl<'a> Seals<'a> {
             db,
         }
     }
-
-    /// The seal of a document's bytes; `None` for no class the SAT seals.
-    fn verify(&self, xml: &[u8]) -> Option<Seal> {
-        crate::seal::verify(xml, &self.trust, self).ok().flatten()
-    }
 }
 
 /// A `seal` line's status and, when it is not valid, the reasons of the checks that
@@ -202,13 +199,16 @@ fn import_file(
     let pdf = std::fs::read(file.with_extension("pdf")).ok();
     // Parsed and compressed before the write transaction: a large or hostile document
     // costs its CPU without holding the database lock the server's writes wait for.
-    let doc = match ingest::prepare_any(&xml, pdf.as_deref()) {
+    // Verified on the same tree, once the bounded parser has refused what is hostile.
+    let verifier = Verifier {
+        trust: &seals.trust,
+        sat: seals,
+    };
+    let doc = match ingest::prepare_any(&xml, pdf.as_deref(), verifier) {
         Ok(doc) => doc,
         Err(e) => return Ok((Err(IngestError::from(e).to_string()), None)),
     };
-    // Verified once the document parsed (the bounded parser has refused what is
-    // hostile), and before the transaction too.
-    let seal = seals.verify(&xml);
+    let seal = doc.seal().map(|v| v.seal.clone());
     if let Some(reason) = not_the_entity(direction, doc.party(direction), entity) {
         return Ok((Err(reason), seal));
     }

@@ -82,6 +82,14 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     let list_69b = list_69b_refresh(&config)
         .map(|origin| refresh::start(ctx.db.clone(), origin, config.list_69b_every))
         .transpose()?;
+    let seal_verifier = crate::ops::seals::start(
+        ctx.db.clone(),
+        crate::ops::seals::Seals::new(
+            ctx.sat_certificates.trust().clone(),
+            ctx.sat_certificates.clone(),
+            config.seal_recheck_every,
+        ),
+    )?;
     let retention = crate::events::purge::start(
         ctx.db.clone(),
         config.event_retention,
@@ -93,6 +101,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     scheduler.stop();
     retention.stop();
     backfill.stop();
+    seal_verifier.stop();
     if let Some(list_69b) = list_69b {
         list_69b.stop();
     }

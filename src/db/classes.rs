@@ -8,6 +8,7 @@ use super::sql::Query;
 use super::Conn;
 use crate::domain::class::DocumentClass;
 use crate::domain::event::Kind;
+use crate::domain::seal::SealFilter;
 use crate::domain::search::Search;
 use crate::domain::totals::Totals;
 
@@ -79,6 +80,15 @@ pub fn search<'a>(conn: &Conn, q: &mut Query<'a>, search: &'a Search, columns: &
     }
 }
 
+/// The lists' `seal` filter as a condition over a class's table (`db::seals`' columns).
+pub fn seal(filter: SealFilter) -> &'static str {
+    match filter {
+        SealFilter::Valid => " AND seal_status = 'valid'",
+        SealFilter::Invalid => " AND seal_status = 'invalid'",
+        SealFilter::Unverified => " AND (seal_status = 'unverified' OR seal_status IS NULL)",
+    }
+}
+
 /// Where a class's files (its XML, a PDF) are kept: a table of the shape of
 /// `documents`, with the same codecs and certificates (`db::documents`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +126,9 @@ pub trait Stored: Send + Sync + 'static {
     /// Snapshot fields that are amounts (decimal text): compared as numbers, reported
     /// as exact JSON numbers.
     const AMOUNTS: &'static [&'static str] = &[];
+    /// The condition (`AND ...`, or nothing) of a row stored with its XML: what has a
+    /// seal to verify (`db::seals`).
+    const WITH_XML: &'static str = "";
 
     fn order(filter: &Self::Filter) -> Order;
     /// The documents of the organization matching `filter` in its order, after the

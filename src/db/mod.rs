@@ -32,6 +32,7 @@ pub mod sat_certificates;
 pub mod sat_requests;
 pub mod schedules;
 pub mod sealed;
+pub mod seals;
 pub mod settings;
 pub mod sql;
 mod sqlite;

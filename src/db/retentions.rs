@@ -9,6 +9,7 @@ use super::Conn;
 use crate::domain::class::{DocumentClass, RetentionClass};
 use crate::domain::event::Kind;
 use crate::domain::extraction::Direction;
+use crate::domain::seal::SealFilter;
 use crate::domain::search::Search;
 use crate::domain::totals::Totals;
 use crate::retention::Retention;
@@ -29,6 +30,7 @@ const VIEW_JSON: &str = "json_object(
     'totals', json(totals_json), 'withheld_taxes', json(withheld_json),
     'complements', json(complements_json), 'related', json(related_json),
     'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
+    'seal', json(seal_json),
     'created_at', created_at, 'updated_at', updated_at)";
 
 /// Filters of `GET /v1/retentions`, already validated.
@@ -49,6 +51,8 @@ pub struct Filter {
     pub updated_since: Option<String>,
     /// `q`: a UUID, internal folio, RFC or part of a name.
     pub q: Option<Search>,
+    /// `seal`: the seal's status (`domain::seal::SealFilter`).
+    pub seal: Option<SealFilter>,
     /// Not a filter, but the list and the exports share it with the filters.
     pub order: Order,
 }
@@ -138,6 +142,9 @@ fn filtered<'a>(
     if let Some(search) = &f.q {
         super::classes::search(conn, &mut q, search, &searched(conn));
     }
+    if let Some(seal) = f.seal {
+        q.sql.push_str(super::classes::seal(seal));
+    }
     q
 }
 
@@ -224,7 +231,8 @@ impl Stored for RetentionClass {
         key: "retention_id",
         source: "retentions",
         snapshot: "json_object('status', status, 'cancelled_at', cancelled_at,
-            'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END))",
+            'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
+            'seal', json(seal_json))",
     };
     const CREATED: Kind = Kind::RetentionCreated;
     const UPDATED: Kind = Kind::RetentionUpdated;

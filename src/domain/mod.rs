@@ -48,6 +48,7 @@ pub mod payments;
 pub mod relations;
 pub mod sat_status;
 pub mod schedule;
+pub mod seal;
 pub mod search;
 pub mod summary;
 pub mod supplier;

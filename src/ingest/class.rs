@@ -10,6 +10,7 @@ use crate::domain::class::DocumentClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use crate::retention::Retention;
+use crate::seal::{Verified, Verifier};
 
 /// A stamped document of either class, parsed and encoded for storing.
 #[derive(Debug)]
@@ -36,29 +37,43 @@ enum Parsed {
     Retention(Box<Retention>),
 }
 
-/// Parses `xml` as whichever class its root names, requires what storing needs
-/// (a stamp; for a retention also its date and receiver) and compresses the files.
-pub fn prepare_any(xml: &[u8], pdf: Option<&[u8]>) -> Result<AnyPrepared, CfdiError> {
-    let parsed = xml::with_tree(xml, |root| {
-        if Retention::is_root(root) {
+/// Parses `xml` as whichever class its root names, verifies its seal on the same tree,
+/// requires what storing needs (a stamp; for a retention also its date and receiver)
+/// and compresses the files.
+pub fn prepare_any(
+    xml: &[u8],
+    pdf: Option<&[u8]>,
+    verifier: Verifier<'_>,
+) -> Result<AnyPrepared, CfdiError> {
+    let (parsed, seal) = xml::with_tree(xml, |root| {
+        let parsed = if Retention::is_root(root) {
             Retention::from_root(root).map(|r| Parsed::Retention(Box::new(r)))
         } else {
             Cfdi::from_root(root).map(|cfdi| Parsed::Invoice(Box::new(cfdi)))
-        }
+        }?;
+        Ok((parsed, verifier.tree(root)))
     })?;
     Ok(match parsed {
         Parsed::Invoice(cfdi) => {
             cfdi.uuid()?;
-            AnyPrepared::Invoice(Box::new(Prepared::of(*cfdi, xml, pdf)))
+            AnyPrepared::Invoice(Box::new(Prepared::of(*cfdi, seal, xml, pdf)))
         }
         Parsed::Retention(retention) => {
             retention.check_storable()?;
-            AnyPrepared::Retention(Box::new(PreparedRetention::of(*retention, xml, pdf)))
+            AnyPrepared::Retention(Box::new(PreparedRetention::of(*retention, seal, xml, pdf)))
         }
     })
 }
 
 impl AnyPrepared {
+    /// Its seal's verification, when its version is one the SAT seals.
+    pub fn seal(&self) -> Option<&Verified> {
+        match self {
+            AnyPrepared::Invoice(doc) => doc.seal.as_ref(),
+            AnyPrepared::Retention(doc) => doc.seal.as_ref(),
+        }
+    }
+
     pub fn class(&self) -> DocumentClass {
         match self {
             AnyPrepared::Invoice(_) => DocumentClass::Invoices,

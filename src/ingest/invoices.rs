@@ -2,42 +2,54 @@
 //! filled from the parsed CFDI, and the payment aggregates it affects recomputed.
 
 use super::{payments, IngestError, Owner};
-use crate::cfdi::{Cfdi, CfdiError};
+use crate::cfdi::{xml, Cfdi, CfdiError};
 use crate::db::classes::Stored;
 use crate::db::{self, documents::ToStore, invoices::write, Conn};
 use crate::domain::class::InvoiceClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
+use crate::seal::{Verified, Verifier};
 use std::collections::BTreeSet;
 
-/// A document parsed and encoded for storing: the CPU-bound part of ingesting, done
-/// before the write transaction so the database's single writer lock never waits on it.
+/// A document parsed, its seal verified and its files encoded for storing: the
+/// CPU-bound part of ingesting, done before the write transaction so the database's
+/// single writer lock never waits on it.
 #[derive(Debug)]
 pub struct Prepared {
     pub cfdi: Cfdi,
+    /// Its seal's verification (`None`: a version the SAT publishes no stylesheet for).
+    pub seal: Option<Verified>,
     xml: ToStore,
     pdf: Option<ToStore>,
 }
 
-/// Parses `xml` and compresses it and `pdf` (a document that does not parse is not
-/// compressed: it is not stored).
-pub fn prepare(xml: &[u8], pdf: Option<&[u8]>) -> Result<Prepared, CfdiError> {
-    let cfdi = Cfdi::parse_stamped(xml)?;
-    Ok(Prepared::of(cfdi, xml, pdf))
+/// Parses `xml`, verifies its seal on the same tree, and compresses it and `pdf` (a
+/// document that does not parse is not compressed: it is not stored).
+pub fn prepare(
+    bytes: &[u8],
+    pdf: Option<&[u8]>,
+    verifier: Verifier<'_>,
+) -> Result<Prepared, CfdiError> {
+    let (cfdi, seal) = xml::with_tree(bytes, |root| {
+        Ok((Cfdi::from_root(root)?, verifier.tree(root)))
+    })?;
+    cfdi.uuid()?;
+    Ok(Prepared::of(cfdi, seal, bytes, pdf))
 }
 
 impl Prepared {
-    /// A stamped document already parsed, with its files encoded.
-    pub(super) fn of(cfdi: Cfdi, xml: &[u8], pdf: Option<&[u8]>) -> Self {
+    /// A stamped document already parsed and verified, with its files encoded.
+    pub(super) fn of(cfdi: Cfdi, seal: Option<Verified>, xml: &[u8], pdf: Option<&[u8]>) -> Self {
         Prepared {
             cfdi,
+            seal,
             xml: db::documents::xml(xml),
             pdf: pdf.map(|pdf| db::documents::pdf(pdf, xml)),
         }
     }
 }
 
-/// Parses and stores one document. `listed` is the listing entry it answers, when there
+/// Parses, verifies offline (`Verifier::offline`) and stores one document. `listed` is the listing entry it answers, when there
 /// is one (it carries the authority's cancellation status). Returns the invoice id.
 pub fn ingest_invoice(
     tx: &Conn,
@@ -47,7 +59,7 @@ pub fn ingest_invoice(
     xml: &[u8],
     pdf: Option<&[u8]>,
 ) -> Result<String, IngestError> {
-    let prepared = prepare(xml, pdf)?;
+    let prepared = prepare(xml, pdf, Verifier::offline())?;
     store_invoice(tx, owner, direction, listed, &prepared)
 }
 
@@ -121,6 +133,7 @@ pub fn store_invoice(
     if new {
         db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;
     }
+    db::seals::put::<InvoiceClass>(tx, &id, doc.seal.as_ref())?;
     if has_files {
         db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     } else {

@@ -9,7 +9,7 @@
 //! coalesced per batch like the invoices' (`db::changes`, flushed with them).
 
 use super::IngestError;
-use crate::cfdi::CfdiError;
+use crate::cfdi::{xml, CfdiError};
 use crate::db::classes::Stored;
 use crate::db::documents::{self, ToStore};
 use crate::db::retentions::{self, Owner};
@@ -18,30 +18,48 @@ use crate::domain::class::RetentionClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
 use crate::retention::Retention;
+use crate::seal::{Verified, Verifier};
 
 /// A retention parsed and encoded for storing.
 #[derive(Debug)]
 pub struct PreparedRetention {
     pub retention: Retention,
+    /// Its seal's verification (`None`: a version the SAT publishes no stylesheet for).
+    pub seal: Option<Verified>,
     xml: ToStore,
     pdf: Option<ToStore>,
 }
 
 impl PreparedRetention {
-    /// A document already parsed (and checked storable) with its files encoded.
-    pub(super) fn of(retention: Retention, xml: &[u8], pdf: Option<&[u8]>) -> Self {
+    /// A document already parsed (and checked storable) and verified, with its files
+    /// encoded.
+    pub(super) fn of(
+        retention: Retention,
+        seal: Option<Verified>,
+        xml: &[u8],
+        pdf: Option<&[u8]>,
+    ) -> Self {
         PreparedRetention {
             retention,
+            seal,
             xml: documents::xml(xml),
             pdf: pdf.map(|pdf| documents::pdf(pdf, xml)),
         }
     }
 }
 
-/// Parses `xml` as a Retenciones and compresses it and `pdf`.
-pub fn prepare_retention(xml: &[u8], pdf: Option<&[u8]>) -> Result<PreparedRetention, CfdiError> {
-    let retention = Retention::parse_stamped(xml)?;
-    Ok(PreparedRetention::of(retention, xml, pdf))
+/// Parses `xml` as a Retenciones, verifies its seal on the same tree, and compresses
+/// it and `pdf`.
+pub fn prepare_retention(
+    bytes: &[u8],
+    pdf: Option<&[u8]>,
+    verifier: Verifier<'_>,
+) -> Result<PreparedRetention, CfdiError> {
+    let (retention, seal) = xml::with_tree(bytes, |root| {
+        Ok((Retention::from_root(root)?, verifier.tree(root)))
+    })?;
+    retention.check_storable()?;
+    Ok(PreparedRetention::of(retention, seal, bytes, pdf))
 }
 
 /// Stores a prepared retention for `owner`'s entity. `listed` is the listing entry it
@@ -101,6 +119,7 @@ pub fn store_retention(
     if new {
         changes::mark_new(tx, &RetentionClass::TRACKED, owner.batch, &id)?;
     }
+    crate::db::seals::put::<RetentionClass>(tx, &id, doc.seal.as_ref())?;
     documents::put_files(tx, RetentionClass::FILES, &id, &doc.xml, doc.pdf.as_ref())?;
     Ok(id)
 }

@@ -7,6 +7,7 @@ use crate::db::invoices::{list, Filter};
 use crate::db::{self, testing};
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
+use crate::seal::Verifier;
 
 const ORG: &str = "org-1";
 const ENTITY: &str = "entity-1";
@@ -473,7 +474,7 @@ fn retention_sample(name: &str) -> Vec<u8> {
 fn a_retention_listing_keeps_its_status_for_the_xml_and_updates_a_stored_one_once() {
     let conn = db();
     let xml = retention_sample("ret10-intereses-tfd10.xml");
-    let doc = prepare_retention(&xml, None).expect("prepares");
+    let doc = prepare_retention(&xml, None, Verifier::offline()).expect("prepares");
     let uuid = "F3A703DE-0F27-498F-BC36-B60BBF0D60F7";
     let status = |conn: &db::Memory| {
         let id = conn
@@ -550,10 +551,10 @@ fn a_retention_listing_keeps_its_status_for_the_xml_and_updates_a_stored_one_onc
 #[test]
 fn an_invoice_and_a_retention_never_share_a_uuid_in_either_order() {
     let retention_xml = retention_sample("ret10-intereses-tfd10.xml");
-    let retention = prepare_retention(&retention_xml, None).expect("prepares");
+    let retention = prepare_retention(&retention_xml, None, Verifier::offline()).expect("prepares");
     let uuid = retention.retention.uuid().expect("stamped").to_string();
     let invoice_xml = variant("cfdi40-ingreso-pue-real-tfd.xml", &uuid, "MXN", "1000.00");
-    let invoice = prepare(&invoice_xml, None).expect("prepares");
+    let invoice = prepare(&invoice_xml, None, Verifier::offline()).expect("prepares");
     assert_eq!(invoice.cfdi.uuid().expect("stamped"), uuid);
     let store_invoice = |conn: &db::Memory| {
         conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice)))

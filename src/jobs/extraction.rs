@@ -14,6 +14,7 @@ use crate::domain::listing::Metadata;
 use crate::events;
 use crate::ingest::{self, IngestError, Owner};
 use crate::sat::{self, Fetched, Resume, Run, RunContext, Secret, Sink, Step, Verdict};
+use crate::seal::Verifier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// After this many attempts that ended in an unexpected error, the run fails
@@ -98,6 +99,7 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
     };
     let sink = RunSink {
         db: &ctx.db,
+        sat_certificates: ctx.sat_certificates.at_hand(),
         stopping: &ctx.stopping,
         extraction_id: &ext.id,
         owner: Owner {
@@ -127,6 +129,9 @@ fn execute(ctx: &Context, id: &str, attempts: u32) -> anyhow::Result<Outcome> {
 /// counts, its conflicts and the channel's resume point.
 pub struct RunSink<'a> {
     pub db: &'a Db,
+    /// What verifies each document's seal as it is prepared: the SAT certificates
+    /// at hand, none fetched.
+    pub sat_certificates: crate::sat::certificates::AtHand<'a>,
     /// Set when the service stops.
     pub stopping: &'a AtomicBool,
     pub extraction_id: &'a str,
@@ -141,6 +146,13 @@ pub struct RunSink<'a> {
 }
 
 impl Sink for RunSink<'_> {
+    fn verifier(&self) -> Verifier<'_> {
+        Verifier {
+            trust: self.sat_certificates.trust(),
+            sat: &self.sat_certificates,
+        }
+    }
+
     fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }

@@ -1,11 +1,13 @@
 //! Operating the service: online backups (and their schedule), restores, the health
-//! check of a data directory, and the one-off backfill of invoices' relations.
+//! check of a data directory, the one-off backfill of invoices' relations, and the
+//! seal verifier of stored documents (`seals`).
 
 pub mod backup;
 pub mod check;
 pub mod relations_backfill;
 pub mod restore;
 pub mod scheduled_backups;
+pub mod seals;
 
 use crate::db;
 use anyhow::Context;

@@ -6,6 +6,7 @@
 
 use crate::auth::AuthUser;
 use crate::db::classes::{ListRow, Order, Stored};
+use crate::domain::seal::SealFilter;
 use crate::domain::FieldErrors;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::{heavy::Heavy, ids, pagination::Page, query::Query, Ctx};
@@ -87,6 +88,13 @@ pub fn order(query: &Query, errors: &mut FieldErrors) -> Order {
         Some("updated_at_asc") => Order::UpdatedAsc,
         _ => Order::IssuedDesc,
     }
+}
+
+/// `seal`: the seal's status (`valid`, `invalid` or `unverified`, `domain::seal`).
+pub fn seal(query: &Query, errors: &mut FieldErrors) -> Option<SealFilter> {
+    query
+        .one_of("seal", SealFilter::WIRE, errors)
+        .and_then(|v| SealFilter::parse(&v))
 }
 
 /// A text filter compared in upper case (RFCs, UUIDs, currencies); blank is absent.

@@ -65,6 +65,7 @@ impl Served for RetentionClass {
             period_to,
             updated_since: documents::timestamp(query, "updated_since", errors),
             q: Search::parse(query.get("q"), errors),
+            seal: documents::seal(query, errors),
             order: documents::order(query, errors),
         }
     }

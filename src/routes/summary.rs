@@ -37,6 +37,8 @@ struct Params {
     to: NaiveDate,
     direction: String,
     xlsx: bool,
+    /// `invalid_seals=true`: the warning of documents whose seal is invalid.
+    invalid_seals: bool,
 }
 
 /// `from` and `to`: required, in order, at most `MAX_DAYS` apart.
@@ -67,6 +69,7 @@ fn parse(query: &Query) -> Result<Params, ApiError> {
         errors.add("direction", "is required");
     }
     let format = query.one_of("format", &["json", "xlsx"], &mut errors);
+    let invalid_seals = query.flag("invalid_seals", &mut errors).unwrap_or(false);
     errors.into_result()?;
     match (from, to, direction) {
         (Some(from), Some(to), Some(direction)) => Ok(Params {
@@ -74,6 +77,7 @@ fn parse(query: &Query) -> Result<Params, ApiError> {
             to,
             direction,
             xlsx: format.as_deref() == Some("xlsx"),
+            invalid_seals,
         }),
         _ => Err(ApiError::Internal(anyhow::anyhow!(
             "validated parameters missing"
@@ -93,6 +97,7 @@ async fn entity_summary(
     let id = ids::parse(id)?;
     let (from, to) = (params.from, params.to);
     let direction = params.direction.clone();
+    let invalid_seals = params.invalid_seals;
     let (db, org) = (ctx.db.clone(), user.org_id.clone());
     // A year of documents: heavy work, in the organization's turn on its own pool.
     let found = heavy
@@ -131,6 +136,10 @@ async fn entity_summary(
             };
             let summary = builder.finish();
             let missing_invoices = summary.missing_invoices();
+            let invalid_seals = invalid_seals
+                .then(|| db::seals::invalid_in_period(c, &period))
+                .transpose()?
+                .map(summary::seals::warning);
             let view = View {
                 complete: missing_invoices.count == 0,
                 missing_invoices,
@@ -140,6 +149,7 @@ async fn entity_summary(
                 to: day(to),
                 summary,
                 definitive_69b_issuers,
+                invalid_seals,
             };
             Ok(Some((view, entity)))
         })
@@ -188,6 +198,10 @@ pub struct View {
     /// The warning: received invoices whose issuer is `definitive` on the 69-B list
     /// (their expenses are not deductible), per issuer and currency.
     definitive_69b_issuers: Vec<serde_json::Value>,
+    /// With `invalid_seals=true` only (the answer keeps its shape otherwise): the
+    /// period's documents whose seal is invalid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invalid_seals: Option<summary::seals::InvalidSeals>,
 }
 
 /// `POST /v1/entities/{id}/summary/complete?from=&to=[&direction=]`: extracts by UUID

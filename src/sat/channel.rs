@@ -17,6 +17,7 @@ use crate::domain::class::DocumentClass;
 use crate::domain::extraction::{Direction, FailedReason, Period};
 use crate::domain::listing::Metadata;
 use crate::ingest::AnyPrepared;
+use crate::seal::Verifier;
 use serde_json::Value;
 use std::any::Any;
 use std::sync::Arc;
@@ -173,6 +174,12 @@ pub trait Sink: Sync {
     /// whose UUID names another stored document is logged (and the latter recorded as
     /// the run's conflict) and never stops the others.
     fn documents(&self, docs: &[Fetched], resume: Resume) -> anyhow::Result<()>;
+    /// How documents are verified as they are prepared (off the write lock): the
+    /// service's trust and SAT certificates; offline (the SAT's authorities, no SAT
+    /// certificate) unless the sink says otherwise.
+    fn verifier(&self) -> Verifier<'_> {
+        Verifier::offline()
+    }
 }
 
 pub trait Channel: Send + Sync {

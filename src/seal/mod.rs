@@ -28,8 +28,8 @@ pub use certificate::Certificate;
 pub use document::{Hash, Kind};
 pub use sign::{set_attribute, Signer, Subject};
 pub use trust::Trust;
-pub use verdict::{CertificateSummary, Check, Checks, Seal, Status};
-pub use verify::{verify_tree, Lookup, NoSatCertificates, SatCertificates};
+pub use verdict::{CertificateSummary, Check, Checks, Seal, Status, Verified, MAX_TEXT};
+pub use verify::{verify_tree, Lookup, NoSatCertificates, SatCertificates, Verifier};
 
 /// Verifies a document's bytes: `Err` when they are no XML the service reads, `Ok(None)`
 /// when the root is no class the SAT seals.

@@ -86,7 +86,19 @@ pub struct CertificateSummary {
     pub valid_to: String,
 }
 
-/// The verification of one document: the API's future `seal` object.
+/// The most characters of one text of a stored `seal` object (a reason, a name).
+pub const MAX_TEXT: usize = 300;
+
+/// A document's verification as stored: the answer, and the SAT certificate its stamp
+/// waits for (`sat_seal` unverified because that certificate was not at hand), which
+/// verifies it again when it arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub seal: Seal,
+    pub awaits: Option<String>,
+}
+
+/// The verification of one document: the API's `seal` object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Seal {
     /// `invalid` when any check is, else `unverified` when any is, else `valid`.
@@ -121,6 +133,67 @@ impl Seal {
             certificate,
             sat_certificate_number,
         }
+    }
+
+    /// The answer for a document that could not be verified at all (its XML no longer
+    /// reads, or is no class the SAT seals): every check unverified, saying why.
+    pub fn unreadable(why: &str) -> Self {
+        let not = || Check::unverified(why.to_string());
+        let checks = Checks {
+            issuer_seal: not(),
+            certificate_number: not(),
+            certificate_rfc: not(),
+            certificate_validity: not(),
+            certificate_issuer: not(),
+            stamp_seal_cfd: not(),
+            sat_seal: not(),
+        };
+        Seal::new(None, checks, None, None)
+    }
+
+    /// The same answer with every text cut to `MAX_TEXT` characters, so what is stored
+    /// and sent with every document stays small whatever a certificate names.
+    pub fn bounded(mut self) -> Self {
+        let cut = |text: &mut String| {
+            if let Some((at, _)) = text.char_indices().nth(MAX_TEXT) {
+                text.truncate(at);
+                text.push('…');
+            }
+        };
+        let Checks {
+            issuer_seal,
+            certificate_number,
+            certificate_rfc,
+            certificate_validity,
+            certificate_issuer,
+            stamp_seal_cfd,
+            sat_seal,
+        } = &mut self.checks;
+        for check in [
+            issuer_seal,
+            certificate_number,
+            certificate_rfc,
+            certificate_validity,
+            certificate_issuer,
+            stamp_seal_cfd,
+            sat_seal,
+        ] {
+            if let Some(reason) = check.reason.as_mut() {
+                cut(reason);
+            }
+        }
+        if let Some(c) = self.certificate.as_mut() {
+            for text in [&mut c.number, &mut c.valid_from, &mut c.valid_to] {
+                cut(text);
+            }
+            for text in [c.rfc.as_mut(), c.name.as_mut()].into_iter().flatten() {
+                cut(text);
+            }
+        }
+        if let Some(number) = self.sat_certificate_number.as_mut() {
+            cut(number);
+        }
+        self
     }
 
     /// The reasons of the checks that failed, for a one-line summary.

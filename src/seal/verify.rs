@@ -9,8 +9,9 @@ use super::cadena::original_string;
 use super::certificate::Certificate;
 use super::document::{Kind, Signed, Stamp};
 use super::trust::Trust;
-use super::verdict::{CertificateSummary, Check, Checks, Seal};
+use super::verdict::{CertificateSummary, Check, Checks, Seal, Status, Verified};
 use super::xslt::normalize_space;
+use std::cell::RefCell;
 
 /// What a SAT certificate lookup found.
 #[derive(Debug, Clone)]
@@ -31,6 +32,79 @@ pub struct NoSatCertificates;
 impl SatCertificates for NoSatCertificates {
     fn lookup(&self, _number: &str) -> Lookup {
         Lookup::Missing("no store of SAT certificates was given".into())
+    }
+}
+
+/// What a verification needs besides the document: the authorities it trusts and
+/// where the SAT's certificates come from.
+#[derive(Clone, Copy)]
+pub struct Verifier<'a> {
+    pub trust: &'a Trust,
+    pub sat: &'a (dyn SatCertificates + Sync),
+}
+
+/// The SAT's authorities, for `Verifier::offline`.
+static SAT_TRUST: std::sync::LazyLock<Trust> = std::sync::LazyLock::new(Trust::sat);
+
+impl Verifier<'static> {
+    /// Offline: the SAT's authorities, no SAT certificate (every stamp unverified).
+    pub fn offline() -> Self {
+        Verifier {
+            trust: &SAT_TRUST,
+            sat: &NoSatCertificates,
+        }
+    }
+}
+
+impl Verifier<'_> {
+    /// Verifies a parsed document (the tree the ingest parses once); `None` when its
+    /// root is no class the SAT seals.
+    pub fn tree(&self, root: Node<'_, '_>) -> Option<Verified> {
+        let sat = Missed {
+            inner: self.sat,
+            missed: RefCell::new(None),
+        };
+        let seal = verify_tree(root, self.trust, &sat)?.bounded();
+        let awaits = sat
+            .missed
+            .into_inner()
+            .filter(|_| seal.checks.sat_seal.status == Status::Unverified);
+        Some(Verified { seal, awaits })
+    }
+
+    /// Verifies a document's bytes: always an answer, `unreadable` when they are no
+    /// sealed document this service reads.
+    pub fn bytes(&self, bytes: &[u8]) -> Verified {
+        let verified = crate::cfdi::xml::with_tree(bytes, |root| Ok(self.tree(root)));
+        match verified {
+            Ok(Some(verified)) => verified,
+            Ok(None) => Verified {
+                seal: Seal::unreadable(
+                    "the document is no CFDI nor CFDI de Retenciones the SAT seals",
+                ),
+                awaits: None,
+            },
+            Err(e) => Verified {
+                seal: Seal::unreadable(&format!("the stored XML could not be read: {e}")).bounded(),
+                awaits: None,
+            },
+        }
+    }
+}
+
+/// Remembers the number of a SAT certificate that was not at hand.
+struct Missed<'a> {
+    inner: &'a (dyn SatCertificates + Sync),
+    missed: RefCell<Option<String>>,
+}
+
+impl SatCertificates for Missed<'_> {
+    fn lookup(&self, number: &str) -> Lookup {
+        let found = self.inner.lookup(number);
+        if let Lookup::Missing(_) = found {
+            *self.missed.borrow_mut() = Some(number.to_string());
+        }
+        found
     }
 }
 

@@ -31,6 +31,7 @@ pub mod diot;
 pub mod diot_fields;
 pub mod iva;
 mod lines;
+pub mod seals;
 pub mod sheet;
 #[cfg(test)]
 mod tests;

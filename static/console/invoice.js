@@ -8,6 +8,7 @@ import { api, download } from './api.js';
 import { h, badge, table, errorBox, flash, plain } from './dom.js';
 import { money, satDate, timestamp } from './format.js';
 import { tone, publications } from './list_69b.js';
+import { sealSection } from './seal.js';
 
 function props(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [
@@ -167,6 +168,7 @@ export function render(main, id) {
         ]),
         inv.payment_conflicts ? h('p', { class: 'error' }, t('conflicts')) : null,
         list69b(inv),
+        ...sealSection(inv.seal),
         satSection(inv, timers),
         h('h2', null, t('taxes')),
         props([[t('subtotal'), money(inv.subtotal, cur)], [t('discount'), money(inv.discount, cur)],

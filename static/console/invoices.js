@@ -6,6 +6,7 @@ import { money, satDay } from './format.js';
 import { entityOptions } from './entities.js';
 import { renderList } from './documents.js';
 import { situationBadge } from './list_69b.js';
+import { sealBadge } from './seal.js';
 import { describe, entries, label, description, editionOf } from './catalogs.js';
 
 const state = { filters: {}, cursors: [''] };
@@ -37,7 +38,7 @@ export function render(main) {
     noun: [t('invoice_one'), t('invoice_many')],
     searchHint: t('search_hint'),
     columns: [[t('issued_at')], [t('folio')], [t('type')], [t('issuer')], [t('receiver')], [t('total'), 'num'], [t('due'), 'num'],
-      [t('payment_method')], [t('status')], [t('sat_state')]],
+      [t('payment_method')], [t('status')], [t('sat_state')], [t('seal_col')]],
     describe: (docs) => describe(docs.flatMap((i) => [['c_TipoDeComprobante', i.type, editionOf(i.version)],
       ['c_MetodoPago', i.payment_method, editionOf(i.version)]])),
     row: (i) => h('tr', { 'data-invoice': i.id },
@@ -51,7 +52,8 @@ export function render(main) {
       h('td', { class: 'method' }, code('c_MetodoPago', i.payment_method, editionOf(i.version))),
       h('td', null, badge(i.status), i.counterparty_69b
         ? h('div', null, situationBadge(i.counterparty_69b.situation)) : null),
-      h('td', { class: 'sat' }, satBadge(i.sat_status))),
+      h('td', { class: 'sat' }, satBadge(i.sat_status)),
+      h('td', { class: 'seal' }, sealBadge(i.seal))),
     filters: async (list, f) => {
       let types = [];
       try { types = await entries('c_TipoDeComprobante'); } catch (e) { if (e.status === 401) throw e; }
@@ -69,6 +71,7 @@ export function render(main) {
         select(t('payment_method'), 'payment_method', [['', t('any')], ...['PUE', 'PPD'].map((x) => [x, methodLabel(x)])], f.payment_method || ''),
         select(t('outstanding'), 'outstanding', [['', t('any')], ['true', t('outstanding')], ['false', t('outstanding_no')]], f.outstanding || ''),
         select(t('sat_state'), 'sat_state', [['', t('any')], ...['active', 'cancelled', 'not_found', 'not_registered'].map((v) => [v, t(`sat_${v}`)])], f.sat_state || ''),
+        select(t('seal_col'), 'seal', [['', t('seal_any')], ...['valid', 'invalid', 'unverified'].map((v) => [v, t(`seal_${v}`)])], f.seal || ''),
         select(t('l69b'), 'counterparty_69b', [['', t('any')], ['listed', t('l69b_any')],
           ...['presumed', 'definitive', 'disproved', 'favorable_ruling'].map((v) => [v, t(`l69b_${v}`)])], f.counterparty_69b || ''),
         field(t('issuer_rfc'), { name: 'issuer_tax_id', value: f.issuer_tax_id || '', autocomplete: 'off' }),

@@ -7,6 +7,7 @@ import { money, satDate, timestamp } from './format.js';
 import { periodText, receiverOf } from './retentions.js';
 import { failure } from './errors.js';
 import { describe, label } from './catalogs.js';
+import { sealSection } from './seal.js';
 
 function props(pairs) {
   return h('dl', { class: 'props' }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) => [
@@ -49,6 +50,7 @@ export function render(main, id) {
           [t('cancelled'), r.cancelled_at ? satDate(r.cancelled_at) : undefined],
           [t('created_at'), `${timestamp(r.created_at, lang())} (${t('mx_time')})`],
         ]),
+        ...sealSection(r.seal),
         h('h2', null, t('ret_totals')),
         props([[t('ret_operation'), money(tot.operation, 'MXN')], [t('ret_taxed'), money(tot.taxed, 'MXN')], [t('ret_exempt'), money(tot.exempt, 'MXN')],
           [t('ret_withheld'), h('strong', { id: 'retention-withheld' }, money(tot.withheld, 'MXN'))]]),

@@ -7,6 +7,7 @@ import { entityOptions } from './entities.js';
 import { renderList } from './documents.js';
 import { dayCell } from './invoices.js';
 import { describe, description } from './catalogs.js';
+import { sealBadge } from './seal.js';
 
 const state = { filters: {}, cursors: [''] };
 
@@ -34,7 +35,7 @@ export function render(main) {
     noun: [t('retention_one'), t('retention_many')],
     searchHint: t('ret_search_hint'),
     describe: (docs) => describe(docs.map((r) => ['c_CveRetenc', r.retention_key])),
-    columns: [[t('issued_at')], [t('ret_key')], [t('period')], [t('issuer')], [t('receiver')], [t('ret_operation'), 'num'], [t('ret_withheld'), 'num'], [t('status')]],
+    columns: [[t('issued_at')], [t('ret_key')], [t('period')], [t('issuer')], [t('receiver')], [t('ret_operation'), 'num'], [t('ret_withheld'), 'num'], [t('status')], [t('seal_col')]],
     row: (r) => {
       const receiver = receiverOf(r);
       return h('tr', { 'data-retention': r.id },
@@ -46,7 +47,8 @@ export function render(main) {
         h('td', null, receiver.tax_id, h('div', { class: 'muted user' }, receiver.name)),
         h('td', { class: 'num' }, money(r.totals.operation, 'MXN')),
         h('td', { class: 'num' }, money(r.totals.withheld, 'MXN')),
-        h('td', null, badge(r.status)));
+        h('td', null, badge(r.status)),
+        h('td', { class: 'seal' }, sealBadge(r.seal)));
     },
     filters: (list, f) => [
       select(t('entity'), 'entity_id', entityOptions(list, t('any')), f.entity_id || ''),
@@ -56,6 +58,7 @@ export function render(main) {
       field(t('ret_key'), { name: 'retention_key', value: f.retention_key || '', inputmode: 'numeric', autocomplete: 'off' }),
       field(t('ret_counterpart'), { name: 'counterpart_tax_id', value: f.counterpart_tax_id || '', autocomplete: 'off' }),
       select(t('status'), 'status', [['', t('any')], ['active', t('active')], ['cancelled', t('cancelled')]], f.status || ''),
+      select(t('seal_col'), 'seal', [['', t('seal_any')], ...['valid', 'invalid', 'unverified'].map((v) => [v, t(`seal_${v}`)])], f.seal || ''),
     ],
     totals: [[t('ret_operation'), 'operation'], [t('ret_taxed'), 'taxed'], [t('ret_exempt'), 'exempt'], [t('ret_withheld'), 'withheld']],
     exportTitle: t('ret_export'),

@@ -104,6 +104,11 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          ALTER TABLE invoices DROP COLUMN sat_check_urgent;
          DROP INDEX invoices_credited;
          ALTER TABLE invoices DROP COLUMN credited_uuid;
+         DROP INDEX invoices_seal_pending;
+         DROP INDEX invoices_seal_awaits;
+         ALTER TABLE invoices DROP COLUMN seal_status;
+         ALTER TABLE invoices DROP COLUMN seal_json;
+         ALTER TABLE invoices DROP COLUMN seal_awaits;
          DROP INDEX invoice_relations_named;
          ALTER TABLE invoice_relations DROP COLUMN invoice_issued_at;
          DROP TABLE invoice_relation_counts;

@@ -1047,7 +1047,8 @@ fn real_responses_match_the_documented_schemas() {
 
     // --- The period summary: JSON with lines of every section (the imported 2020 PPD
     // invoice and its complement, the 2018 implocal invoice, the 2017 CFDI 3.2, the 2026
-    // payroll, a month of the sandbox's received invoices), XLSX, 422.
+    // payroll, a month of the sandbox's received invoices), with the warning of invalid
+    // seals, XLSX, 422.
     let summary = "/v1/entities/{id}/summary";
     for (query, media) in [
         (
@@ -1060,6 +1061,10 @@ fn real_responses_match_the_documented_schemas() {
         ),
         (
             "from=2017-03-01&to=2017-03-31&direction=issued",
+            "application/json",
+        ),
+        (
+            "from=2017-03-01&to=2017-03-31&direction=issued&invalid_seals=true",
             "application/json",
         ),
         (

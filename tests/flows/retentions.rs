@@ -237,6 +237,26 @@ fn the_list_filters_pages_and_refuses_bad_filters() {
     );
     assert_eq!(synced.len(), 8);
 
+    // Each carries its seal's verification, and `seal` filters on its status: the
+    // three values split the list.
+    let mut by_seal = 0;
+    for status in ["valid", "invalid", "unverified"] {
+        let matched = q(&format!("seal={status}"));
+        assert!(matched.iter().all(|r| r["seal"]["status"] == status));
+        by_seal += matched.len();
+    }
+    assert_eq!(by_seal, 8);
+    let interest = all
+        .iter()
+        .find(|r| r["retention_key"] == "16")
+        .expect("the interest retention");
+    assert_eq!(
+        interest["seal"]["checks"]["issuer_seal"]["status"], "valid",
+        "a genuine seal: {}",
+        interest["seal"]
+    );
+    assert_eq!(interest["seal"]["algorithm"], "SHA-1");
+
     for (query, field) in [
         ("direction=sideways", "direction"),
         ("period_from=2014-13", "period_from"),
@@ -247,6 +267,7 @@ fn the_list_filters_pages_and_refuses_bad_filters() {
         ("updated_since=yesterday", "updated_since"),
         ("status=gone", "status"),
         ("order=random", "order"),
+        ("seal=maybe", "seal"),
         ("limit=0", "limit"),
         ("cursor=garbage", "cursor"),
     ] {

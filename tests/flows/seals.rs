@@ -175,3 +175,154 @@ fn certificates_load_from_files_and_then_need_no_repository() {
     assert_eq!(seal["status"], json!("valid"), "{seal}");
     assert_eq!(fake.requests(), 0, "nothing fetched");
 }
+
+/// A real invoice (`cfdi40-ingreso-pue-real-tfd.xml`, issued by ISD950921HE5) with its
+/// total edited after it was sealed, written to a file.
+fn edited_real(dir: &std::path::Path) -> std::path::PathBuf {
+    let xml = String::from_utf8(crate::common::invoices::sample_bytes(
+        "cfdi40-ingreso-pue-real-tfd.xml",
+    ))
+    .expect("utf-8");
+    let file = dir.join("edited.xml");
+    std::fs::write(&file, xml.replacen(" Total=\"", " Total=\"1", 1)).expect("write");
+    file
+}
+
+fn seal_of(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/v1/invoices/{id}")).expect(200)["seal"].clone()
+}
+
+fn ids(app: &TestApp, query: &str) -> Vec<String> {
+    let mut ids: Vec<String> = app
+        .client()
+        .list_all(&format!("/v1/invoices?{query}"), 50)
+        .iter()
+        .map(|i| i["id"].as_str().expect("id").to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn stored_documents_carry_their_seal_filter_on_it_and_a_late_sat_certificate_updates_it_once() {
+    let fake = FakeRepository::start(
+        &[(SAT_CERTIFICATE_NUMBER, sat_certificate().der().to_vec())],
+        true,
+    );
+    let base = fake.base();
+    let app = TestApp::spawn_with(&[
+        "--sat-certificates-url",
+        &base,
+        "--sat-certificates-rate",
+        "50",
+        "--seal-recheck-every",
+        "100ms",
+    ]);
+    let client = app.client();
+    let entity = client.create_entity(TAX_ID, "sandbox1")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    // The sandbox's documents, verified as the extraction stores them: the repository
+    // is down, so their stamps wait for the SAT's certificate.
+    crate::common::invoices::extract(&client, &entity, day(), day(), "issued");
+    let extracted = ids(&app, "");
+    assert!(!extracted.is_empty());
+    let good = extracted[0].clone();
+    // A real invoice edited after it was sealed, imported.
+    let other = client.create_entity("ISD950921HE5", "sandbox1")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let imported =
+        crate::common::invoices::import(&app, &other, "issued", &[edited_real(dir.path())]);
+    let edited = imported[0].1.clone();
+
+    let seal = seal_of(&app, &good);
+    assert_eq!(seal["status"], json!("unverified"), "{seal}");
+    assert_eq!(seal["checks"]["issuer_seal"]["status"], json!("valid"));
+    assert_eq!(seal["checks"]["sat_seal"]["status"], json!("unverified"));
+    let seal = seal_of(&app, &edited);
+    assert_eq!(seal["status"], json!("invalid"), "{seal}");
+    assert_eq!(seal["checks"]["issuer_seal"]["status"], json!("invalid"));
+    let listed = app.client().list_all("/v1/invoices", 50);
+    assert!(listed.iter().all(|i| i["seal"]["status"].is_string()));
+
+    // The filter, on the list and the export alike.
+    assert_eq!(ids(&app, "seal=invalid"), vec![edited.clone()]);
+    assert_eq!(ids(&app, "seal=unverified"), extracted);
+    assert!(ids(&app, "seal=valid").is_empty());
+    let csv = app.get("/v1/invoices/export?format=csv&seal=invalid");
+    assert_eq!(csv.status, 200, "{}", csv.text());
+    let csv = csv.text();
+    assert_eq!(csv.lines().count(), 2, "the header and one row: {csv}");
+    assert!(csv.contains(&edited));
+    let errors = app
+        .get("/v1/invoices?seal=maybe")
+        .expect_field_error("seal");
+    assert!(!errors.is_empty());
+
+    // The summary warns of it when asked, and keeps its shape otherwise.
+    let summary = |extra: &str| {
+        app.get(&format!(
+            "/v1/entities/{other}/summary?from=2025-01-01&to=2025-01-31&direction=issued{extra}"
+        ))
+        .expect(200)
+    };
+    assert!(summary("").get("invalid_seals").is_none());
+    let warning = &summary("&invalid_seals=true")["invalid_seals"];
+    assert_eq!(warning["count"], json!(1), "{warning}");
+    let listed = &warning["documents"][0];
+    assert_eq!(listed["id"], json!(edited));
+    assert_eq!(listed["class"], json!("invoice"));
+    let reason = listed["reasons"][0].as_str().expect("a reason");
+    assert!(reason.contains("does not match the document"), "{reason}");
+    let none = &app
+        .get(&format!(
+            "/v1/entities/{entity}/summary?from=2025-03-01&to=2025-03-31&direction=issued&invalid_seals=true"
+        ))
+        .expect(200)["invalid_seals"];
+    assert_eq!(none, &json!({"count": 0, "documents": []}));
+    app.get(&format!(
+        "/v1/entities/{other}/summary?from=2025-01-01&to=2025-01-31&direction=issued&invalid_seals=maybe"
+    ))
+    .expect_field_error("invalid_seals");
+
+    // The repository comes back: the stamp verifies, the invoice is updated once.
+    fake.set_down(false);
+    let seal = eventually(DEADLINE, "the stamp verified", || {
+        let seal = seal_of(&app, &good);
+        (seal["status"] == json!("valid")).then_some(seal)
+    });
+    assert_eq!(seal["checks"]["sat_seal"]["status"], json!("valid"));
+    eventually(DEADLINE, "every extracted stamp verified", || {
+        (ids(&app, "seal=valid") == extracted).then_some(())
+    });
+    assert_eq!(
+        ids(&app, "seal=invalid"),
+        vec![edited.clone()],
+        "still invalid"
+    );
+    let updates = |id: &str| {
+        app.client().list_all(
+            &format!("/v1/events?resource_id={id}&event=invoice.updated"),
+            50,
+        )
+    };
+    let events = crate::common::app::quiet(
+        std::time::Duration::from_millis(500),
+        "the invoice's updates",
+        || updates(&good).len(),
+    );
+    assert_eq!(events, 1, "exactly one invoice.updated");
+    let event = &updates(&good)[0];
+    let change = &event["changes"]["seal"];
+    assert_eq!(
+        change["from"]["checks"]["sat_seal"]["status"],
+        json!("unverified")
+    );
+    assert_eq!(change["to"]["status"], json!("valid"), "{event}");
+    assert_eq!(event["object"]["seal"]["status"], json!("valid"));
+    assert_eq!(fake.served(SAT_CERTIFICATE_NUMBER), 1, "one fetch");
+}

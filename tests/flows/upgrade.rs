@@ -257,3 +257,77 @@ fn the_sandbox_tables_leave_the_database_for_a_store_of_their_own() {
         "the run's listing, in the sandbox's own store only"
     );
 }
+
+/// Takes a current database back to schema 25's shape (no seal columns), as a
+/// database stored before the service verified seals.
+fn back_to_schema_25(dir: &std::path::Path) {
+    let conn = rusqlite::Connection::open(dir.join("cfdi-extract.db")).expect("db");
+    conn.execute_batch(
+        "DROP INDEX invoices_seal_pending; DROP INDEX invoices_seal_awaits;
+         DROP INDEX retentions_seal_pending; DROP INDEX retentions_seal_awaits;
+         ALTER TABLE invoices DROP COLUMN seal_status; ALTER TABLE invoices DROP COLUMN seal_json;
+         ALTER TABLE invoices DROP COLUMN seal_awaits;
+         ALTER TABLE retentions DROP COLUMN seal_status; ALTER TABLE retentions DROP COLUMN seal_json;
+         ALTER TABLE retentions DROP COLUMN seal_awaits;
+         PRAGMA user_version = 25;",
+    )
+    .expect("schema 25");
+}
+
+#[test]
+fn documents_stored_before_seals_were_verified_are_verified_once_in_the_background() {
+    sqlite_only!("a schema 25 SQLite file upgraded in place");
+    let mut app = TestApp::spawn_with(&[]);
+    let client = app.client();
+    let entity = client.create_entity("AAA010101AAA", "sandbox1")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    extract(
+        &client,
+        &entity,
+        month(2025, 3).0,
+        month(2025, 3).0,
+        "issued",
+    );
+    // Their stamps verified once the sandbox's SAT certificate is fetched (the
+    // extraction fetches none).
+    let stored = eventually(DEADLINE, "every stamp verified", || {
+        let all = client.list_all("/v1/invoices", 100);
+        all.iter()
+            .all(|i| i["seal"]["status"] == "valid")
+            .then_some(all)
+    });
+    assert!(!stored.is_empty());
+    let updates = client
+        .list_all("/v1/events?event=invoice.updated", 100)
+        .len();
+    app.kill();
+    back_to_schema_25(app.data_dir());
+    app.start();
+    assert_eq!(
+        user_version(app.data_dir()),
+        cfdi_extract::db::migrate::VERSION
+    );
+    let client = app.client();
+    let verified = eventually(DEADLINE, "every invoice verified", || {
+        let all = client.list_all("/v1/invoices", 100);
+        all.iter()
+            .all(|i| i["seal"]["status"].is_string())
+            .then_some(all)
+    });
+    assert_eq!(verified.len(), stored.len());
+    // The sandbox's documents are sealed under its authority, trusted with
+    // `--sat sandbox`, and stamped with its SAT certificate, fetched from it.
+    for invoice in &verified {
+        assert_eq!(
+            invoice["seal"]["checks"]["issuer_seal"]["status"],
+            serde_json::json!("valid"),
+            "{invoice}"
+        );
+    }
+    // A first answer is no change: no event, no new updated_at.
+    let after = client.list_all("/v1/events?event=invoice.updated", 100);
+    assert_eq!(after.len(), updates, "{after:?}");
+    assert_eq!(verified, stored, "the same objects, the same answers");
+}

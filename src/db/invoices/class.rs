@@ -29,11 +29,13 @@ impl Stored for InvoiceClass {
             'payment_conflicts', json(CASE WHEN payment_conflicts <> 0 THEN 'true' ELSE 'false' END),
             'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
                 'state', sat_state, 'cancellable', sat_cancellable,
-                'cancellation_status', sat_cancellation_status, 'efos', sat_efos) END)) END",
+                'cancellation_status', sat_cancellation_status, 'efos', sat_efos) END),
+            'seal', json(seal_json)) END",
     };
     const CREATED: Kind = Kind::InvoiceCreated;
     const UPDATED: Kind = Kind::InvoiceUpdated;
     const AMOUNTS: &'static [&'static str] = &["paid_amount", "due_amount"];
+    const WITH_XML: &'static str = " AND xml_processed = 1";
 
     fn order(f: &Filter) -> Order {
         f.order

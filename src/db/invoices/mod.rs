@@ -14,6 +14,7 @@ use super::sql::{params, Param, Query};
 use super::Conn;
 use crate::cfdi::Item;
 use crate::domain::payments::Entry;
+use crate::domain::seal::SealFilter;
 use crate::domain::search::Search;
 use crate::domain::totals::Totals;
 use rust_decimal::Decimal;
@@ -66,6 +67,8 @@ pub struct Filter {
     pub updated_since: Option<String>,
     /// `q`: a UUID, folio, series, RFC or part of a name.
     pub q: Option<Search>,
+    /// `seal`: the seal's status (`domain::seal::SealFilter`).
+    pub seal: Option<SealFilter>,
     /// Not a filter, but the list and the exports share it with the filters.
     pub order: Order,
 }
@@ -130,6 +133,9 @@ fn filtered<'a>(
     }
     if let Some(search) = &f.q {
         super::classes::search(conn, &mut q, search, &SEARCHED);
+    }
+    if let Some(seal) = f.seal {
+        q.sql.push_str(super::classes::seal(seal));
     }
     if let Some(situation) = &f.counterparty_69b {
         q.sql.push_str(

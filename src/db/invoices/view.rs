@@ -51,6 +51,7 @@ crate::db::sql::columns! {
     SatEfos = "sat_efos",
     SatCheckedAt = "sat_checked_at",
     SatCheckAt = "sat_check_at",
+    SealJson = "seal_json",
     CreatedAt = "created_at",
     UpdatedAt = "updated_at",
     List69bRfc = "x.rfc",
@@ -105,6 +106,8 @@ struct View<'a> {
     payment_conflicts: bool,
     items_count: i64,
     sat_status: Option<SatStatus<'a>>,
+    /// The stored `seal` object (`db::seals`), spliced as it is; null until verified.
+    seal: Option<&'a RawValue>,
     counterparty_69b: Option<Listed<'a>>,
     created_at: &'a str,
     updated_at: &'a str,
@@ -230,6 +233,9 @@ pub(super) fn render(r: &Row) -> anyhow::Result<String> {
         payment_conflicts: flag(PaymentConflicts)?,
         items_count: r.get::<Option<i64>>(ItemsCount.at())?.unwrap_or(0),
         sat_status,
+        seal: text(SealJson)?
+            .map(serde_json::from_str::<&RawValue>)
+            .transpose()?,
         counterparty_69b,
         created_at: req(CreatedAt)?,
         updated_at: req(UpdatedAt)?,

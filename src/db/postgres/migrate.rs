@@ -68,6 +68,18 @@ const STEPS: &[(i64, &str)] = &[
          ALTER TABLE extractions ADD COLUMN IF NOT EXISTS uuids_not_found TEXT COLLATE \"C\";
          ALTER TABLE sat_requests ADD COLUMN IF NOT EXISTS folio TEXT COLLATE \"C\";",
     ),
+    // SQLite's STEP_26: each document's seal verification.
+    (
+        26,
+        "ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_status TEXT COLLATE \"C\"
+             CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_awaits TEXT COLLATE \"C\";
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_status TEXT COLLATE \"C\"
+             CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_awaits TEXT COLLATE \"C\";",
+    ),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

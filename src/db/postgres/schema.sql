@@ -165,6 +165,11 @@ CREATE TABLE IF NOT EXISTS invoices (
     sat_check_at        TEXT COLLATE "C",          -- the next check; NULL: none planned
     sat_check_urgent    BIGINT NOT NULL DEFAULT 0, -- asked for on demand: ahead of the planned ones
     credited_uuid       TEXT COLLATE "C",          -- the one UUID its 01/03 relations name (db/invoices/relations.rs)
+    -- The seal's verification (`seal::verify`, version 25): NULL until verified (what
+    -- was stored before is verified in the background, `jobs::seals`).
+    seal_status         TEXT COLLATE "C" CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
+    seal_json           TEXT COLLATE "C",          -- the `seal` object, compact JSON
+    seal_awaits         TEXT COLLATE "C",          -- the SAT certificate its stamp waits for
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -199,6 +204,10 @@ CREATE INDEX IF NOT EXISTS invoices_counterparty
 -- each, however many relations they write.
 CREATE INDEX IF NOT EXISTS invoices_credited ON invoices (entity_id, credited_uuid)
     WHERE credited_uuid IS NOT NULL;
+-- The seal verifier's queues (`jobs::seals`): documents never verified, and those whose
+-- stamp waits for a SAT certificate.
+CREATE INDEX IF NOT EXISTS invoices_seal_pending ON invoices (id) WHERE seal_status IS NULL AND xml_processed = 1;
+CREATE INDEX IF NOT EXISTS invoices_seal_awaits ON invoices (seal_awaits) WHERE seal_awaits IS NOT NULL;
 
 -- The SAT's 69-B list (`sat::list_69b`): every load is a version; the entries are the
 -- last one's, keyed by RFC (a load replaces them in one transaction).
@@ -347,11 +356,16 @@ CREATE TABLE IF NOT EXISTS retentions (
     has_pdf                BIGINT NOT NULL DEFAULT 0,
     created_at             TEXT COLLATE "C" NOT NULL,
     updated_at             TEXT COLLATE "C" NOT NULL,
+    seal_status            TEXT COLLATE "C" CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
+    seal_json              TEXT COLLATE "C",
+    seal_awaits            TEXT COLLATE "C",
     UNIQUE (entity_id, uuid)
 );
 CREATE INDEX IF NOT EXISTS retentions_org_issued ON retentions (org_id, issued_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS retentions_org_updated ON retentions (org_id, updated_at, id);
 CREATE INDEX IF NOT EXISTS retentions_org_uuid ON retentions (org_id, uuid);
+CREATE INDEX IF NOT EXISTS retentions_seal_pending ON retentions (id) WHERE seal_status IS NULL;
+CREATE INDEX IF NOT EXISTS retentions_seal_awaits ON retentions (seal_awaits) WHERE seal_awaits IS NOT NULL;
 
 -- What the SAT's listings last said of each retention of an entity: a retention has no
 -- metadata-only row, so a run's listing (stage 1) keeps its status here for the XML

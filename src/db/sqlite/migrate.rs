@@ -8,7 +8,7 @@ use rusqlite::{Connection, TransactionBehavior};
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 25;
+pub const VERSION: i64 = 26;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -35,6 +35,7 @@ const STEPS: &[(i64, &str)] = &[
     (21, STEP_21),
     (24, STEP_24),
     (25, STEP_25),
+    (26, STEP_26),
 ];
 
 /// Version 2: delivery jobs carry their organization (fair claiming), and webhook
@@ -328,6 +329,24 @@ ALTER TABLE extractions ADD COLUMN uuids_not_found TEXT;
 ALTER TABLE sat_requests ADD COLUMN folio TEXT;
 ";
 
+/// Version 26: each invoice's and retention's seal verification (`seal::verify`): its
+/// status, the `seal` object, and the SAT certificate its stamp waits for. NULL until
+/// verified: the seal verifier (`ops::seals`) verifies what was stored before, once,
+/// in the background; `schema.sql` adds its indexes.
+const STEP_26: &str = "
+ALTER TABLE invoices ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+ALTER TABLE invoices ADD COLUMN seal_json TEXT;
+ALTER TABLE invoices ADD COLUMN seal_awaits TEXT;
+";
+
+/// Version 26's `retentions` half, run only where the table exists without them: a
+/// database older than version 13 has none yet (`schema.sql` creates it with them).
+const STEP_26_RETENTIONS: &str = "
+ALTER TABLE retentions ADD COLUMN seal_status TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified'));
+ALTER TABLE retentions ADD COLUMN seal_json TEXT;
+ALTER TABLE retentions ADD COLUMN seal_awaits TEXT;
+";
+
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
     // transaction, so it is set around it and restored whatever happens.
@@ -357,6 +376,16 @@ fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
         if from < *version {
             tx.execute_batch(sql)?;
         }
+    }
+    // The table, without the columns (`pragma_table_info` is empty for no table).
+    let retentions_unsealed: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('retentions'))
+            AND NOT EXISTS (SELECT 1 FROM pragma_table_info('retentions') WHERE name = 'seal_status')",
+        [],
+        |r| r.get(0),
+    )?;
+    if from < 26 && retentions_unsealed {
+        tx.execute_batch(STEP_26_RETENTIONS)?;
     }
     tx.execute_batch(SCHEMA)?;
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::db::sat_certificates::{self, Source};
 use crate::db::Db;
@@ -37,6 +37,9 @@ pub struct Store {
     flights: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// The last failure per number: when, and why.
     failures: Mutex<HashMap<String, (Instant, String)>>,
+    /// The certificates found, kept in memory (never changed once stored): the ingest
+    /// verifies every document's stamp, all with the SAT's few certificates.
+    known: RwLock<HashMap<String, Certificate>>,
 }
 
 impl Store {
@@ -51,11 +54,17 @@ impl Store {
             next: Mutex::new(Instant::now()),
             flights: Mutex::new(HashMap::new()),
             failures: Mutex::new(HashMap::new()),
+            known: RwLock::new(HashMap::new()),
         }
     }
 
     pub fn trust(&self) -> &Trust {
         &self.trust
+    }
+
+    /// This store's certificates at hand, without fetching (`AtHand`).
+    pub fn at_hand(&self) -> AtHand<'_> {
+        AtHand(self)
     }
 
     /// Verifies a document's bytes (`seal::verify`) with this store's certificates.
@@ -72,10 +81,11 @@ impl Store {
         der.map(|d| Certificate::from_der(&d)).transpose()
     }
 
-    fn recent_failure(&self, number: &str) -> Option<String> {
+    /// Why `number` could not be had, if it failed less than `retry` ago.
+    fn recent_failure(&self, number: &str, retry: Duration) -> Option<String> {
         let failures = self.failures.lock();
         let (at, why) = failures.get(number)?;
-        (at.elapsed() < self.turn * RETRY_TURNS).then(|| why.clone())
+        (at.elapsed() < retry).then(|| why.clone())
     }
 
     /// Waits for this fetch's turn.
@@ -116,16 +126,30 @@ impl Store {
 
 impl SatCertificates for Store {
     fn lookup(&self, number: &str) -> Lookup {
+        self.lookup_within(number, self.turn * RETRY_TURNS)
+    }
+}
+
+impl Store {
+    /// The certificate `number`: in memory, stored, or fetched unless its last fetch
+    /// failed less than `retry` ago.
+    fn lookup_within(&self, number: &str, retry: Duration) -> Lookup {
         if !repository::is_number(number) {
             return Lookup::Missing(format!("{number:?} is not a SAT certificate number"));
         }
-        let found = |c| Lookup::Found(Box::new(c));
+        if let Some(cert) = self.known.read().get(number) {
+            return Lookup::Found(Box::new(cert.clone()));
+        }
+        let found = |c: Certificate| {
+            self.known.write().insert(number.to_string(), c.clone());
+            Lookup::Found(Box::new(c))
+        };
         match self.stored(number) {
             Ok(Some(cert)) => return found(cert),
             Ok(None) => {}
             Err(why) => return Lookup::Missing(why),
         }
-        if let Some(why) = self.recent_failure(number) {
+        if let Some(why) = self.recent_failure(number, retry) {
             return Lookup::Missing(why);
         }
         let flight = self
@@ -140,7 +164,7 @@ impl SatCertificates for Store {
             match self.stored(number) {
                 Ok(Some(cert)) => Ok(cert),
                 Err(why) => Err(why),
-                Ok(None) => match self.recent_failure(number) {
+                Ok(None) => match self.recent_failure(number, retry) {
                     Some(why) => Err(why),
                     None => self.fetch(number),
                 },
@@ -160,6 +184,29 @@ impl SatCertificates for Store {
                 Lookup::Missing(why)
             }
         }
+    }
+}
+
+/// What the ingest verifies with: the certificates at hand, and a missing one fetched
+/// once (concurrent asks wait for that fetch), so a month of documents verifies as it
+/// is stored. After a failed fetch the ingest asks no more for `INGEST_RETRY`: a slow
+/// or unreachable repository costs a run at most one fetch's timeout in that time, and
+/// the seal verifier (`ops::seals`) fetches it later and verifies the documents again.
+pub struct AtHand<'a>(&'a Store);
+
+/// How long the ingest leaves a certificate whose fetch failed to the seal verifier.
+const INGEST_RETRY: Duration = Duration::from_secs(300);
+
+impl AtHand<'_> {
+    pub fn trust(&self) -> &Trust {
+        &self.0.trust
+    }
+}
+
+impl SatCertificates for AtHand<'_> {
+    fn lookup(&self, number: &str) -> Lookup {
+        self.0
+            .lookup_within(number, INGEST_RETRY.max(self.0.turn * RETRY_TURNS))
     }
 }
 

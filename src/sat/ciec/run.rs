@@ -15,6 +15,7 @@ use crate::sat::{
     Channel, Document, Due, Fetched, Metadata, Readiness, Run, SatError, Secret, Sink, Step,
     Verdict,
 };
+use crate::seal::Verifier;
 use parking_lot::Mutex;
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
@@ -180,7 +181,10 @@ fn store_window(
                     let Ok(docs) = to_prepare.lock().recv() else {
                         break;
                     };
-                    if prepared.send(docs.map(prepare)).is_err() {
+                    if prepared
+                        .send(docs.map(|d| prepare(d, sink.verifier())))
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -233,9 +237,12 @@ fn preparers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A downloaded batch parsed and compressed; a document the authority does not provide
-/// yet stays listed only.
-fn prepare<'a>((batch, docs): (&'a [Metadata], Vec<Document>)) -> Vec<Fetched<'a>> {
+/// A downloaded batch parsed, verified and compressed; a document the authority does
+/// not provide yet stays listed only.
+fn prepare<'a>(
+    (batch, docs): (&'a [Metadata], Vec<Document>),
+    verifier: Verifier<'_>,
+) -> Vec<Fetched<'a>> {
     batch
         .iter()
         .zip(docs)
@@ -244,7 +251,7 @@ fn prepare<'a>((batch, docs): (&'a [Metadata], Vec<Document>)) -> Vec<Fetched<'a
             Some(Fetched {
                 listed: Some(meta),
                 name: format!("invoice {}", meta.uuid),
-                prepared: ingest::prepare(&xml, doc.pdf.as_deref()).map(Into::into),
+                prepared: ingest::prepare(&xml, doc.pdf.as_deref(), verifier).map(Into::into),
             })
         })
         .collect()

@@ -60,9 +60,12 @@ pub fn store_cfdis(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let prepare = move |xml: &[u8]| -> Result<AnyPrepared, CfdiError> {
+        let verifier = sink.verifier();
         match class {
-            DocumentClass::Invoices => ingest::prepare(xml, None).map(Into::into),
-            DocumentClass::Retentions => ingest::prepare_retention(xml, None).map(Into::into),
+            DocumentClass::Invoices => ingest::prepare(xml, None, verifier).map(Into::into),
+            DocumentClass::Retentions => {
+                ingest::prepare_retention(xml, None, verifier).map(Into::into)
+            }
         }
     };
     std::thread::scope(|scope| {
