@@ -11,7 +11,10 @@ use super::document::{Kind, Signed, Stamp};
 use super::trust::Trust;
 use super::verdict::{CertificateSummary, Check, Checks, Seal, Status, Verified};
 use super::xslt::normalize_space;
+use parking_lot::Mutex;
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 /// What a SAT certificate lookup found.
 #[derive(Debug, Clone)]
@@ -44,7 +47,7 @@ pub struct Verifier<'a> {
 }
 
 /// The SAT's authorities, for `Verifier::offline`.
-static SAT_TRUST: std::sync::LazyLock<Trust> = std::sync::LazyLock::new(Trust::sat);
+static SAT_TRUST: LazyLock<Trust> = LazyLock::new(Trust::sat);
 
 impl Verifier<'static> {
     /// Offline: the SAT's authorities, no SAT certificate (every stamp unverified).
@@ -121,7 +124,7 @@ pub fn verify_tree(root: Node<'_, '_>, trust: &Trust, sat: &dyn SatCertificates)
         valid_from: crate::time::format(c.valid_from()),
         valid_to: crate::time::format(c.valid_to()),
     });
-    let (issuer_seal, algorithm) = issuer_seal(&doc, certificate.as_ref());
+    let (issuer_seal, algorithm) = issuer_seal(&doc, certificate.as_deref());
     let (number, rfc, validity, issuer) = match &certificate {
         Ok(cert) => (
             certificate_number(&doc, cert),
@@ -155,11 +158,27 @@ pub fn verify_tree(root: Node<'_, '_>, trust: &Trust, sat: &dyn SatCertificates)
     Some(Seal::new(algorithm, checks, summary, sat_number))
 }
 
-fn read_certificate(doc: &Signed<'_, '_>) -> Result<Certificate, String> {
-    match doc.certificate.filter(|c| !c.trim().is_empty()) {
-        None => Err("is missing (the document's certificate attribute is empty)".into()),
-        Some(text) => Certificate::from_base64(text),
+/// Certificates by their text: an issuer seals many documents with one certificate,
+/// and decoding and parsing it was a good part of verifying each (the ingest verifies
+/// every document it stores). Bounded; emptied when full, as a month's issuers fit.
+static PARSED: LazyLock<Mutex<HashMap<String, Arc<Certificate>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+const PARSED_MAX: usize = 1024;
+
+fn read_certificate(doc: &Signed<'_, '_>) -> Result<Arc<Certificate>, String> {
+    let Some(text) = doc.certificate.filter(|c| !c.trim().is_empty()) else {
+        return Err("is missing (the document's certificate attribute is empty)".into());
+    };
+    if let Some(parsed) = PARSED.lock().get(text) {
+        return Ok(parsed.clone());
     }
+    let parsed = Arc::new(Certificate::from_base64(text)?);
+    let mut cache = PARSED.lock();
+    if cache.len() >= PARSED_MAX {
+        cache.clear();
+    }
+    cache.insert(text.to_string(), parsed.clone());
+    Ok(parsed)
 }
 
 fn signature(text: Option<&str>) -> Option<Vec<u8>> {
