@@ -1,11 +1,11 @@
 //! Webhook delivery: one signed POST per attempt, an attempt log, then the next attempt
 //! on the retry schedule or a final `succeeded` / `failed`. A worker sends its batch
-//! (`lanes::DELIVERY_BATCH`) in turn, then one transaction logs every attempt and claims
+//! (`lanes::delivery_batch`) in turn, then one transaction logs every attempt and claims
 //! the worker's next batch (`ClaimNext`). After a slow send the rest of the batch goes
 //! back to the queue unsent and wakes the other workers to send it beside this one,
 //! which takes a single delivery next.
 
-use super::lanes::{ClaimNext, Lane, DELIVERY_BATCH};
+use super::lanes::{delivery_batch, ClaimNext, Lane};
 use super::outcome::{log_end, log_failure, record, record_failure, settle, Outcome};
 use crate::app::Context;
 use crate::db::{self, deliveries::Attempt, jobs::Job};
@@ -90,7 +90,7 @@ pub(super) fn run(ctx: &Context, jobs: Vec<Job>, lane: Lane) -> Vec<Job> {
                 "not sent yet: the server stopped, or a slow send came before it",
             )?;
             // After a slow send, one: the released ones are the other workers'.
-            ClaimNext::new(ctx, lane).claim(tx, if slow { 1 } else { DELIVERY_BATCH })
+            ClaimNext::new(ctx, lane).claim(tx, if slow { 1 } else { delivery_batch(tx) })
         })
     });
     for (job, result, took) in &tried {

@@ -3,7 +3,7 @@
 //! Each job goes: claim (a short write transaction) -> run (no transaction held, so the
 //! SAT's latency or a webhook call never holds SQLite's write lock) -> record the
 //! outcome (a second short transaction). A delivery worker takes several deliveries to
-//! one webhook at a time (`lanes::DELIVERY_BATCH`), records them together and claims its
+//! one webhook at a time (`lanes::delivery_batch`), records them together and claims its
 //! next ones in that same transaction (`delivery::run`), so a busy one commits once per
 //! batch. Workers sleep on the database's waker, which a transaction that queued
 //! work signals once it commits (`db::Tx`), so new work starts at once; the sleep is bounded by the next scheduled job.
