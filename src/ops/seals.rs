@@ -118,21 +118,25 @@ pub fn round(db: &Db, seals: &Seals, stopping: &Stopping) -> anyhow::Result<usiz
     Ok(done)
 }
 
-/// Reads and verifies `ids`' XML, outside any transaction.
+/// Reads `ids`' XML, then verifies it outside any transaction and with the connection
+/// given back: a verification may fetch a SAT certificate, which can take its timeout.
 fn verify<C: Stored>(db: &Db, seals: &Seals, ids: &[String]) -> anyhow::Result<Vec<Verified>> {
-    let conn = db.conn()?;
-    let mut answers = Vec::with_capacity(ids.len());
-    for id in ids {
-        let answer = match db::documents::get_of(&conn, C::FILES, id, "xml")? {
+    let xmls = {
+        let conn = db.conn()?;
+        ids.iter()
+            .map(|id| db::documents::get_of(&conn, C::FILES, id, "xml"))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    Ok(xmls
+        .into_iter()
+        .map(|xml| match xml {
             Some(xml) => seals.verifier().bytes(&xml),
             None => Verified {
                 seal: crate::seal::Seal::unreadable("the document's XML is not stored"),
                 awaits: None,
             },
-        };
-        answers.push(answer);
-    }
-    Ok(answers)
+        })
+        .collect())
 }
 
 /// A batch of documents never verified: their first answer, without an event.
