@@ -5,7 +5,7 @@ use crate::cli::Secret;
 use crate::cli::ServeArgs;
 use crate::config::{self, Config};
 use crate::crypto::Cipher;
-use crate::db::{self, checkpoint::Checkpointer, Checkpoints, Db, Store};
+use crate::db::{self, Checkpoints, Db, Store, Upkeep};
 use crate::jobs::{self, scheduler::Scheduler, Workers};
 use crate::sandbox::status::SandboxStatus;
 use crate::sandbox::Sandbox;
@@ -42,13 +42,13 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     crate::data_dir::create_dir(&config.data_dir)?;
     let _lock = crate::data_dir::lock(&config.data_dir)?;
     db::lease::adopt(&config.data_dir)?;
-    // Workers and the checkpointer hold one connection each; the rest serve requests.
+    // Workers and the upkeep thread hold one connection each; the rest serve requests.
     let db_connections = ((config.workers + config.delivery_workers) as u32).saturating_add(8);
     // A new event's first delivery is due after the retry schedule's first step.
     let first_delivery = config.webhook_retry_schedule.0.first().copied();
     let db = Db::connect(store, db_connections, Checkpoints::Background)?
         .with_first_delivery(first_delivery.unwrap_or_default());
-    let checkpointer = Checkpointer::start(&db)?;
+    let upkeep = Upkeep::start(&db)?;
     db.listen_for_work()?;
     let cipher = Cipher::load(
         &db.conn()?,
@@ -109,7 +109,7 @@ pub fn run(store: &Store, data_dir: &Path, args: ServeArgs) -> anyhow::Result<()
     if let Some(backups) = backups {
         backups.stop();
     }
-    checkpointer.stop();
+    upkeep.stop();
     served.context("the HTTP server failed")
 }
 

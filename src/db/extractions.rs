@@ -346,8 +346,10 @@ pub fn uuids_not_stored(
     let mut missing = Vec::new();
     for uuid in uuids {
         let stored: bool = conn.one(
-            "SELECT EXISTS (SELECT 1 FROM invoices
-               WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1)",
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM invoices WHERE {})",
+                super::invoices::PROCESSED_BY_UUID
+            ),
             params![entity_id, uuid],
             |r| r.get(0),
         )?;

@@ -2,7 +2,8 @@
 //! the SQL (through `sql`) and speak in the domain's types; `store` is the pool and its
 //! transactions whichever engine holds the data; each engine's machinery is its own
 //! directory: `sqlite/` (the default: writer turn, checkpoints, migrations, file
-//! copies) and `postgres/` (`--database-url`: advisory locks, migrations). The rest of the
+//! copies) and `postgres/` (`--database-url`: advisory locks, migrations, statistics);
+//! `store::Upkeep` runs either engine's thread. The rest of the
 //! crate passes `Conn` / `Tx` along and never names the driver. Sealed values come
 //! back as bytes: the caller opens them (`crypto`).
 
@@ -53,6 +54,7 @@ pub use sqlite::files::{Access, File};
 pub use sqlite::{checkpoint, migrate, Checkpoints};
 pub use store::{
     is_busy, is_commit_unknown, is_unique_violation, is_unreachable, Db, Lock, Pooled, Store, Tx,
+    Upkeep,
 };
 pub use waker::{Waker, Work};
 

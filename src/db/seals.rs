@@ -14,7 +14,7 @@ use crate::seal::{Seal, Verified};
 const NOT_SEALED: &str = "the document is no CFDI nor CFDI de Retenciones the SAT seals";
 
 /// The stored form of an answer: its status, the `seal` object, the awaited number.
-fn columns(verified: Option<&Verified>) -> anyhow::Result<(String, String, Option<String>)> {
+pub fn columns(verified: Option<&Verified>) -> anyhow::Result<(String, String, Option<String>)> {
     let (seal, awaits) = match verified {
         Some(v) => (v.seal.clone(), v.awaits.clone()),
         None => (Seal::unreadable(NOT_SEALED), None),
@@ -27,12 +27,17 @@ fn columns(verified: Option<&Verified>) -> anyhow::Result<(String, String, Optio
 }
 
 /// Stores the answer the ingest found for document `id` (it is being written in this
-/// transaction, marked for its batch's events).
+/// transaction, marked for its batch's events). An invoice's is written with its row
+/// instead (`invoices::write::upsert_processed`).
 pub fn put<C: Stored>(conn: &Conn, id: &str, verified: Option<&Verified>) -> anyhow::Result<()> {
     let (status, json, awaits) = columns(verified)?;
-    conn.exec(
+    // Deferred (PostgreSQL sends it with the transaction's next statement), and only
+    // when the answer changed: a document stored again keeps its row version.
+    conn.defer(
         &format!(
-            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3 WHERE id = ?4",
+            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3
+              WHERE id = ?4 AND (seal_status IS DISTINCT FROM ?1 OR seal_json IS DISTINCT FROM ?2
+                OR seal_awaits IS DISTINCT FROM ?3)",
             C::TRACKED.source
         ),
         params![status, json, awaits, id],

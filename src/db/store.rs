@@ -498,6 +498,30 @@ impl std::ops::Deref for Memory {
     }
 }
 
+/// The engine's own upkeep while the server runs, on a thread: SQLite's WAL checkpoints
+/// (`sqlite::checkpoint`), PostgreSQL's planner statistics (`postgres::statistics`;
+/// the server checkpoints its own log).
+pub enum Upkeep {
+    Checkpoints(sqlite::checkpoint::Checkpointer),
+    Statistics(crate::periodic::Periodic),
+}
+
+impl Upkeep {
+    pub fn start(db: &Db) -> anyhow::Result<Upkeep> {
+        Ok(match db.engine() {
+            Engine::Sqlite => Upkeep::Checkpoints(sqlite::checkpoint::Checkpointer::start(db)?),
+            Engine::Postgres => Upkeep::Statistics(postgres::statistics::start(db)?),
+        })
+    }
+
+    pub fn stop(self) {
+        match self {
+            Upkeep::Checkpoints(checkpointer) => checkpointer.stop(),
+            Upkeep::Statistics(thread) => thread.stop(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -314,8 +314,8 @@ pub fn each_payment(conn: &Conn, p: &Period, mut f: impl FnMut(PaidEntry)) -> an
 fn paid_invoice(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Document>> {
     conn.opt(
         &format!(
-            "SELECT {COLUMNS} FROM invoices
-         WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1"
+            "SELECT {COLUMNS} FROM invoices WHERE {}",
+            super::invoices::PROCESSED_BY_UUID
         ),
         params![entity_id, uuid],
         |r| document(conn, r),

@@ -129,11 +129,11 @@ pub fn store_invoice(
         cancelled_at.as_deref(),
         doc.pdf.is_some(),
         &own,
+        &db::seals::columns(doc.seal.as_ref())?,
     )?;
     if new {
         db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;
     }
-    db::seals::put::<InvoiceClass>(tx, &id, doc.seal.as_ref())?;
     if has_files {
         db::documents::put_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     } else {

@@ -134,3 +134,41 @@ fn the_same_documents_read_back_byte_for_byte_alike_on_both_engines() {
         );
     }
 }
+
+/// The planner's statistics keep up with an ingest on a new database
+/// (`db::postgres::statistics`): autovacuum would analyze the invoices a minute or more
+/// later, and until then a new database's plans come from an empty table's statistics.
+/// `last_analyze` is set by an ANALYZE statement (ours), never by autovacuum.
+#[test]
+fn a_new_database_s_tables_are_analyzed_as_they_grow() {
+    postgres_only!("PostgreSQL's planner statistics");
+    let app = TestApp::spawn();
+    let client = app.client();
+    let entity = id_of(&valid_entity(&client, "BIGS010101AAA", "sandbox1"));
+    let done = extract(
+        &client,
+        &entity,
+        date("2026-03-02"),
+        date("2026-03-03"),
+        "issued",
+    );
+    assert!(
+        crate::common::invoices::found(&done) > 600,
+        "a BIG taxpayer's two days: {done}"
+    );
+    let mut db = crate::common::engine::TestDb::open(app.data_dir());
+    let analyzed = |db: &mut crate::common::engine::TestDb| {
+        db.value(
+            "SELECT CASE WHEN last_analyze IS NULL THEN 0 ELSE 1 END FROM pg_stat_user_tables
+              WHERE schemaname = current_schema() AND relname = 'invoices'",
+            &[],
+        )
+        .int()
+            == Some(1)
+    };
+    crate::common::app::eventually(
+        std::time::Duration::from_secs(60),
+        "the invoices table analyzed by the server",
+        || analyzed(&mut db).then_some(()),
+    );
+}

@@ -37,6 +37,14 @@ fn money(s: Option<String>) -> Value {
 /// `GET /v1/invoices/{id}/items` pages through all of them.
 pub const ITEMS_PAGE: usize = 1000;
 
+/// `WHERE` for an entity's processed invoice by UUID (`?1` entity, `?2` UUID). The
+/// `xml_processed = 1` stays outside the lookup by the unique key: written beside it,
+/// it lets PostgreSQL pick a partial index on `entity_id` alone, which it did from
+/// statistics of a smaller table (a new database's first months): every ingested
+/// invoice then read all of its entity's rows (8 ms at 15,000).
+pub const PROCESSED_BY_UUID: &str =
+    "id = (SELECT id FROM invoices WHERE entity_id = ?1 AND uuid = ?2) AND xml_processed = 1";
+
 /// Filters of `GET /v1/invoices`, already validated.
 #[derive(Debug, Default, Clone)]
 pub struct Filter {

@@ -74,8 +74,10 @@ pub fn store(
         &times,
         |(uuid, n)| vec![uuid, n],
     )?;
+    // Only when it changes: most documents credit nothing, and on PostgreSQL each
+    // update writes a new row version with an entry in each of the table's indexes.
     conn.defer(
-        "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1",
+        "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1 AND credited_uuid IS DISTINCT FROM ?2",
         params![invoice_id, sole_credited(related)],
     )?;
     Ok(())

@@ -54,22 +54,28 @@ pub fn known_all(
     uuids: &[String],
 ) -> anyhow::Result<std::collections::HashMap<String, Known>> {
     let list = serde_json::to_string(uuids)?;
-    let rows = conn.all(
+    // PostgreSQL looks each UUID up by the unique key, LATERALly: its planner, with
+    // statistics of a smaller table, otherwise read all of the entity's rows and
+    // hashed them against the list, on every page of a listing.
+    let sql = conn.pick(
         "SELECT uuid, id, xml_processed, status, type FROM invoices
           WHERE entity_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
-        params![entity_id, list],
-        |r| {
-            Ok((
-                r.get::<String>(0)?,
-                Known {
-                    id: r.get(1)?,
-                    processed: r.get(2)?,
-                    status: r.get(3)?,
-                    invoice_type: r.get(4)?,
-                },
-            ))
-        },
-    )?;
+        "SELECT i.uuid, i.id, i.xml_processed, i.status, i.type
+           FROM json_each(?2) u CROSS JOIN LATERAL (
+                SELECT uuid, id, xml_processed, status, type FROM invoices
+                 WHERE entity_id = ?1 AND uuid = u.value LIMIT 1) i",
+    );
+    let rows = conn.all(sql, params![entity_id, list], |r| {
+        Ok((
+            r.get::<String>(0)?,
+            Known {
+                id: r.get(1)?,
+                processed: r.get(2)?,
+                status: r.get(3)?,
+                invoice_type: r.get(4)?,
+            },
+        ))
+    })?;
     Ok(rows.into_iter().collect())
 }
 
@@ -135,7 +141,9 @@ pub fn insert_metadata(
 /// now (`jobs::sat_status`). Storing a document already processed (the e.firma channel
 /// downloads a period's package again, an import repeats a file) keeps its `updated_at`
 /// unless something a client sees changed, so `updated_since` reports only real
-/// changes. (SET expressions read the row as it was before the update.)
+/// changes. (SET expressions read the row as it was before the update.) The seal's
+/// answer (`seals::columns`) is written with the row, not by an update after it: on
+/// PostgreSQL each update writes a new row version and an entry in each index.
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_processed(
     tx: &Conn,
@@ -148,8 +156,10 @@ pub fn upsert_processed(
     cancelled_at: Option<&str>,
     has_pdf: bool,
     agg: &Aggregate,
+    seal: &(String, String, Option<String>),
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
+    let (seal_status, seal_json, seal_awaits) = seal;
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
@@ -159,12 +169,12 @@ pub fn upsert_processed(
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
             payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
             stated_taxes_json, paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
-            sat_check_at, created_at, updated_at)
+            sat_check_at, created_at, updated_at, seal_status, seal_json, seal_awaits)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9,
             ?10, ?11, ?12, ?13, ?14, ?15, ?16,
             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
             ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32,
-            ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?40, ?40)
+            ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?40, ?40, ?41, ?42, ?43)
          ON CONFLICT (entity_id, uuid) DO UPDATE SET
             xml_processed = 1, type = excluded.type, version = excluded.version, series = excluded.series,
             folio = excluded.folio, issued_at = excluded.issued_at, certified_at = excluded.certified_at,
@@ -183,6 +193,8 @@ pub fn upsert_processed(
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
+            seal_status = excluded.seal_status, seal_json = excluded.seal_json,
+            seal_awaits = excluded.seal_awaits,
             sat_check_at = CASE WHEN invoices.sat_checked_at IS NULL AND invoices.sat_check_at IS NULL
                 THEN excluded.sat_check_at ELSE invoices.sat_check_at END,
             updated_at = CASE WHEN invoices.xml_processed = 1 AND invoices.status IS NOT DISTINCT FROM excluded.status
@@ -216,6 +228,8 @@ pub fn upsert_processed(
             agg.paid_amount.to_string(), agg.due_amount.to_string(),
             agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
             agg.due_amount > rust_decimal::Decimal::ZERO, now,
+            // ?41-?43
+            seal_status, seal_json, seal_awaits,
         ],
     )?;
     super::store_item_pages(tx, id, &c.items)?;
@@ -240,8 +254,11 @@ pub fn payment_basis(
     uuid: &str,
 ) -> anyhow::Result<Option<PaymentBasis>> {
     conn.opt(
-        "SELECT id, type, payment_method, currency, total, status FROM invoices
-         WHERE entity_id = ?1 AND uuid = ?2 AND xml_processed = 1",
+        &format!(
+            "SELECT id, type, payment_method, currency, total, status FROM invoices
+              WHERE {}",
+            super::PROCESSED_BY_UUID
+        ),
         params![entity_id, uuid],
         |r| {
             Ok(PaymentBasis {

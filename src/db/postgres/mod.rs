@@ -11,6 +11,7 @@ mod connection;
 pub(in crate::db) mod listen;
 mod migrate;
 mod session;
+pub(in crate::db) mod statistics;
 mod tls;
 mod value;
 

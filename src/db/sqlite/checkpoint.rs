@@ -30,7 +30,7 @@ const TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 /// The pool's usual busy timeout, restored after a truncation attempt.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// No thread on PostgreSQL: the server checkpoints its own log.
+/// No thread on PostgreSQL: the server checkpoints its own log (`Upkeep`).
 pub struct Checkpointer(Option<Periodic>);
 
 impl Checkpointer {
