@@ -900,6 +900,48 @@ class Postgres:
             subprocess.run(["bash", os.path.join(ROOT, ".ci", "postgres.sh"), "stop", self.started], check=False)
 
 
+def cpu_seconds(pid):
+    """User and system CPU seconds a process has used (0 once it is gone)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds():
+    """CPU seconds of every PostgreSQL process on this machine (its server's backends)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if open(f"/proc/{entry}/comm").read().strip() in ("postgres", "postmaster"):
+                    total += cpu_seconds(entry)
+            except OSError:
+                pass
+    return total
+
+
+def with_cpu(servers, f):
+    """f()'s result with the CPU seconds the servers (`server_cpu`) and PostgreSQL
+    (`postgres_cpu`) used meanwhile."""
+    s0, p0 = sum(cpu_seconds(s.proc.pid) for s in servers), postgres_cpu_seconds()
+    r = f()
+    r["server_cpu"] = sum(cpu_seconds(s.proc.pid) for s in servers) - s0
+    r["postgres_cpu"] = postgres_cpu_seconds() - p0
+    return r
+
+
+def cpu_per(runs, count, unit, postgres):
+    """The median CPU per operation of `runs` (`count(run)` operations each), in µs: the
+    instances', and PostgreSQL's."""
+    server = statistics.median(r["server_cpu"] / count(r) for r in runs) * 1e6
+    text = f"instance CPU {server:,.0f} µs per {unit}"
+    if postgres:
+        text += f", PostgreSQL {statistics.median(r['postgres_cpu'] / count(r) for r in runs) * 1e6:,.0f} µs"
+    return text
+
+
 def engine_rows(label, data_dir, url):
     """Ingest, listing and fan-out on one engine (`url`: PostgreSQL's database, or None
     for SQLite in `data_dir`), and, on PostgreSQL, the same with a second instance."""
@@ -910,14 +952,18 @@ def engine_rows(label, data_dir, url):
     rows = []
     server = Server(data_dir)
     creds = new_user(data_dir, "Engine")
-    ingest = [month_ingest(server, creds, i) for i in range(RUNS)]
-    rows.append((label, "ingest, one BIG entity's month end to end", f"{median_of(ingest, 'rate'):,.0f} invoices/s"))
+    ingest = [with_cpu([server], lambda i=i: month_ingest(server, creds, i)) for i in range(RUNS)]
+    rows.append((label, "ingest, one BIG entity's month end to end",
+                 f"{median_of(ingest, 'rate'):,.0f} invoices/s; "
+                 + cpu_per(ingest, lambda r: r["n"], "invoice", url)))
     n, _ = seed(server, creds, "E", ENGINE_INVOICES)
     n += sum(r["n"] for r in ingest)
     page = "/v1/invoices?limit=50"
-    runs = repeat(lambda: wrk(server.base + page, header=f"Authorization: {basic(creds)}"))
+    runs = repeat(lambda: with_cpu([server], lambda: wrk(server.base + page, header=f"Authorization: {basic(creds)}")))
+    requests = lambda r: r["rps"] * DURATION
     rows.append((label, f"GET {page}, {n:,} invoices, 64 connections",
-                 f"{median_of(runs, 'rps'):,.0f} req/s, p99 {median_of(runs, 'p99'):.1f} ms"))
+                 f"{median_of(runs, 'rps'):,.0f} req/s, p99 {median_of(runs, 'p99'):.1f} ms; "
+                 + cpu_per(runs, requests, "request", url)))
     receiver = deliveries.Receiver(ROOT)
     call(server, "POST", "/v1/webhooks", creds, {"url": receiver.url, "events": ["invoice.created"]})
     fanout = repeat(lambda: webhook_fanout(server, creds, receiver))
@@ -941,9 +987,10 @@ def engine_rows(label, data_dir, url):
             for t in threads:
                 t.join()
             return {"rps": sum(r["rps"] for r in results), "p99": max(r["p99"] for r in results)}
-        runs = repeat(both)
+        runs = repeat(lambda: with_cpu([server, second], both))
         rows.append((label + ", two instances", f"GET {page}, 32 connections to each",
-                     f"{median_of(runs, 'rps'):,.0f} req/s together, p99 {median_of(runs, 'p99'):.1f} ms"))
+                     f"{median_of(runs, 'rps'):,.0f} req/s together, p99 {median_of(runs, 'p99'):.1f} ms; "
+                     + cpu_per(runs, requests, "request", url)))
         fanout = repeat(lambda: webhook_fanout(server, creds, receiver))
         rows.append((label + ", two instances", "fan-out of one extraction's invoice.created events",
                      f"{median_of(fanout, 'rate'):,.0f} deliveries/s"))
