@@ -168,15 +168,20 @@ fn portal_service(fake: &FakePortal, tmp: &Path) -> (Served, Api) {
     (served, Api::new(base))
 }
 
-#[test]
-fn an_extraction_through_the_binary_gets_the_portals_invoices() {
+/// The fake portal holding a PPD invoice (with its PDF), a PUE one and the PPD's payment.
+fn three_samples_portal() -> FakePortal {
     let mut setup = Setup::new(RFC, CIEC);
     setup.invoices = vec![
         sample_invoice("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml", true),
         sample_invoice("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", false),
         sample_invoice("cfdi40-pago20-tfd-full-payment-of-ppd.xml", false),
     ];
-    let fake = FakePortal::start(setup);
+    FakePortal::start(setup)
+}
+
+#[test]
+fn an_extraction_through_the_binary_gets_the_portals_invoices() {
+    let fake = three_samples_portal();
     let tmp = tempfile::tempdir().expect("tmp");
     let (_served, api) = portal_service(&fake, tmp.path());
     // The same webhooks as the sandbox path: entity.update on validation, then
@@ -277,13 +282,7 @@ fn an_extraction_through_the_binary_gets_the_portals_invoices() {
 
 #[test]
 fn an_extraction_by_uuid_searches_the_portal_by_folio_fiscal() {
-    let mut setup = Setup::new(RFC, CIEC);
-    setup.invoices = vec![
-        sample_invoice("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml", true),
-        sample_invoice("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", false),
-        sample_invoice("cfdi40-pago20-tfd-full-payment-of-ppd.xml", false),
-    ];
-    let fake = FakePortal::start(setup);
+    let fake = three_samples_portal();
     let tmp = tempfile::tempdir().expect("tmp");
     let (_served, api) = portal_service(&fake, tmp.path());
     let entity = api.post(
