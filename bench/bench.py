@@ -352,8 +352,11 @@ def send_events(server, creds, rate, more):
     `more(sent)`; returns how many were sent."""
     start, sent = time.time(), 0
     while more(sent):
-        call(server, "POST", "/v1/entities", creds,
-             {"tax_id": f"LAT{time.time_ns() % 10**9:09d}", "name": "x", "ciec_password": "12345678"})
+        status, body = call(server, "POST", "/v1/entities", creds,
+                            {"tax_id": f"LAT{time.time_ns() % 10**9:09d}", "name": "x", "ciec_password": "12345678"})
+        if status != 201:  # no event then: say why instead of waiting for it
+            log(f"an entity was not created: {status} {body}")
+            continue
         sent += 1
         pause = start + sent / rate - time.time()
         if pause > 0:

@@ -114,13 +114,22 @@ pub fn claim(conn: &Conn, now: &str, allowed: Allowed) -> anyhow::Result<Option<
     Ok(job)
 }
 
+/// What a delivery claim found behind the oldest claimable delivery it takes: how many
+/// batches its organization runs, and how many of its deliveries to the same webhook
+/// are claimable with it (itself included, as far as `BATCH_WINDOW` looks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    pub org_running: usize,
+    pub due: usize,
+}
+
 /// Claims the oldest due delivery that heads its serial key and whose organization has
-/// fewer than `org_limit` batches running, and with it up to `batch - 1` more claimable
-/// deliveries to the same webhook, in the same order; marks them running as one batch
-/// (one `locked_at`: claims are serialized by the write lock, so no two share a
-/// microsecond). One worker sends a batch in turn and records it in one
-/// transaction, so a fan-out's deliveries commit several at a time; a batch is one
-/// webhook's, so a receiver that hangs holds back only its own deliveries.
+/// fewer than `org_limit` batches running, and with it more claimable deliveries to the
+/// same webhook, in the same order, up to `size(backlog)` in all and never more than
+/// `most`; marks them running as one batch (one `locked_at`: claims are serialized by
+/// the write lock, so no two share a microsecond). One worker sends a batch in turn and
+/// records it in one transaction, so a fan-out's deliveries commit several at a time; a
+/// batch is one webhook's, so a receiver that hangs holds back only its own deliveries.
 ///
 /// It visits the organizations with queued deliveries (a loose scan of
 /// `jobs_deliveries_org`, one index seek each) and takes each one's oldest claimable
@@ -132,33 +141,44 @@ pub fn claim_deliveries(
     conn: &Conn,
     now: &str,
     org_limit: usize,
-    batch: usize,
+    most: usize,
+    size: impl Fn(Backlog) -> usize,
 ) -> anyhow::Result<Vec<Job>> {
     let webhook_of_serial_key = webhook_of_serial_key(conn);
     let head = conn.opt(&heads_of_orgs(conn), params![now, org_limit as i64], |r| {
-        Ok((job_from_row(r)?, r.get::<String>(5)?, r.get::<String>(6)?))
+        Ok((
+            job_from_row(r)?,
+            r.get::<String>(5)?,
+            r.get::<String>(6)?,
+            r.get::<i64>(7)?,
+        ))
     })?;
-    let Some((head, org, webhook)) = head else {
+    let Some((head, org, webhook, org_running)) = head else {
         return Ok(Vec::new());
     };
     let mut jobs = vec![head];
-    if batch > 1 && !webhook.is_empty() {
+    if most > 1 && !webhook.is_empty() {
         let more = conn.all(
             &format!(
                 "SELECT id, kind, target_id, attempts, request_id FROM (
-               SELECT id, kind, target_id, attempts, request_id, serial_key
+               SELECT id, kind, target_id, attempts, request_id, serial_key, run_at
                  FROM jobs j INDEXED BY jobs_deliveries_org
                 WHERE status = 'queued' AND kind = 'deliver_webhook'
                   AND COALESCE(j.org_id, '') = ?1 AND run_at <= ?2 AND j.id <> ?3
                   AND {HEADS_ITS_SERIAL_KEY}
                 ORDER BY run_at, id LIMIT {BATCH_WINDOW}) w
               WHERE {webhook_of_serial_key} = ?4
-              LIMIT ?5"
+              ORDER BY run_at, id"
             ),
-            params![org, now, jobs[0].id, webhook, batch as i64 - 1],
+            params![org, now, jobs[0].id, webhook],
             job_from_row,
         )?;
-        jobs.extend(more);
+        let backlog = Backlog {
+            org_running: org_running as usize,
+            due: 1 + more.len(),
+        };
+        let take = size(backlog).clamp(1, most);
+        jobs.extend(more.into_iter().take(take - 1));
     }
     for job in &mut jobs {
         mark_running(conn, job, now)?;
@@ -167,8 +187,9 @@ pub fn claim_deliveries(
 }
 
 /// Each organization's oldest claimable delivery, below its share (`?2`) of running
-/// batches, its webhook last. The organizations are found by a loose scan of
-/// `jobs_deliveries_org` (one index seek each). SQLite reads the heads by rowid from a
+/// batches, with its webhook and its organization's running batches last. The
+/// organizations are found by a loose scan of `jobs_deliveries_org` (one index seek
+/// each). SQLite reads the heads by rowid from a
 /// list; PostgreSQL takes the first entry by ORDER BY ... LIMIT 1 (its MIN over the
 /// index read every queued entry) and joins each organization's one row LATERALly
 /// (SQLite has no LATERAL): its planner otherwise hashed the whole jobs table on every
@@ -177,18 +198,22 @@ pub fn claim_deliveries(
 fn heads_of_orgs(conn: &Conn) -> String {
     let queued = "status = 'queued' AND kind = 'deliver_webhook'";
     let org = "COALESCE(org_id, '')";
-    let at_share = "at_share(org) AS (
-        SELECT org_id FROM jobs WHERE status = 'running' AND kind = 'deliver_webhook'
-           AND org_id IS NOT NULL GROUP BY org_id HAVING COUNT(DISTINCT locked_at) >= ?2)";
+    let running = "running(org, n) AS (
+        SELECT org_id, COUNT(DISTINCT locked_at) FROM jobs
+         WHERE status = 'running' AND kind = 'deliver_webhook' AND org_id IS NOT NULL
+         GROUP BY org_id)";
+    let org_running =
+        "COALESCE((SELECT n FROM running WHERE running.org = COALESCE(org_id, '')), 0)";
     let head = format!(
         "SELECT {{}} FROM jobs j INDEXED BY jobs_deliveries_org
           WHERE {queued} AND COALESCE(j.org_id, '') = orgs.org AND run_at <= ?1
             AND {HEADS_ITS_SERIAL_KEY}
           ORDER BY run_at, id LIMIT 1"
     );
-    let listed = "orgs.org IS NOT NULL AND orgs.org NOT IN (SELECT org FROM at_share)";
+    let listed = "orgs.org IS NOT NULL
+        AND COALESCE((SELECT n FROM running WHERE running.org = orgs.org), 0) < ?2";
     let columns = format!(
-        "id, kind, target_id, attempts, request_id, COALESCE(org_id, ''), {}",
+        "id, kind, target_id, attempts, request_id, COALESCE(org_id, ''), {}, {org_running}",
         webhook_of_serial_key(conn)
     );
     let sqlite = format!(
@@ -199,7 +224,7 @@ fn heads_of_orgs(conn: &Conn) -> String {
              SELECT (SELECT MIN({org}) FROM jobs INDEXED BY jobs_deliveries_org
                       WHERE {queued} AND {org} > orgs.org)
                FROM orgs WHERE orgs.org IS NOT NULL),
-           {at_share}
+           {running}
          SELECT {columns} FROM jobs
           WHERE id IN (SELECT ({}) FROM orgs WHERE {listed})
           ORDER BY run_at, id LIMIT 1",
@@ -213,7 +238,7 @@ fn heads_of_orgs(conn: &Conn) -> String {
              SELECT (SELECT {org} FROM jobs WHERE {queued} AND {org} > orgs.org
                       ORDER BY {org} LIMIT 1)
                FROM orgs WHERE orgs.org IS NOT NULL),
-           {at_share}
+           {running}
          SELECT {columns} FROM orgs CROSS JOIN LATERAL ({}) h
           WHERE {listed}
           ORDER BY run_at, id LIMIT 1",
@@ -481,7 +506,7 @@ mod tests {
         };
         // Organization A: one running, then a backlog older than anything of B's.
         deliver("a-running", None, Some("A"), &at(0));
-        let running = claim_deliveries(&conn, &at(59), 9, 1).expect("claim");
+        let running = claim_deliveries(&conn, &at(59), 9, 1, |_| 1).expect("claim");
         assert_eq!(running[0].target_id, "a-running");
         for i in 0..300 {
             deliver(&format!("a{i}"), None, Some("A"), &at(1));
@@ -498,7 +523,7 @@ mod tests {
         deliver("legacy", None, None, &at(4));
         deliver("b-future", None, Some("B"), "2999-01-01T00:00:00.000000Z");
         let claim = |limit| {
-            let jobs = claim_deliveries(&conn, &at(59), limit, 1).expect("claim");
+            let jobs = claim_deliveries(&conn, &at(59), limit, 1, |_| 1).expect("claim");
             assert!(jobs.len() <= 1, "a batch of one");
             jobs.into_iter().next().map(|j| j.target_id)
         };
@@ -546,21 +571,41 @@ mod tests {
         deliver("h-future", "h|inv-99", "A", "2999-01-01T00:00:00.000000Z");
         // Each claim at its own time, as the workers' are: a batch is one `locked_at`.
         let clock = std::cell::Cell::new(50);
+        let seen = std::cell::Cell::new(None);
         let claim = |limit, batch| -> Vec<String> {
             clock.set(clock.get() + 1);
-            claim_deliveries(&conn, &at(clock.get()), limit, batch)
+            let size = |backlog| {
+                seen.set(Some(backlog));
+                batch
+            };
+            claim_deliveries(&conn, &at(clock.get()), limit, batch, size)
                 .expect("claim")
                 .into_iter()
                 .map(|j| j.target_id)
                 .collect()
         };
         // A's oldest heads the batch, with webhook h's next claimable ones (h1 waits on
-        // h0; g0 is another webhook's).
+        // h0; g0 is another webhook's): seven due to h, of which the batch takes four.
         assert_eq!(claim(2, 4), ["h0", "h2", "h3", "h4"]);
+        let backlog = |org_running, due| Some(Backlog { org_running, due });
+        assert_eq!(seen.get(), backlog(0, 7));
         // The batch is one of A's two: B's oldest next, then A's second batch.
         assert_eq!(claim(2, 4), ["b0"]);
         assert_eq!(claim(2, 4), ["g0"], "another webhook: a batch of its own");
         assert_eq!(claim(2, 4), Vec::<String>::new(), "A runs its two batches");
         assert_eq!(claim(3, 4), ["h5", "h6", "h7"], "h-future is not due");
+        assert_eq!(seen.get(), backlog(2, 3), "A ran two batches");
+        // What the size asks for, never more than the most nor less than one.
+        let sized = |most, size: usize| {
+            clock.set(clock.get() + 1);
+            deliver(&format!("m{}", clock.get()), "m|inv-1", "C", &at(5));
+            deliver(&format!("n{}", clock.get()), "m|inv-2", "C", &at(5));
+            deliver(&format!("o{}", clock.get()), "m|inv-3", "C", &at(5));
+            claim_deliveries(&conn, &at(clock.get()), 9, most, |_| size)
+                .expect("claim")
+                .len()
+        };
+        assert_eq!(sized(2, 3), 2);
+        assert_eq!(sized(9, 0), 1);
     }
 }

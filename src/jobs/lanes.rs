@@ -53,14 +53,18 @@ impl Lanes {
 }
 
 /// How the delivery workers are shared between organizations: one organization runs at
-/// most half of them at once (`per_org`), and the last `per_org` free workers go only
-/// to organizations with no delivery running. So a few tenants whose receivers
-/// never answer hold at most the other workers, and anyone else's next delivery still
-/// goes out at once.
+/// most half of them at once (`per_org`), and the last quarter (`reserve`) of the
+/// workers, when they are all that is free, go only to organizations with no delivery
+/// running. So tenants whose receivers never answer hold at most three quarters of
+/// the workers, and anyone else's next delivery still goes out at once; and a second
+/// busy organization beside a fan-out gets a quarter of the workers, not one: with one
+/// it fell behind 100 events a second on PostgreSQL, and its commit-to-arrival grew to
+/// seconds (`bench/run engines`, row 6d).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct DeliveryShare {
     workers: usize,
     per_org: usize,
+    reserve: usize,
 }
 
 impl DeliveryShare {
@@ -68,17 +72,33 @@ impl DeliveryShare {
         DeliveryShare {
             workers: workers.max(1),
             per_org: (workers / 2).max(1),
+            reserve: workers / 4,
         }
     }
 
     /// How many running deliveries an organization may have for it to get the next one,
     /// given how many run in all.
     fn org_limit(self, running: usize) -> usize {
-        if running + self.per_org >= self.workers {
+        if running + self.reserve >= self.workers {
             1
         } else {
             self.per_org
         }
+    }
+
+    /// How many of an organization's due deliveries to one webhook a claim takes, given
+    /// how many batches run in all: its backlog spread over the workers it may still
+    /// start, so a short backlog goes out on several workers at once instead of in turn
+    /// on one (a second organization's events beside a fan-out waited behind 30 others
+    /// in one worker's batch), while an organization that holds its share (a fan-out)
+    /// takes whole batches.
+    fn batch(self, running: usize, backlog: db::jobs::Backlog) -> usize {
+        let share_left = self.org_limit(running).saturating_sub(backlog.org_running);
+        let free = self
+            .workers
+            .saturating_sub(self.reserve)
+            .saturating_sub(running);
+        backlog.due.div_ceil(share_left.min(free).max(1))
     }
 }
 
@@ -117,16 +137,18 @@ pub(super) fn claim(tx: &db::Tx, lane: Lane, now: &str) -> anyhow::Result<Vec<Jo
     }
 }
 
-/// Claims up to `batch` next due deliveries within the organizations' shares
-/// (`DeliveryShare`).
+/// Claims up to `batch` next due deliveries within the organizations' shares, spread
+/// over the workers their shares leave (`DeliveryShare`).
 fn claim_deliveries(
     tx: &db::Conn,
     share: DeliveryShare,
     now: &str,
     batch: usize,
 ) -> anyhow::Result<Vec<Job>> {
-    let limit = share.org_limit(db::jobs::running_deliveries(tx)?);
-    db::jobs::claim_deliveries(tx, now, limit, batch)
+    let running = db::jobs::running_deliveries(tx)?;
+    db::jobs::claim_deliveries(tx, now, share.org_limit(running), batch, |backlog| {
+        share.batch(running, backlog)
+    })
 }
 
 /// Who claims a next job in the transaction that records an outcome: a delivery worker
@@ -192,18 +214,41 @@ mod tests {
     }
 
     #[test]
-    fn deliveries_are_shared_half_per_org_with_the_rest_kept_for_idle_orgs() {
+    fn deliveries_are_shared_half_per_org_with_a_quarter_kept_for_idle_orgs() {
         let share = DeliveryShare::for_workers(16);
-        assert_eq!(share.per_org, 8);
+        assert_eq!((share.per_org, share.reserve), (8, 4));
         assert_eq!(share.org_limit(0), 8);
-        assert_eq!(share.org_limit(7), 8);
-        // The last eight free workers: only organizations with nothing running.
-        assert_eq!(share.org_limit(8), 1);
+        // A fan-out's eight and a second busy organization's first three: it may take
+        // a fourth.
+        assert_eq!(share.org_limit(11), 8);
+        // The last four free workers: only organizations with nothing running.
+        assert_eq!(share.org_limit(12), 1);
         assert_eq!(share.org_limit(15), 1);
         let one = DeliveryShare::for_workers(1);
-        assert_eq!((one.per_org, one.org_limit(0)), (1, 1));
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(3), 4);
-        assert_eq!(DeliveryShare::for_workers(8).org_limit(4), 1);
+        assert_eq!((one.per_org, one.reserve, one.org_limit(0)), (1, 0, 1));
+        let two = DeliveryShare::for_workers(2);
+        assert_eq!((two.org_limit(0), two.org_limit(1)), (1, 1));
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(5), 4);
+        assert_eq!(DeliveryShare::for_workers(8).org_limit(6), 1);
+    }
+
+    #[test]
+    fn a_short_backlog_is_spread_over_the_workers_left_and_a_long_one_goes_in_whole_batches() {
+        let share = DeliveryShare::for_workers(16);
+        let backlog = |org_running, due| db::jobs::Backlog { org_running, due };
+        // Beside a fan-out's eight batches, a second organization may start four: its
+        // 27 due deliveries go out seven at a time, then the rest over the three left.
+        assert_eq!(share.batch(8, backlog(0, 27)), 7);
+        assert_eq!(share.batch(9, backlog(1, 20)), 7);
+        assert_eq!(share.batch(11, backlog(3, 6)), 6);
+        // The fan-out, recording its batch with seven others running: whole batches
+        // (the claim takes no more than its most).
+        assert_eq!(share.batch(11, backlog(7, 64)), 64);
+        // Its first claims spread the window over the eight it may start.
+        assert_eq!(share.batch(0, backlog(0, 64)), 8);
+        // The last free workers: one batch for an organization with none running.
+        assert_eq!(share.batch(13, backlog(0, 40)), 40);
+        assert_eq!(DeliveryShare::for_workers(1).batch(0, backlog(0, 9)), 9);
     }
 
     #[test]
@@ -233,7 +278,7 @@ mod tests {
             })
             .expect("enqueue");
         }
-        // Four workers: two per organization, the last two free ones for idle organizations.
+        // Four workers: two per organization, the last free one for idle organizations.
         let share = DeliveryShare::for_workers(4);
         let next = ClaimNext(Some(share));
         let claim =
@@ -248,17 +293,17 @@ mod tests {
         assert_eq!(ids(&b), ["d3"], "b's job while a holds two");
         assert!(
             claim().is_empty(),
-            "a and b at the last free workers' limit"
+            "a and b at the last free worker's limit"
         );
         // What a delivery worker's record does (`delivery::run`): settle, then claim.
         let record = |job: &Job, outcome: &Outcome, next: ClaimNext| {
             settle(&conn, job, outcome).expect("settle");
             conn.tx(|tx| next.claim(tx, DELIVERY_BATCH)).expect("claim")
         };
-        // b done: a's two running deliveries are its share of the last free workers.
+        // b done: a's two running deliveries are its half.
         assert!(
             record(&b[0], &Outcome::Done, next).is_empty(),
-            "a holds its share"
+            "a holds its half"
         );
         // d0 done: a runs one, may run two: the same transaction claims d2.
         let d2 = record(&d0[0], &Outcome::Done, next);

@@ -58,6 +58,36 @@ fn another_orgs_validation_and_delivery_go_out_while_one_org_has_20_hanging_webh
 }
 
 #[test]
+fn a_second_orgs_deliveries_go_out_side_by_side_while_another_org_holds_its_half() {
+    // A's hanging receivers hold its half of the 16 delivery workers. B's receiver
+    // hangs too, so each of B's deliveries holds a worker: B gets several at once (a
+    // quarter of the workers stays for organizations with none running), not one
+    // after the other.
+    let app = TestApp::spawn_with(&["--webhook-timeout", "60s", "--webhook-retry-schedule", "0s"]);
+    let hanging = Receiver::start();
+    hanging.set_default(Reply::Hang(Duration::from_secs(90)));
+    let a = app.client();
+    for _ in 0..MAX_WEBHOOKS {
+        a.create_webhook(&hanging.url(), None);
+    }
+    for _ in 0..3 {
+        a.create_entity(&tax_id("HLF"), "12345678");
+    }
+    hanging.wait_for(8, DEADLINE);
+
+    let b = app.client_as(&app.create_user_in_new_org());
+    let slow = Receiver::start();
+    slow.set_default(Reply::Hang(Duration::from_secs(90)));
+    b.create_webhook(&slow.url(), Some(&["entity.update"]));
+    for _ in 0..3 {
+        b.create_entity(&tax_id("SID"), "12345678");
+    }
+    // Nothing answers for 60 s: three arrivals before that are three workers at once.
+    slow.wait_for(3, Duration::from_secs(30));
+    assert_eq!(hanging.count(), 8, "A still holds its half and no more");
+}
+
+#[test]
 fn a_21st_webhook_is_refused_with_422_on_body_when_an_org_has_20() {
     let app = TestApp::spawn();
     let receiver = Receiver::start();
