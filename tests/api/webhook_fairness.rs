@@ -10,12 +10,18 @@ use std::time::{Duration, Instant};
 
 const MAX_WEBHOOKS: usize = 20;
 
-#[test]
-fn another_orgs_validation_and_delivery_go_out_while_one_org_has_20_hanging_webhooks() {
-    // An attempt may hang for 30 s; the other organization must not wait for that.
-    let app = TestApp::spawn_with(&["--webhook-timeout", "30s", "--webhook-retry-schedule", "0s"]);
+/// A server whose first organization has 20 webhooks to a receiver that holds every
+/// request for `hang_secs` (attempts time out after `timeout`), and three entities
+/// whose events go to all of them.
+fn org_with_hanging_webhooks(timeout: &str, hang_secs: u64) -> (TestApp, Receiver) {
+    let app = TestApp::spawn_with(&[
+        "--webhook-timeout",
+        timeout,
+        "--webhook-retry-schedule",
+        "0s",
+    ]);
     let hanging = Receiver::start();
-    hanging.set_default(Reply::Hang(Duration::from_secs(60)));
+    hanging.set_default(Reply::Hang(Duration::from_secs(hang_secs)));
     let a = app.client();
     for _ in 0..MAX_WEBHOOKS {
         a.create_webhook(&hanging.url(), None);
@@ -23,6 +29,13 @@ fn another_orgs_validation_and_delivery_go_out_while_one_org_has_20_hanging_webh
     for _ in 0..3 {
         a.create_entity(&tax_id("HNG"), "12345678");
     }
+    (app, hanging)
+}
+
+#[test]
+fn another_orgs_validation_and_delivery_go_out_while_one_org_has_20_hanging_webhooks() {
+    // An attempt may hang for 30 s; the other organization must not wait for that.
+    let (app, hanging) = org_with_hanging_webhooks("30s", 60);
     // Organization A's deliveries now hang in the receiver (60 of them queued).
     hanging.wait_for(4, DEADLINE);
 
@@ -63,16 +76,7 @@ fn a_second_orgs_deliveries_go_out_side_by_side_while_another_org_holds_its_half
     // hangs too, so each of B's deliveries holds a worker: B gets several at once (a
     // quarter of the workers stays for organizations with none running), not one
     // after the other.
-    let app = TestApp::spawn_with(&["--webhook-timeout", "60s", "--webhook-retry-schedule", "0s"]);
-    let hanging = Receiver::start();
-    hanging.set_default(Reply::Hang(Duration::from_secs(90)));
-    let a = app.client();
-    for _ in 0..MAX_WEBHOOKS {
-        a.create_webhook(&hanging.url(), None);
-    }
-    for _ in 0..3 {
-        a.create_entity(&tax_id("HLF"), "12345678");
-    }
+    let (app, hanging) = org_with_hanging_webhooks("60s", 90);
     hanging.wait_for(8, DEADLINE);
 
     let b = app.client_as(&app.create_user_in_new_org());
