@@ -17,7 +17,8 @@ use std::time::Duration;
 
 const INTERVAL: Duration = Duration::from_secs(2);
 
-/// Rows changed, beyond the table's count, that make it worth analyzing again.
+/// Rows changed, beyond the table's count at its last analysis, that make it worth
+/// analyzing again.
 const CHANGED_ROWS: i64 = 500;
 
 pub fn start(db: &Db) -> anyhow::Result<Periodic> {
@@ -42,10 +43,13 @@ pub fn analyze_changed(db: &Db) -> anyhow::Result<usize> {
         if !ours {
             return Ok(0);
         }
+        // The count at the last analysis is `reltuples` (-1 before the first): against
+        // the live count, a table that only grew by inserts was never analyzed again.
         let tables = tx.all(
-            "SELECT format('%I.%I', schemaname, relname) FROM pg_stat_user_tables
-              WHERE schemaname = current_schema()
-                AND n_mod_since_analyze > ?1 + n_live_tup",
+            "SELECT format('%I.%I', s.schemaname, s.relname)
+               FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+              WHERE s.schemaname = current_schema()
+                AND s.n_mod_since_analyze > ?1 + GREATEST(c.reltuples, 0)::bigint",
             params![CHANGED_ROWS],
             |r| r.get::<String>(0),
         )?;
