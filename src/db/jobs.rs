@@ -189,12 +189,12 @@ pub fn claim_deliveries(
 /// Each organization's oldest claimable delivery, below its share (`?2`) of running
 /// batches, with its webhook and its organization's running batches last. The
 /// organizations are found by a loose scan of `jobs_deliveries_org` (one index seek
-/// each). SQLite reads the heads by rowid from a
-/// list; PostgreSQL takes the first entry by ORDER BY ... LIMIT 1 (its MIN over the
-/// index read every queued entry) and joins each organization's one row LATERALly
-/// (SQLite has no LATERAL): its planner otherwise hashed the whole jobs table on every
-/// claim, and with statistics from a shorter queue chose plans that ran for tens of
-/// seconds while every delivery worker waited on the claim (`bench/run engines`).
+/// each). SQLite reads the heads by rowid from a list; PostgreSQL takes the first entry
+/// by ORDER BY ... LIMIT 1 (its MIN over the index read every queued entry) and joins
+/// each organization's one row LATERALly (SQLite has no LATERAL): its planner otherwise
+/// hashed the whole jobs table on every claim, and with statistics from a shorter queue
+/// chose plans that ran for tens of seconds while every delivery worker waited on the
+/// claim (`bench/run engines`).
 fn heads_of_orgs(conn: &Conn) -> String {
     let queued = "status = 'queued' AND kind = 'deliver_webhook'";
     let org = "COALESCE(org_id, '')";

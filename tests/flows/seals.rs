@@ -219,10 +219,11 @@ fn stored_documents_carry_their_seal_filter_on_it_and_a_late_sat_certificate_upd
         "100ms",
     ]);
     let client = app.client();
-    let entity = client.create_entity(TAX_ID, "sandbox1")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    // Validated first: an extraction of a pending credential fails
+    // (`credentials_not_validated`), and a busy machine may claim it first.
+    let entity = crate::common::invoices::id_of(&crate::common::invoices::valid_entity(
+        &client, TAX_ID, "sandbox1",
+    ));
     // The sandbox's documents, verified as the extraction stores them: the repository
     // is down, so their stamps wait for the SAT's certificate.
     crate::common::invoices::extract(&client, &entity, day(), day(), "issued");

@@ -279,10 +279,12 @@ fn documents_stored_before_seals_were_verified_are_verified_once_in_the_backgrou
     sqlite_only!("a schema 25 SQLite file upgraded in place");
     let mut app = TestApp::spawn_with(&[]);
     let client = app.client();
-    let entity = client.create_entity("AAA010101AAA", "sandbox1")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    // Validated first: an extraction of a pending credential fails.
+    let entity = crate::common::invoices::id_of(&crate::common::invoices::valid_entity(
+        &client,
+        "AAA010101AAA",
+        "sandbox1",
+    ));
     extract(
         &client,
         &entity,
