@@ -3,7 +3,7 @@
 //! deliveries; and an organization has at most 20 webhooks.
 
 use crate::common::app::{eventually, tax_id, TestApp, DEADLINE};
-use crate::common::invoices::{date, extract, id_of, processed, valid_entity};
+use crate::common::invoices::{date, extract, id_of, import_samples, processed, valid_entity};
 use crate::common::receiver::{Receiver, Reply};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -89,6 +89,31 @@ fn a_second_orgs_deliveries_go_out_side_by_side_while_another_org_holds_its_half
     // Nothing answers for 60 s: three arrivals before that are three workers at once.
     slow.wait_for(3, Duration::from_secs(30));
     assert_eq!(hanging.count(), 8, "A still holds its half and no more");
+}
+
+#[test]
+fn deliveries_queued_together_go_out_side_by_side_not_in_one_workers_turn() {
+    // Two imported documents' invoice.created to a receiver that never answers: one
+    // worker taking both in one batch would send the second only after the first timed
+    // out; the claim spreads a short backlog over the workers free (`DeliveryShare`).
+    let app = TestApp::spawn_with(&["--webhook-timeout", "60s", "--webhook-retry-schedule", "0s"]);
+    let hanging = Receiver::start();
+    hanging.set_default(Reply::Hang(Duration::from_secs(90)));
+    let client = app.client();
+    let entity = id_of(&valid_entity(&client, "H&E951128469", "sandbox1"));
+    client.create_webhook(&hanging.url(), Some(&["invoice.created"]));
+    let imported = import_samples(
+        &app,
+        &entity,
+        "issued",
+        &[
+            "cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml",
+            "cfdi40-pago20-tfd-full-payment-of-ppd.xml",
+        ],
+    );
+    assert_eq!(imported.len(), 2, "{imported:?}");
+    // Nothing answers for 60 s: two arrivals before that are two workers at once.
+    hanging.wait_for(2, Duration::from_secs(30));
 }
 
 #[test]
