@@ -233,7 +233,7 @@ fn import_file(
     let stored = db.tx(|tx| {
         tx.lock(db::Lock::Entity(&entity.id))?;
         let stored = doc
-            .store(tx, owner, direction, None)
+            .store(tx, owner, direction, None, &mut ingest::Ahead::none())
             .map(|id| (doc.class(), id));
         match stored {
             Err(IngestError::Storage(e)) => Err(e),

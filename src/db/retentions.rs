@@ -273,6 +273,22 @@ pub fn find(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<S
     )
 }
 
+/// Which of `uuids` the entity holds a retention under (exactly as written): one read
+/// for a batch of documents (`ingest::Ahead`).
+pub fn held_of(
+    conn: &Conn,
+    entity_id: &str,
+    uuids: &[String],
+) -> anyhow::Result<std::collections::HashSet<String>> {
+    let sql = conn.pick(
+        "SELECT uuid FROM retentions WHERE entity_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
+        "SELECT r.uuid FROM json_each(?2) u CROSS JOIN LATERAL (
+              SELECT uuid FROM retentions WHERE entity_id = ?1 AND uuid = u.value LIMIT 1) r",
+    );
+    let held = conn.all(sql, params![entity_id, serde_json::to_string(uuids)?], |r| r.get(0))?;
+    Ok(held.into_iter().collect())
+}
+
 /// The id of an entity's retention whose UUID is `uuid` in upper or lower case (a
 /// listing writes it upper-case, the stored one is as its XML writes it).
 pub fn find_listed(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<String>> {

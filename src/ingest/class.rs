@@ -3,7 +3,7 @@
 //! limits for both; and the one place that sends a document, or a listing, down its
 //! class's path, so the channels' sink and the import name no class.
 
-use super::{IngestError, Owner, Prepared, PreparedRetention};
+use super::{Ahead, IngestError, Owner, Prepared, PreparedRetention};
 use crate::cfdi::{xml, Cfdi, CfdiError};
 use crate::db::{Conn, Tx};
 use crate::domain::class::DocumentClass;
@@ -98,17 +98,33 @@ impl AnyPrepared {
         }
     }
 
-    /// Stores it down its class's path (stage 2); the stored document's id.
+    /// Its UUID as the document writes it; None when it has none.
+    pub fn uuid(&self) -> Option<&str> {
+        match self {
+            AnyPrepared::Invoice(doc) => doc.cfdi.uuid().ok(),
+            AnyPrepared::Retention(doc) => doc.retention.uuid().ok(),
+        }
+    }
+
+    /// Stores it down its class's path (stage 2), with what its batch read `ahead`
+    /// (`Ahead::read` of the batch's `uuid`s); the stored document's id.
     pub fn store(
         &self,
         tx: &Tx,
         owner: Owner,
         direction: Direction,
         listed: Option<&Metadata>,
+        ahead: &mut Ahead,
     ) -> Result<String, IngestError> {
         match self {
-            AnyPrepared::Invoice(doc) => super::store_invoice(tx, owner, direction, listed, doc),
+            AnyPrepared::Invoice(doc) => {
+                super::store_invoice(tx, owner, direction, listed, doc, ahead)
+            }
             AnyPrepared::Retention(doc) => {
+                // Its writes are not read ahead: whatever the batch read of its UUID is stale.
+                if let Some(uuid) = self.uuid() {
+                    ahead.touch(uuid);
+                }
                 super::store_retention(tx, owner, direction, listed, doc)
             }
         }

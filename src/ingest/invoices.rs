@@ -1,7 +1,7 @@
 //! Stage 2 of an invoice: its XML (and PDF) stored byte for byte (compressed), its row
 //! filled from the parsed CFDI, and the payment aggregates it affects recomputed.
 
-use super::{payments, IngestError, Owner};
+use super::{payments, Ahead, IngestError, Owner};
 use crate::cfdi::{xml, Cfdi, CfdiError};
 use crate::db::classes::Stored;
 use crate::db::{self, documents::ToStore, invoices::write, Conn};
@@ -60,17 +60,18 @@ pub fn ingest_invoice(
     pdf: Option<&[u8]>,
 ) -> Result<String, IngestError> {
     let prepared = prepare(xml, pdf, Verifier::offline())?;
-    store_invoice(tx, owner, direction, listed, &prepared)
+    store_invoice(tx, owner, direction, listed, &prepared, &mut Ahead::none())
 }
 
 /// `ingest_invoice` for a document prepared beforehand (extractions, packages and
-/// imports prepare outside the write transaction).
+/// imports prepare outside the write transaction), with what its batch read ahead.
 pub fn store_invoice(
     tx: &Conn,
     owner: Owner,
     direction: Direction,
     listed: Option<&Metadata>,
     doc: &Prepared,
+    ahead: &mut Ahead,
 ) -> Result<String, IngestError> {
     let cfdi = &doc.cfdi;
     let uuid = cfdi.uuid()?.to_string();
@@ -82,42 +83,43 @@ pub fn store_invoice(
             });
         }
     }
-    let existing = db::invoices::find(tx, owner.entity_id, &uuid)?;
+    let existing = ahead.invoice(tx, owner.entity_id, &uuid)?;
     // A UUID names one document: another one claiming it never replaces what is stored,
     // and a retention of the entity holding it is another document. Checked in the
     // write transaction that stores it, so no other writer stores one in between.
-    if let Some((id, true)) = &existing {
-        if !is_stored(tx, id, doc)? {
+    if let Some(known) = existing.as_ref().filter(|k| k.processed) {
+        if !is_stored(tx, &known.id, doc)? {
             return Err(IngestError::UuidTaken { uuid });
         }
     }
-    if db::retentions::find(tx, owner.entity_id, &uuid)?.is_some() {
+    if ahead.holds_retention(tx, owner.entity_id, &uuid)? {
         return Err(IngestError::UuidTaken { uuid });
     }
     // The invoices whose aggregates this document can change, besides its own (written
     // with its row): those its earlier version and this one pay.
     let mut affected: BTreeSet<String> = BTreeSet::new();
-    if let Some((id, processed)) = &existing {
-        db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, id)?;
+    if let Some(known) = &existing {
+        db::changes::mark(tx, &InvoiceClass::TRACKED, owner.batch, &known.id)?;
         // Only a stored document has entries (a metadata-only row has none yet).
-        if *processed {
-            affected.extend(db::payment_entries::related_uuids(tx, id)?);
+        if known.processed {
+            affected.extend(db::payment_entries::related_uuids(tx, &known.id)?);
         }
     }
-    let new = existing.is_none();
-    // Only a processed document has files stored.
-    let has_files = matches!(existing, Some((_, true)));
-    let id = existing
-        .map(|(id, _)| id)
-        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-    let (status, cancelled_at) = match listed {
-        Some(m) => (
+    let (status, cancelled_at) = match (listed, &existing) {
+        (Some(m), _) => (
             if m.cancelled { "cancelled" } else { "active" },
             m.cancelled_at.clone(),
         ),
-        None => write::status(tx, &id)?,
+        (None, Some(known)) => known.status(),
+        (None, None) => ("active", None),
     };
-    let own = payments::own_aggregate(tx, owner.entity_id, &uuid, cfdi, status == "cancelled")?;
+    // Only a processed document has files stored.
+    let (new, has_files) = (existing.is_none(), existing.as_ref().is_some_and(|k| k.processed));
+    let id = existing
+        .map(|known| known.id)
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let entries = ahead.payments_of(tx, owner.entity_id, &uuid)?;
+    let own = payments::own_aggregate(entries, cfdi, status == "cancelled");
     write::upsert_processed(
         tx,
         owner,
@@ -140,6 +142,11 @@ pub fn store_invoice(
         db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     }
     affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
+    // What this batch read ahead of these UUIDs no longer holds.
+    ahead.touch(&uuid);
+    for paid in &affected {
+        ahead.touch(paid);
+    }
     // A complement naming itself changes nothing: only type I invoices are paid.
     affected.remove(&uuid);
     payments::recompute_all(tx, owner, &affected)?;

@@ -41,6 +41,7 @@ pub fn record_listing(
                     id,
                     processed: false,
                     status: status.to_string(),
+                    cancelled_at: m.cancelled_at.clone(),
                     invoice_type,
                 },
             );
@@ -59,6 +60,7 @@ pub fn record_listing(
             )?;
             if let Some(stored) = stored.get_mut(&uuid) {
                 stored.status = status.to_string();
+                stored.cancelled_at = m.cancelled_at.clone();
             }
         }
         if !known.processed {

@@ -8,6 +8,7 @@
 //! stored entries. All SQL is in `db::invoices::write`, `db::documents` and
 //! `db::payment_entries`.
 
+mod ahead;
 mod class;
 mod invoices;
 mod listing;
@@ -18,6 +19,7 @@ mod retentions;
 mod tests;
 
 pub use crate::db::invoices::write::Owner;
+pub use ahead::Ahead;
 pub use class::{prepare_any, record_listing_of, AnyPrepared};
 pub use invoices::{ingest_invoice, prepare, same_document, store_invoice, Prepared};
 pub use listing::{apply_status, record_listing};

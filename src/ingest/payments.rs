@@ -55,15 +55,9 @@ pub fn recompute_all(tx: &Conn, owner: Owner, uuids: &BTreeSet<String>) -> anyho
     Ok(())
 }
 
-/// The aggregate a document about to be stored will have, from the entries already
+/// The aggregate a document about to be stored will have, from the `entries` already
 /// naming it: computed before its row is written, so that row is written once.
-pub fn own_aggregate(
-    tx: &Conn,
-    entity_id: &str,
-    uuid: &str,
-    c: &Cfdi,
-    cancelled: bool,
-) -> anyhow::Result<Aggregate> {
+pub fn own_aggregate(entries: Vec<(String, Entry)>, c: &Cfdi, cancelled: bool) -> Aggregate {
     let invoice = payments::Invoice {
         invoice_type: c.invoice_type.as_str(),
         payment_method: c.payment_method.as_deref(),
@@ -71,7 +65,8 @@ pub fn own_aggregate(
         total: c.total,
         cancelled,
     };
-    aggregate_of(tx, entity_id, uuid, &invoice)
+    let entries: Vec<Entry> = entries.into_iter().map(|(_, e)| e).collect();
+    payments::aggregate(&invoice, &entries)
 }
 
 /// Recomputes one invoice's payment aggregates from every stored entry naming it.

@@ -58,6 +58,38 @@ fn ingest_all(conn: &db::Conn, docs: &[Vec<u8>]) {
     }
 }
 
+/// Stores `docs` as an extraction stores a batch: in one transaction, with what the
+/// batch reads ahead of their UUIDs (`Ahead`); each document's outcome.
+fn store_batch(conn: &db::Memory, docs: &[Vec<u8>]) -> Vec<Result<String, IngestError>> {
+    let prepared: Vec<AnyPrepared> = docs
+        .iter()
+        .map(|d| prepare_any(d, None, Verifier::offline()).expect("prepares"))
+        .collect();
+    conn.tx(|tx| {
+        let uuids = prepared.iter().filter_map(|p| p.uuid()).map(str::to_owned);
+        let mut ahead = Ahead::read(tx, ENTITY, uuids)?;
+        Ok(prepared
+            .iter()
+            .map(|p| p.store(tx, OWNER, Direction::Issued, None, &mut ahead))
+            .collect())
+    })
+    .expect("tx")
+}
+
+/// Each order of `docs` stored one by one, and as one batch: the same balances.
+fn every_order(docs: Vec<Vec<u8>>, check: impl Fn(&db::Memory)) {
+    for order in permutations(docs) {
+        let conn = db();
+        ingest_all(&conn, &order);
+        check(&conn);
+        let conn = db();
+        for stored in store_batch(&conn, &order) {
+            stored.expect("stored in one batch");
+        }
+        check(&conn);
+    }
+}
+
 /// Every permutation of `docs`.
 fn permutations(docs: Vec<Vec<u8>>) -> Vec<Vec<Vec<u8>>> {
     if docs.len() <= 1 {
@@ -82,16 +114,14 @@ fn scenario_1_in_both_orders_pays_the_ppd_invoice_in_full() {
         sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml"),
         sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml"),
     ];
-    for order in permutations(docs) {
-        let conn = db();
-        ingest_all(&conn, &order);
+    every_order(docs, |conn| {
         assert_eq!(
-            field(&conn, uuid, "paid_amount").as_deref(),
+            field(conn, uuid, "paid_amount").as_deref(),
             Some("17852.75")
         );
-        assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("0.00"));
-        assert!(field(&conn, uuid, "fully_paid_at").is_some());
-    }
+        assert_eq!(field(conn, uuid, "due_amount").as_deref(), Some("0.00"));
+        assert!(field(conn, uuid, "fully_paid_at").is_some());
+    });
 }
 
 #[test]
@@ -116,17 +146,60 @@ fn scenario_4_and_8_every_order_of_a_usd_invoice_and_its_complements() {
         .replace("6d7434a6-e3f2-47ad-9e4c-08849946afa0", uuid)
         .replace("6D7434A6-E3F2-47AD-9E4C-08849946AFA0", uuid)
         .into_bytes();
-    for order in permutations(vec![invoice, payment, conflicting]) {
-        let conn = db();
-        ingest_all(&conn, &order);
+    every_order(vec![invoice, payment, conflicting], |conn| {
         assert_eq!(
-            field(&conn, uuid, "paid_amount").as_deref(),
+            field(conn, uuid, "paid_amount").as_deref(),
             Some("4000.00")
         );
-        assert_eq!(field(&conn, uuid, "due_amount").as_deref(), Some("1000.00"));
-        let conflicts: bool = testing::invoice_column(&conn, uuid, "payment_conflicts");
+        assert_eq!(field(conn, uuid, "due_amount").as_deref(), Some("1000.00"));
+        let conflicts: bool = testing::invoice_column(conn, uuid, "payment_conflicts");
         assert!(conflicts);
+    });
+}
+
+/// A batch naming a UUID twice, or a document and a retention under one UUID, sees
+/// its own writes, not what it read ahead: the second is the same document, or is
+/// refused, as when stored alone.
+#[test]
+fn a_batch_sees_what_it_stored_under_a_uuid_it_read_ahead() {
+    let (complement, paid) = (
+        sample("cfdi40-pago20-tfd-full-payment-of-ppd.xml"),
+        "6D7434A6-E3F2-47AD-9E4C-08849946AFA0",
+    );
+    let uuid = "5B64ADA3-AA4C-40B4-A2F5-572CED52BE31";
+    let forged = with_uuid("cfdi40-ingreso-pue-tfd-ampersand-rfc.xml", uuid);
+    let conn = db();
+    let stored = store_batch(&conn, &[complement.clone(), complement.clone(), forged]);
+    let id = stored[0].as_ref().expect("the complement").clone();
+    assert_eq!(stored[1].as_ref().expect("the same document again"), &id);
+    match &stored[2] {
+        Err(IngestError::UuidTaken { uuid: u }) => assert_eq!(u, uuid),
+        other => panic!("refused as taken, not {other:?}"),
     }
+    assert_eq!(testing::count(&conn, "invoices"), 1);
+    // The invoice it pays, later in a batch that read its entries ahead of it.
+    let ppd = sample("cfdi40-ingreso-ppd-tfd-ampersand-rfc.xml");
+    for stored in store_batch(&conn, &[ppd, complement]) {
+        stored.expect("stored");
+    }
+    assert_eq!(field(&conn, paid, "paid_amount").as_deref(), Some("17852.75"));
+
+    let retention = retention_sample("ret10-intereses-tfd10.xml");
+    let ret_uuid = prepare_retention(&retention, None, Verifier::offline())
+        .expect("prepares")
+        .retention
+        .uuid()
+        .expect("stamped")
+        .to_string();
+    let invoice = variant("cfdi40-ingreso-pue-real-tfd.xml", &ret_uuid, "MXN", "1000.00");
+    let conn = db();
+    let stored = store_batch(&conn, &[retention, invoice]);
+    stored[0].as_ref().expect("the retention");
+    match &stored[1] {
+        Err(IngestError::UuidTaken { uuid: u }) => assert_eq!(u, &ret_uuid),
+        other => panic!("refused as taken, not {other:?}"),
+    }
+    assert_eq!(testing::count(&conn, "invoices"), 0);
 }
 
 #[test]
@@ -557,7 +630,7 @@ fn an_invoice_and_a_retention_never_share_a_uuid_in_either_order() {
     let invoice = prepare(&invoice_xml, None, Verifier::offline()).expect("prepares");
     assert_eq!(invoice.cfdi.uuid().expect("stamped"), uuid);
     let store_invoice = |conn: &db::Memory| {
-        conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice)))
+        conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice, &mut Ahead::none())))
             .expect("tx")
     };
     let store_ret = |conn: &db::Memory| {

@@ -184,6 +184,12 @@ impl Sink for RunSink<'_> {
         let extraction_id = self.extraction_id;
         self.db.tx(|tx| {
             tx.lock(db::Lock::Entity(self.owner.entity_id))?;
+            let uuids = docs.iter().filter_map(|doc| doc.prepared.as_ref().ok()?.uuid());
+            let mut ahead = ingest::Ahead::read(
+                tx,
+                self.owner.entity_id,
+                uuids.map(str::to_owned),
+            )?;
             let mut processed = 0;
             for doc in docs {
                 // A bad document is logged and left metadata-only; it never stops the others.
@@ -197,7 +203,7 @@ impl Sink for RunSink<'_> {
                         );
                         continue;
                     }
-                    Ok(prepared) => prepared.store(tx, owner, direction, listed),
+                    Ok(prepared) => prepared.store(tx, owner, direction, listed, &mut ahead),
                     Err(e) => Err(IngestError::Cfdi(e.clone())),
                 };
                 match stored {

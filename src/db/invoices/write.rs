@@ -22,32 +22,47 @@ pub fn text(d: Option<rust_decimal::Decimal>) -> Option<String> {
     d.map(|d| d.to_string())
 }
 
-/// What the listing step needs to know of a stored invoice.
+/// What ingesting needs to know of a stored invoice (a listing's entry or a document).
 #[derive(Debug, Clone)]
 pub struct Known {
     pub id: String,
     pub processed: bool,
     pub status: String,
+    pub cancelled_at: Option<String>,
     pub invoice_type: Option<String>,
+}
+
+impl Known {
+    /// Its status and cancellation time, as a document stored over it keeps them.
+    pub fn status(&self) -> (&'static str, Option<String>) {
+        match self.status.as_str() {
+            "cancelled" => ("cancelled", self.cancelled_at.clone()),
+            _ => ("active", None),
+        }
+    }
+
+    fn of(r: &crate::db::sql::Row, at: usize) -> anyhow::Result<Known> {
+        Ok(Known {
+            id: r.get(at)?,
+            processed: r.get(at + 1)?,
+            status: r.get(at + 2)?,
+            cancelled_at: r.get(at + 3)?,
+            invoice_type: r.get(at + 4)?,
+        })
+    }
 }
 
 pub fn known(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Known>> {
     conn.opt(
-        "SELECT id, xml_processed, status, type FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
+        "SELECT id, xml_processed, status, cancelled_at, type FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
         params![entity_id, uuid],
-        |r| {
-            Ok(Known {
-                id: r.get(0)?,
-                processed: r.get(1)?,
-                status: r.get(2)?,
-                invoice_type: r.get(3)?,
-            })
-        },
+        |r| Known::of(r, 0),
     )
 }
 
-/// `known` for each of `uuids` (upper case) that the entity has, by UUID: one read for
-/// a whole page of a listing.
+/// `known` for each of `uuids` (as stored: a listing's upper case, a document's own
+/// spelling) that the entity has, by UUID: one read for a whole page of a listing, or
+/// a batch of documents (`ingest::Ahead`).
 pub fn known_all(
     conn: &Conn,
     entity_id: &str,
@@ -58,23 +73,15 @@ pub fn known_all(
     // statistics of a smaller table, otherwise read all of the entity's rows and
     // hashed them against the list, on every page of a listing.
     let sql = conn.pick(
-        "SELECT uuid, id, xml_processed, status, type FROM invoices
+        "SELECT uuid, id, xml_processed, status, cancelled_at, type FROM invoices
           WHERE entity_id = ?1 AND uuid IN (SELECT value FROM json_each(?2))",
-        "SELECT i.uuid, i.id, i.xml_processed, i.status, i.type
+        "SELECT i.uuid, i.id, i.xml_processed, i.status, i.cancelled_at, i.type
            FROM json_each(?2) u CROSS JOIN LATERAL (
-                SELECT uuid, id, xml_processed, status, type FROM invoices
+                SELECT uuid, id, xml_processed, status, cancelled_at, type FROM invoices
                  WHERE entity_id = ?1 AND uuid = u.value LIMIT 1) i",
     );
     let rows = conn.all(sql, params![entity_id, list], |r| {
-        Ok((
-            r.get::<String>(0)?,
-            Known {
-                id: r.get(1)?,
-                processed: r.get(2)?,
-                status: r.get(3)?,
-                invoice_type: r.get(4)?,
-            },
-        ))
+        Ok((r.get::<String>(0)?, Known::of(r, 1)?))
     })?;
     Ok(rows.into_iter().collect())
 }
@@ -91,19 +98,6 @@ pub fn set_status(
         params![id, status, cancelled_at, now],
     )?;
     Ok(())
-}
-
-/// An invoice's status and cancellation time; `active` when there is no row.
-pub fn status(conn: &Conn, id: &str) -> anyhow::Result<(&'static str, Option<String>)> {
-    let row: Option<(String, Option<String>)> = conn.opt(
-        "SELECT status, cancelled_at FROM invoices WHERE id = ?1",
-        params![id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    Ok(match row {
-        Some((s, at)) if s == "cancelled" => ("cancelled", at),
-        _ => ("active", None),
-    })
 }
 
 /// A metadata-only row from a listing entry; its id.
