@@ -17,17 +17,21 @@ pub fn related_uuids(conn: &Conn, payment_invoice_id: &str) -> anyhow::Result<Ve
     )
 }
 
-/// Replaces a complement's entries with `entries` (related uuid, entry), in order.
+/// Replaces a complement's entries with `entries` (related uuid, entry), in order
+/// (its `first` document has none to replace).
 pub fn replace(
     conn: &Conn,
     entity_id: &str,
     payment_invoice_id: &str,
     entries: &[(String, Entry)],
+    first: bool,
 ) -> anyhow::Result<()> {
-    conn.defer(
-        "DELETE FROM payment_entries WHERE payment_invoice_id = ?1",
-        params![payment_invoice_id],
-    )?;
+    if !first {
+        conn.defer(
+            "DELETE FROM payment_entries WHERE payment_invoice_id = ?1",
+            params![payment_invoice_id],
+        )?;
+    }
     for (seq, (uuid, e)) in entries.iter().enumerate() {
         conn.defer(
             "INSERT INTO payment_entries (payment_invoice_id, entity_id, seq, related_uuid, paid_at, installment,

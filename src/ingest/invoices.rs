@@ -125,6 +125,7 @@ pub fn store_invoice(
         owner,
         direction,
         &id,
+        !has_files,
         &uuid,
         cfdi,
         status,
@@ -141,7 +142,7 @@ pub fn store_invoice(
     } else {
         db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     }
-    affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi)?);
+    affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi, !has_files)?);
     // What this batch read ahead of these UUIDs no longer holds.
     ahead.touch(&uuid);
     for paid in &affected {

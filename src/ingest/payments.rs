@@ -9,12 +9,14 @@ use crate::domain::class::InvoiceClass;
 use crate::domain::payments::{self, Aggregate, Entry};
 use std::collections::BTreeSet;
 
-/// Replaces a complement's entries (distinct, linkable ones); returns the uuids they name.
+/// Replaces a complement's entries (distinct, linkable ones; its `first` document has
+/// none to replace); returns the uuids they name.
 pub fn replace_entries(
     tx: &Conn,
     entity_id: &str,
     id: &str,
     c: &Cfdi,
+    first: bool,
 ) -> anyhow::Result<Vec<String>> {
     let mut kept: Vec<(String, Entry)> = vec![];
     if c.invoice_type == InvoiceType::P {
@@ -43,7 +45,7 @@ pub fn replace_entries(
             }
         }
     }
-    db::payment_entries::replace(tx, entity_id, id, &kept)?;
+    db::payment_entries::replace(tx, entity_id, id, &kept, first)?;
     Ok(kept.into_iter().map(|(uuid, _)| uuid).collect())
 }
 

@@ -55,7 +55,7 @@ fn batch(db: &Db) -> anyhow::Result<bool> {
     drop(conn);
     db.tx(|tx| {
         for (id, entity_id, issued_at, related) in &parsed {
-            relations::store(tx, id, entity_id, issued_at, related)?;
+            relations::store(tx, id, entity_id, issued_at, related, false)?;
         }
         db::settings::set(tx, SETTING, &last)
     })?;

@@ -400,12 +400,19 @@ pub fn first_items(items: &[Item]) -> &[Item] {
 }
 
 /// Writes an invoice's later pages of concepts (after [`first_items`]) to
-/// `invoice_item_pages`, replacing what was there.
-pub fn store_item_pages(conn: &Conn, invoice_id: &str, items: &[Item]) -> anyhow::Result<()> {
-    conn.defer(
-        "DELETE FROM invoice_item_pages WHERE invoice_id = ?1",
-        params![invoice_id],
-    )?;
+/// `invoice_item_pages`, replacing what was there (nothing, for its `first` document).
+pub fn store_item_pages(
+    conn: &Conn,
+    invoice_id: &str,
+    items: &[Item],
+    first: bool,
+) -> anyhow::Result<()> {
+    if !first {
+        conn.defer(
+            "DELETE FROM invoice_item_pages WHERE invoice_id = ?1",
+            params![invoice_id],
+        )?;
+    }
     for (page, chunk) in (1i64..).zip(items.chunks(ITEMS_PAGE).skip(1)) {
         conn.defer(
             "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",

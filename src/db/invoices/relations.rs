@@ -40,19 +40,24 @@ fn batches(mut n: usize) -> Vec<usize> {
 /// document may name 100,000: one statement each held the write lock for minutes on
 /// PostgreSQL); `issued_at` is the invoice's own (the order of the documents naming
 /// another). Beside them: how many times it names each UUID (what `counts` adds up),
-/// and on its row the one UUID its crediting relations name (`credits`).
+/// and on its row the one UUID its crediting relations name (`credits`). `first`:
+/// the invoice's first document, so it has nothing to replace (no statement is sent
+/// to remove it: most of an extraction's documents are first ones).
 pub fn store(
     conn: &Conn,
     invoice_id: &str,
     entity_id: &str,
     issued_at: &str,
     related: &[Related],
+    first: bool,
 ) -> anyhow::Result<()> {
-    for table in ["invoice_relations", "invoice_relation_counts"] {
-        conn.defer(
-            &format!("DELETE FROM {table} WHERE invoice_id = ?1"),
-            params![invoice_id],
-        )?;
+    if !first {
+        for table in ["invoice_relations", "invoice_relation_counts"] {
+            conn.defer(
+                &format!("DELETE FROM {table} WHERE invoice_id = ?1"),
+                params![invoice_id],
+            )?;
+        }
     }
     let rows: Vec<(i64, &Related)> = (0..).zip(related).collect();
     insert(
@@ -76,10 +81,14 @@ pub fn store(
     )?;
     // Only when it changes: most documents credit nothing, and on PostgreSQL each
     // update writes a new row version with an entry in each of the table's indexes.
-    conn.defer(
-        "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1 AND credited_uuid IS DISTINCT FROM ?2",
-        params![invoice_id, sole_credited(related)],
-    )?;
+    // (A first document's row credits nothing yet.)
+    let credited = sole_credited(related);
+    if !first || credited.is_some() {
+        conn.defer(
+            "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1 AND credited_uuid IS DISTINCT FROM ?2",
+            params![invoice_id, credited],
+        )?;
+    }
     Ok(())
 }
 

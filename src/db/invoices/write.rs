@@ -138,12 +138,15 @@ pub fn insert_metadata(
 /// changes. (SET expressions read the row as it was before the update.) The seal's
 /// answer (`seals::columns`) is written with the row, not by an update after it: on
 /// PostgreSQL each update writes a new row version and an entry in each index.
+/// `first`: no document of this invoice was stored before (what one would have
+/// written beside the row, its concepts' pages and relations, is not there to replace).
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_processed(
     tx: &Conn,
     owner: Owner,
     direction: Direction,
     id: &str,
+    first: bool,
     uuid: &str,
     c: &Cfdi,
     status: &str,
@@ -226,8 +229,8 @@ pub fn upsert_processed(
             seal_status, seal_json, seal_awaits,
         ],
     )?;
-    super::store_item_pages(tx, id, &c.items)?;
-    super::relations::store(tx, id, owner.entity_id, &c.issued_at, &c.related)?;
+    super::store_item_pages(tx, id, &c.items, first)?;
+    super::relations::store(tx, id, owner.entity_id, &c.issued_at, &c.related, first)?;
     Ok(())
 }
 
