@@ -101,7 +101,7 @@ fn delete_taken(conn: &Conn, t: &Tracked, batch: &str, ids: &[&str]) -> anyhow::
 mod tests {
     use super::*;
     use crate::db::classes::Stored;
-    use crate::db::invoices::write::{insert_metadata, Owner};
+    use crate::db::invoices::write::{insert_metadata, Listed, Owner};
     use crate::db::{testing, Memory};
     use crate::domain::class::InvoiceClass;
     use crate::domain::extraction::Direction;
@@ -118,22 +118,17 @@ mod tests {
             entity_id: "e",
             batch: "b",
         };
-        for i in 0..1100 {
-            let m = Metadata {
+        let entries: Vec<Metadata> = (0..1100)
+            .map(|i| Metadata {
                 uuid: format!("U{i:04}"),
                 ..Metadata::default()
-            };
-            insert_metadata(
-                &conn,
-                owner,
-                Direction::Issued,
-                &m.uuid,
-                &m,
-                "active",
-                "now",
-            )
-            .expect("row");
-        }
+            })
+            .collect();
+        let rows: Vec<Listed> = entries
+            .iter()
+            .map(|m| Listed::new(m.uuid.clone(), m, "active"))
+            .collect();
+        insert_metadata(&conn, owner, Direction::Issued, &rows, "now").expect("rows");
         let ids: Vec<String> = conn
             .all("SELECT id FROM invoices ORDER BY id", params![], |r| {
                 r.get(0)
@@ -180,7 +175,8 @@ mod tests {
             uuid: "U1".into(),
             ..Metadata::default()
         };
-        insert_metadata(&conn, owner, Direction::Issued, "U1", &m, "active", "now").expect("row");
+        let row = Listed::new("U1".into(), &m, "active");
+        insert_metadata(&conn, owner, Direction::Issued, &[row], "now").expect("row");
         let id: String = conn
             .one("SELECT id FROM invoices", params![], |r| r.get(0))
             .expect("id");

@@ -28,6 +28,7 @@ pub mod orgs;
 pub mod payment_entries;
 mod postgres;
 pub mod retentions;
+mod rows;
 pub mod sandbox;
 pub mod sat_certificates;
 pub mod sat_requests;

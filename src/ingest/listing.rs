@@ -4,7 +4,8 @@
 
 use super::{payments, Owner};
 use crate::db::classes::Stored;
-use crate::db::{self, invoices::write, invoices::write::Known, Conn};
+use crate::db::invoices::write::{self, Known, Listed};
+use crate::db::{self, Conn};
 use crate::domain::class::InvoiceClass;
 use crate::domain::extraction::Direction;
 use crate::domain::listing::Metadata;
@@ -27,28 +28,29 @@ pub fn record_listing(
     // What the entity has of the page, read at once; kept up to date below, as a
     // listing may name a UUID twice.
     let mut stored = write::known_all(tx, owner.entity_id, &uuids)?;
+    // The page's new entries, written together (`write::insert_metadata`).
+    let mut new: Vec<Listed> = vec![];
     for (i, (m, uuid)) in listing.iter().zip(uuids).enumerate() {
         let status = if m.cancelled { "cancelled" } else { "active" };
         let Some(known) = stored.get(&uuid).cloned() else {
-            let id = write::insert_metadata(tx, owner, direction, &uuid, m, status, &now)?;
-            let invoice_type = m
-                .invoice_type
-                .clone()
-                .filter(|t| crate::cfdi::InvoiceType::from_code(t).is_some());
+            let row = Listed::new(uuid.clone(), m, status);
             stored.insert(
                 uuid,
                 Known {
-                    id,
+                    id: row.id.clone(),
                     processed: false,
                     status: status.to_string(),
                     cancelled_at: m.cancelled_at.clone(),
-                    invoice_type,
+                    invoice_type: row.invoice_type().map(str::to_owned),
                 },
             );
+            new.push(row);
             pending.push(i);
             continue;
         };
         if known.status != status {
+            // It may be one of the new rows (the page names it twice): written first.
+            write::insert_metadata(tx, owner, direction, &std::mem::take(&mut new), &now)?;
             apply_status(
                 tx,
                 owner,
@@ -67,6 +69,7 @@ pub fn record_listing(
             pending.push(i);
         }
     }
+    write::insert_metadata(tx, owner, direction, &new, &now)?;
     Ok(pending)
 }
 

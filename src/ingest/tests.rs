@@ -236,6 +236,40 @@ fn reingesting_is_idempotent_and_keeps_the_xml_byte_for_byte() {
     );
 }
 
+/// A listing's new entries are written many to a statement; one the page names again,
+/// cancelled, is written before its cancellation applies.
+#[test]
+fn a_listing_page_writes_its_new_entries_together_and_a_repeated_one_in_order() {
+    let conn = db();
+    let entry = |i: usize, cancelled: bool| Metadata {
+        uuid: format!("00000000-0000-4000-8000-{i:012x}"),
+        issuer_tax_id: "AAA010101AAA".into(),
+        receiver_tax_id: "KIJ0906199R1".into(),
+        total: Some("100.50".parse().expect("dec")),
+        invoice_type: Some(if i % 2 == 0 { "I" } else { "X" }.into()),
+        cancelled,
+        cancelled_at: cancelled.then(|| "2026-03-02T10:00:00".into()),
+        ..Metadata::default()
+    };
+    let mut page: Vec<Metadata> = (0..300).map(|i| entry(i, false)).collect();
+    page.insert(7, entry(1000, false));
+    page.push(entry(1000, true));
+    let pending = record_listing(&conn, OWNER, Direction::Issued, &page).expect("listing");
+    assert_eq!(pending.len(), page.len(), "every entry still needs its XML");
+    assert_eq!(testing::count(&conn, "invoices"), 301);
+    let repeated = "00000000-0000-4000-8000-0000000003E8";
+    assert_eq!(field(&conn, repeated, "status").as_deref(), Some("cancelled"));
+    assert_eq!(
+        field(&conn, repeated, "cancelled_at").as_deref(),
+        Some("2026-03-02T10:00:00")
+    );
+    let last = "00000000-0000-4000-8000-00000000012A";
+    assert_eq!(field(&conn, last, "total").as_deref(), Some("100.50"));
+    assert_eq!(field(&conn, last, "type").as_deref(), Some("I"));
+    // A type outside the SAT's catalog is not stored.
+    assert_eq!(field(&conn, "00000000-0000-4000-8000-000000000129", "type"), None);
+}
+
 #[test]
 fn metadata_only_invoices_are_invisible_until_processed_and_cancellations_apply() {
     let conn = db();

@@ -10,7 +10,8 @@
 //! `/related-by` page through the rest.
 
 use crate::cfdi::Related;
-use crate::db::sql::{params, Param, Query};
+use crate::db::rows::insert;
+use crate::db::sql::params;
 use crate::db::Conn;
 use crate::domain::relations::{sole_credited, KINDS};
 use std::collections::BTreeMap;
@@ -18,25 +19,7 @@ use std::collections::BTreeMap;
 /// The most entries of each direction an invoice object (and its events) carries.
 pub const EMBEDDED: i64 = 100;
 
-/// The most rows one INSERT of `store` writes.
-const ROWS: usize = 256;
-
-/// How many rows each INSERT of `n` rows writes: `ROWS` at a time, the rest in powers of
-/// two, so that a handful of statement texts serve any count (each engine keeps its
-/// prepared statements by text).
-fn batches(mut n: usize) -> Vec<usize> {
-    let (mut out, mut size) = (Vec::new(), ROWS);
-    while n > 0 {
-        while size > n {
-            size /= 2;
-        }
-        out.push(size);
-        n -= size;
-    }
-    out
-}
-
-/// Replaces the invoice's entries with `related`'s, a batch of rows per statement (a
+/// Replaces the invoice's entries with `related`'s, many rows per statement (a
 /// document may name 100,000: one statement each held the write lock for minutes on
 /// PostgreSQL); `issued_at` is the invoice's own (the order of the documents naming
 /// another). Beside them: how many times it names each UUID (what `counts` adds up),
@@ -88,43 +71,6 @@ pub fn store(
             "UPDATE invoices SET credited_uuid = ?2 WHERE id = ?1 AND credited_uuid IS DISTINCT FROM ?2",
             params![invoice_id, credited],
         )?;
-    }
-    Ok(())
-}
-
-/// Inserts `rows` into `into` (a table and its columns), a batch per statement
-/// (`batches`): each row's values are `shared`'s, then `own`'s.
-fn insert<'a, T>(
-    conn: &Conn,
-    into: &str,
-    shared: &[&'a dyn Param],
-    rows: &'a [T],
-    own: impl Fn(&'a T) -> Vec<&'a dyn Param>,
-) -> anyhow::Result<()> {
-    let mut rest = rows;
-    for size in batches(rows.len()) {
-        let (batch, after) = rest.split_at(size);
-        let mut q = Query::new(format!("INSERT INTO {into} VALUES "));
-        for (i, row) in batch.iter().enumerate() {
-            q.sql.push_str(if i == 0 { "(" } else { ", (" });
-            for (j, value) in shared.iter().enumerate() {
-                match i {
-                    // The first row binds the shared values; the others name them again.
-                    0 => q.bind(*value),
-                    _ => q.sql.push_str(&format!("?{}", j + 1)),
-                }
-                q.sql.push_str(", ");
-            }
-            for (j, value) in own(row).into_iter().enumerate() {
-                if j > 0 {
-                    q.sql.push_str(", ");
-                }
-                q.bind(value);
-            }
-            q.sql.push(')');
-        }
-        conn.defer(&q.sql, &q.params)?;
-        rest = after;
     }
     Ok(())
 }
@@ -278,17 +224,4 @@ pub fn processed_after(
         params![after, limit],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn any_count_is_written_in_a_few_statement_shapes() {
-        assert_eq!(super::batches(0), Vec::<usize>::new());
-        assert_eq!(super::batches(1), [1]);
-        assert_eq!(super::batches(300), [256, 32, 8, 4]);
-        let many = super::batches(100_001);
-        assert_eq!(many.iter().sum::<usize>(), 100_001);
-        assert!(many.iter().all(|n| n.is_power_of_two() && *n <= 256));
-    }
 }

@@ -100,33 +100,62 @@ pub fn set_status(
     Ok(())
 }
 
-/// A metadata-only row from a listing entry; its id.
+/// A listing's entry new to the entity, to be stored as a metadata-only row.
+pub struct Listed<'a> {
+    pub id: String,
+    pub uuid: String,
+    pub status: &'static str,
+    entry: &'a Metadata,
+    /// Of the entry, as the row stores them: a type the SAT's catalog knows, exact text.
+    invoice_type: Option<&'a str>,
+    total: Option<String>,
+}
+
+impl<'a> Listed<'a> {
+    /// `entry` under `uuid` (as the listing step spells it), with a new id.
+    pub fn new(uuid: String, entry: &'a Metadata, status: &'static str) -> Listed<'a> {
+        Listed {
+            id: uuid::Uuid::now_v7().to_string(),
+            uuid,
+            status,
+            invoice_type: entry
+                .invoice_type
+                .as_deref()
+                .filter(|t| InvoiceType::from_code(t).is_some()),
+            total: entry.total.map(|t| t.to_string()),
+            entry,
+        }
+    }
+
+    pub fn invoice_type(&self) -> Option<&'a str> {
+        self.invoice_type
+    }
+}
+
+/// Metadata-only rows for `rows`, many per statement (`rows::insert`): a listing's
+/// page is mostly new entries.
 pub fn insert_metadata(
     conn: &Conn,
     owner: Owner,
     direction: Direction,
-    uuid: &str,
-    m: &Metadata,
-    status: &str,
+    rows: &[Listed],
     now: &str,
-) -> anyhow::Result<String> {
-    let id = uuid::Uuid::now_v7().to_string();
-    conn.defer(
-        "INSERT INTO invoices (id, org_id, entity_id, uuid, direction, xml_processed, type, issued_at, certified_at,
-            issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8,
-            ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
-        params![
-            id, owner.org_id, owner.entity_id,
-            uuid, direction.as_str(),
-            m.invoice_type.as_deref().filter(|t| InvoiceType::from_code(t).is_some()),
-            m.issued_at, m.certified_at,
-            m.issuer_tax_id, m.issuer_name,
-            m.receiver_tax_id, m.receiver_name,
-            m.total.map(|t| t.to_string()), status, m.cancelled_at, now,
-        ],
-    )?;
-    Ok(id)
+) -> anyhow::Result<()> {
+    crate::db::rows::insert(
+        conn,
+        "invoices (org_id, entity_id, direction, created_at, updated_at, id, uuid, type, issued_at,
+            certified_at, issuer_tax_id, issuer_name, receiver_tax_id, receiver_name, total, status, cancelled_at)",
+        &[&owner.org_id, &owner.entity_id, &direction.as_str(), &now, &now],
+        rows,
+        |r| {
+            let m = r.entry;
+            vec![
+                &r.id, &r.uuid, &r.invoice_type, &m.issued_at,
+                &m.certified_at, &m.issuer_tax_id, &m.issuer_name, &m.receiver_tax_id, &m.receiver_name,
+                &r.total, &r.status, &m.cancelled_at,
+            ]
+        },
+    )
 }
 
 /// A processed document's row (the metadata-only row, if any, becomes it), with its
