@@ -143,6 +143,21 @@ pub trait Stored: Send + Sync + 'static {
     /// A document of the organization as its read shows it (JSON text); None when it
     /// is not there, or not visible.
     fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>>;
+    /// `get` each of `ids` that is there and visible, by id (a batch's events): a
+    /// class whose read is costly reads them together.
+    fn get_all(
+        conn: &Conn,
+        org_id: &str,
+        ids: &[&str],
+    ) -> anyhow::Result<std::collections::HashMap<String, String>> {
+        let mut found = std::collections::HashMap::new();
+        for id in ids {
+            if let Some(object) = Self::get(conn, org_id, id)? {
+                found.insert(id.to_string(), object);
+            }
+        }
+        Ok(found)
+    }
     /// The stamp UUID of a visible document of the organization.
     fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>>;
     /// How many documents of the organization match `filter` and what their amounts

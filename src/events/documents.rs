@@ -13,7 +13,7 @@ use crate::db::{self, changes::Changed, classes::Stored, Db, Tx};
 use crate::domain::class::{InvoiceClass, RetentionClass};
 use rust_decimal::Decimal;
 use serde_json::{json, value::RawValue, Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Marks taken per transaction when a batch ends.
 pub const CHUNK: i64 = 500;
@@ -99,19 +99,25 @@ pub fn flush(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<usize> {
 
 fn flush_class<C: Stored>(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<usize> {
     let marks = db::changes::take(tx, &C::TRACKED, batch, limit)?;
-    for Changed {
-        id,
-        org_id,
-        before,
-        after,
-    } in &marks
-    {
-        let before = snapshot(before.as_deref())?;
-        let after = snapshot(after.as_deref())?;
-        let Some(change) = diff(before.as_ref(), after.as_ref(), C::AMOUNTS) else {
-            continue;
-        };
-        let Some(object) = C::get(tx, org_id, id)? else {
+    let mut changed = vec![];
+    for mark in &marks {
+        let before = snapshot(mark.before.as_deref())?;
+        let after = snapshot(mark.after.as_deref())?;
+        if let Some(change) = diff(before.as_ref(), after.as_ref(), C::AMOUNTS) {
+            changed.push((mark, change));
+        }
+    }
+    // Their objects, read together (an organization's at a time).
+    let mut ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (mark, _) in &changed {
+        ids.entry(&mark.org_id).or_default().push(&mark.id);
+    }
+    let mut objects = HashMap::new();
+    for (org_id, ids) in ids {
+        objects.extend(C::get_all(tx, org_id, &ids)?);
+    }
+    for (Changed { id, org_id, .. }, change) in changed {
+        let Some(object) = objects.remove(id) else {
             continue;
         };
         let (kind, changes) = match change {

@@ -386,6 +386,33 @@ fn every_parseable_stamped_sample_ingests_and_bad_ones_fail_cleanly() {
     ));
 }
 
+/// A batch's events read their invoices together (`get_all`): each object is the one
+/// `get` reads alone, relations and credits included; a metadata-only row and another
+/// organization's read are absent.
+#[test]
+fn invoices_read_together_are_the_ones_read_alone() {
+    let conn = db();
+    for (_, bytes) in crate::samples::xml_files("cfdi-samples") {
+        let _ = ingest_invoice(&conn, OWNER, Direction::Received, None, &bytes, None);
+    }
+    let listed = meta_for("00000000-0000-4000-8000-000000000001");
+    record_listing(&conn, OWNER, Direction::Received, &[listed]).expect("listing");
+    assert!(testing::count(&conn, "invoice_relations") > 0);
+    let ids: Vec<String> = conn
+        .all("SELECT id FROM invoices", db::sql::params![], |r| r.get(0))
+        .expect("ids");
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let together = db::invoices::get_all(&conn, ORG, &ids).expect("together");
+    assert!(together.len() >= 10, "the samples that store: {}", together.len());
+    assert_eq!(together.len(), ids.len() - 1, "all but the metadata-only row");
+    for id in &ids {
+        let alone = db::invoices::get(&conn, ORG, id).expect("alone");
+        assert_eq!(together.get(*id), alone.as_ref());
+    }
+    let other = db::invoices::get_all(&conn, "another-org", &ids).expect("none");
+    assert!(other.is_empty());
+}
+
 /// The events of `batch` once it ends: (event, invoice uuid, changes).
 fn flush_events(conn: &db::Memory, batch: &str) -> Vec<(String, String, serde_json::Value)> {
     let before = testing::count(conn, "events");

@@ -55,6 +55,14 @@ impl Stored for InvoiceClass {
         super::get(conn, org_id, id)
     }
 
+    fn get_all(
+        conn: &Conn,
+        org_id: &str,
+        ids: &[&str],
+    ) -> anyhow::Result<std::collections::HashMap<String, String>> {
+        super::get_all(conn, org_id, ids)
+    }
+
     fn uuid(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
         Ok(super::visible(conn, org_id, id)?.map(|(uuid, _)| uuid))
     }

@@ -262,56 +262,108 @@ pub fn list(
 /// most of that time.
 pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>> {
     let row = conn.opt(
-        &format!(
-            "SELECT {}, items_json, coalesce(items_count, 0), payments_json, {} FROM invoices{}
-             WHERE id = ?1 AND org_id = ?2 AND xml_processed = 1",
-            view::COLUMNS,
-            relations::PRESENT,
-            view::LIST_69B_JOIN
-        ),
+        &full_select("id = ?1 AND org_id = ?2"),
         params![id, org_id],
-        |r| {
-            // What follows the view's columns, in the statement's order.
-            let (items, count, payments, names, named) = (
-                view::WIDTH,
-                view::WIDTH + 1,
-                view::WIDTH + 2,
-                view::WIDTH + 3,
-                view::WIDTH + 4,
-            );
-            Ok((
-                view::render(r)?,
-                r.get::<Option<String>>(items)?,
-                r.get::<i64>(count)?,
-                r.get::<Option<String>>(payments)?,
-                r.get::<Option<String>>(view::Col::DueAmount.at())?,
-                (r.get::<i64>(names)? != 0, r.get::<i64>(named)? != 0),
-            ))
-        },
+        Full::read,
     )?;
-    let Some((mut json, items, count, payments, due, (names, named))) = row else {
-        return Ok(None);
-    };
-    // The view is an object, so it ends with `}`: reopen it.
-    anyhow::ensure!(json.ends_with('}'), "the invoice view is not a JSON object");
-    json.pop();
-    // `items_json` holds the first ITEMS_PAGE concepts (`first_items`).
-    let truncated = count > ITEMS_PAGE as i64;
-    json.push_str(&format!(
-        r#","items":{},"items_truncated":{truncated}"#,
-        items.as_deref().unwrap_or("[]")
-    ));
-    if let Some(payments) = payments {
-        json.push_str(&format!(r#","payments":{payments}"#));
+    row.map(|row| row.render(conn)).transpose()
+}
+
+/// `get` each of the organization's invoices among `ids` that is visible, by id: one
+/// statement for them all (an extraction's events render one per invoice it changed),
+/// and one more per invoice with relations.
+pub fn get_all(
+    conn: &Conn,
+    org_id: &str,
+    ids: &[&str],
+) -> anyhow::Result<HashMap<String, String>> {
+    let rows = conn.all(
+        &full_select("org_id = ?1 AND id IN (SELECT value FROM json_each(?2))"),
+        params![org_id, serde_json::to_string(ids)?],
+        Full::read,
+    )?;
+    rows.into_iter()
+        .map(|row| Ok((row.id.clone(), row.render(conn)?)))
+        .collect()
+}
+
+/// The statement of `get` and `get_all`, on the visible invoices `condition` names.
+fn full_select(condition: &str) -> String {
+    format!(
+        "SELECT {}, items_json, coalesce(items_count, 0), payments_json, {}, id FROM invoices{}
+         WHERE {condition} AND xml_processed = 1",
+        view::COLUMNS,
+        relations::PRESENT,
+        view::LIST_69B_JOIN
+    )
+}
+
+/// A row of `full_select`: the view rendered, and what the read adds to it.
+struct Full {
+    id: String,
+    json: String,
+    items: Option<String>,
+    count: i64,
+    payments: Option<String>,
+    due: Option<String>,
+    /// Whether it names documents, and whether some name it.
+    present: (bool, bool),
+}
+
+impl Full {
+    fn read(r: &crate::db::sql::Row) -> anyhow::Result<Full> {
+        // What follows the view's columns, in the statement's order.
+        let (items, count, payments, names, named, id) = (
+            view::WIDTH,
+            view::WIDTH + 1,
+            view::WIDTH + 2,
+            view::WIDTH + 3,
+            view::WIDTH + 4,
+            view::WIDTH + 5,
+        );
+        Ok(Full {
+            id: r.get(id)?,
+            json: view::render(r)?,
+            items: r.get(items)?,
+            count: r.get(count)?,
+            payments: r.get(payments)?,
+            due: r.get(view::Col::DueAmount.at())?,
+            present: (r.get::<i64>(names)? != 0, r.get::<i64>(named)? != 0),
+        })
     }
-    push_relations(conn, id, (names, named), &mut json)?;
-    let (credited, left) = credited(conn, id, due.as_deref(), named)?;
-    let left = left.map_or("null".to_string(), |l| l.to_string());
-    json.push_str(&format!(
-        r#","credited_amount":{credited},"balance_after_credits":{left}"#
-    ));
-    json.push('}');
-    Ok(Some(json))
+
+    /// The invoice object: the view with its concepts, payments, relations and credits.
+    fn render(self, conn: &Conn) -> anyhow::Result<String> {
+        let Full {
+            id,
+            mut json,
+            items,
+            count,
+            payments,
+            due,
+            present,
+        } = self;
+        // The view is an object, so it ends with `}`: reopen it.
+        anyhow::ensure!(json.ends_with('}'), "the invoice view is not a JSON object");
+        json.pop();
+        // `items_json` holds the first ITEMS_PAGE concepts (`first_items`).
+        let truncated = count > ITEMS_PAGE as i64;
+        json.push_str(&format!(
+            r#","items":{},"items_truncated":{truncated}"#,
+            items.as_deref().unwrap_or("[]")
+        ));
+        if let Some(payments) = payments {
+            json.push_str(&format!(r#","payments":{payments}"#));
+        }
+        push_relations(conn, &id, present, &mut json)?;
+        let (credited, left) = credited(conn, &id, due.as_deref(), present.1)?;
+        let left = left.map_or("null".to_string(), |l| l.to_string());
+        json.push_str(&format!(
+            r#","credited_amount":{credited},"balance_after_credits":{left}"#
+        ));
+        json.push('}');
+        Ok(json)
+    }
 }
 
 /// What the credit notes of an invoice take off it, and what is left to pay
