@@ -50,25 +50,41 @@ fn from_row(r: &Row) -> anyhow::Result<Delivery> {
     })
 }
 
-pub fn insert(
-    conn: &Conn,
-    webhook_id: &str,
-    event_id: &str,
-    next_attempt_at: &str,
-) -> anyhow::Result<String> {
-    let id = uuid::Uuid::now_v7().to_string();
-    conn.defer(
-        "INSERT INTO deliveries (id, webhook_id, event_id, status, next_attempt_at, created_at)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?5)",
-        params![
-            id,
+/// A delivery to queue: its id, webhook, event and the serial key its job keeps the
+/// webhook's events of one resource in order with.
+pub struct NewDelivery<'a> {
+    pub id: String,
+    pub webhook_id: &'a str,
+    pub event_id: &'a str,
+    pub serial: String,
+}
+
+impl<'a> NewDelivery<'a> {
+    pub fn new(webhook_id: &'a str, event_id: &'a str, serial: String) -> NewDelivery<'a> {
+        NewDelivery {
+            id: uuid::Uuid::now_v7().to_string(),
             webhook_id,
             event_id,
-            next_attempt_at,
-            crate::time::now()
-        ],
-    )?;
-    Ok(id)
+            serial,
+        }
+    }
+}
+
+/// Stores `deliveries`, pending and first due at `next_attempt_at`, many rows to a
+/// statement.
+pub fn insert_all(
+    conn: &Conn,
+    deliveries: &[NewDelivery],
+    next_attempt_at: &str,
+) -> anyhow::Result<()> {
+    let now = crate::time::now();
+    super::rows::insert(
+        conn,
+        "deliveries (status, next_attempt_at, created_at, id, webhook_id, event_id)",
+        &[&"pending", &next_attempt_at, &now],
+        deliveries,
+        |d| vec![&d.id, &d.webhook_id, &d.event_id],
+    )
 }
 
 pub fn list(

@@ -10,26 +10,35 @@ use super::sql::{params, Param, Query, Row, Stored};
 use super::Conn;
 use crate::domain::event::FeedFilter;
 
-pub struct NewEvent<'a> {
-    pub id: &'a str,
-    pub org_id: &'a str,
-    pub event: &'a str,
-    pub source: &'a str,
-    pub payload: &'a str,
-    pub created_at: &'a str,
+/// An event to store: its id, name, source, payload (JSON text) and time.
+pub struct NewEvent {
+    pub id: String,
+    pub event: &'static str,
+    pub source: String,
+    pub payload: String,
+    pub created_at: String,
 }
 
-pub fn insert(conn: &Conn, e: &NewEvent) -> anyhow::Result<()> {
-    let encoded = codec::encode_event(e.payload.as_bytes());
-    let payload: &dyn Param = match encoded.codec {
-        Codec::Identity => &e.payload,
-        _ => &encoded.bytes,
-    };
-    conn.defer(
-        "INSERT INTO events (id, org_id, event, source, payload, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![e.id, e.org_id, e.event, e.source, payload, e.created_at],
-    )?;
-    Ok(())
+/// Stores an organization's `events`, many rows to a statement, each payload
+/// compressed when that is smaller.
+pub fn insert_all(conn: &Conn, org_id: &str, events: &[NewEvent]) -> anyhow::Result<()> {
+    let rows: Vec<(&NewEvent, codec::Encoded)> = events
+        .iter()
+        .map(|e| (e, codec::encode_event(e.payload.as_bytes())))
+        .collect();
+    super::rows::insert(
+        conn,
+        "events (org_id, id, event, source, payload, created_at)",
+        &[&org_id],
+        &rows,
+        |(e, encoded)| {
+            let payload: &dyn Param = match encoded.codec {
+                Codec::Identity => &e.payload,
+                _ => &encoded.bytes,
+            };
+            vec![&e.id, &e.event, &e.source, payload, &e.created_at]
+        },
+    )
 }
 
 /// A stored payload's JSON text, from the `payload` column of a row. `Row` does not
@@ -155,14 +164,13 @@ mod tests {
         conn
     }
 
-    fn event<'a>(id: &'a str, payload: &'a str) -> NewEvent<'a> {
+    fn event(id: &str, payload: &str) -> NewEvent {
         NewEvent {
-            id,
-            org_id: "o",
+            id: id.into(),
             event: "invoice.created",
-            source: "invoices/x",
-            payload,
-            created_at: "t",
+            source: "invoices/x".into(),
+            payload: payload.into(),
+            created_at: "t".into(),
         }
     }
 
@@ -174,7 +182,7 @@ mod tests {
             r#"{{"id":"e1","event":"invoice.created","object":{object},"n":"{}"}}"#,
             "ñ".repeat(200)
         );
-        insert(&conn, &event("e1", &payload)).expect("insert");
+        insert_all(&conn, "o", &[event("e1", &payload)]).expect("insert");
         let (kind, stored): (String, i64) = conn
             .one(
                 "SELECT typeof(payload), length(payload) FROM events",
@@ -203,7 +211,7 @@ mod tests {
             params![],
         )
         .expect("old row");
-        insert(&conn, &event("tiny", "{}")).expect("insert");
+        insert_all(&conn, "o", &[event("tiny", "{}")]).expect("insert");
         assert_eq!(
             get(&conn, "o", "old").expect("get").as_deref(),
             Some("{\"id\":\"old\"}")

@@ -66,24 +66,38 @@ pub fn enqueue_for_org(
     org_id: Option<&str>,
     run_at: &str,
 ) -> anyhow::Result<()> {
+    enqueue_all_for_org(tx, kind, &[(target_id, serial_key)], org_id, run_at)
+}
+
+/// `enqueue_for_org` for each (target, serial key) of `jobs`, many rows to a statement.
+pub fn enqueue_all_for_org(
+    tx: &Tx,
+    kind: Kind,
+    jobs: &[(&str, Option<&str>)],
+    org_id: Option<&str>,
+    run_at: &str,
+) -> anyhow::Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
     tx.queued_work(work_of(kind));
     let now = crate::time::now();
     crate::origin::with(|request_id| {
-        tx.defer(
-            "INSERT INTO jobs (kind, target_id, serial_key, org_id, status, run_at, created_at, request_id)
-             VALUES (?1, ?2, ?3, ?4, 'queued', ?5, ?6, ?7)",
-            params![
-                kind.as_str(),
-                target_id,
-                serial_key,
-                org_id,
-                run_at,
-                now,
-                request_id
+        super::rows::insert(
+            tx,
+            "jobs (kind, org_id, status, run_at, created_at, request_id, target_id, serial_key)",
+            &[
+                &kind.as_str(),
+                &org_id,
+                &"queued",
+                &run_at,
+                &now,
+                &request_id,
             ],
+            jobs,
+            |(target_id, serial_key)| vec![target_id, serial_key],
         )
-    })?;
-    Ok(())
+    })
 }
 
 /// Which kinds a worker may take now, given what the others are running.

@@ -94,9 +94,11 @@ pub fn payments_of_all(
          JOIN invoices p ON p.id = e.payment_invoice_id
          ORDER BY e.paid_at, p.uuid, e.seq",
     );
-    let rows = conn.all(sql, params![entity_id, serde_json::to_string(uuids)?], |r| {
-        Ok((r.get::<String>(0)?, entry(r, 1)?))
-    })?;
+    let rows = conn.all(
+        sql,
+        params![entity_id, serde_json::to_string(uuids)?],
+        |r| Ok((r.get::<String>(0)?, entry(r, 1)?)),
+    )?;
     let mut by_uuid: HashMap<String, Vec<(String, Entry)>> = HashMap::new();
     for (uuid, e) in rows {
         by_uuid.entry(uuid).or_default().push(e);
@@ -112,7 +114,10 @@ fn entry(r: &Row, at: usize) -> anyhow::Result<(String, Entry)> {
             payment_uuid: r.get(at + 1)?,
             payment_cancelled: r.get::<String>(at + 2)? == "cancelled",
             paid_at: r.get(at + 3)?,
-            installment: r.get::<Option<i64>>(at + 4)?.map(u32::try_from).transpose()?,
+            installment: r
+                .get::<Option<i64>>(at + 4)?
+                .map(u32::try_from)
+                .transpose()?,
             previous_balance: dec(r.get(at + 5)?),
             amount_paid: dec(r.get(at + 6)?),
             outstanding_balance: dec(r.get(at + 7)?),

@@ -285,7 +285,11 @@ pub fn held_of(
         "SELECT r.uuid FROM json_each(?2) u CROSS JOIN LATERAL (
               SELECT uuid FROM retentions WHERE entity_id = ?1 AND uuid = u.value LIMIT 1) r",
     );
-    let held = conn.all(sql, params![entity_id, serde_json::to_string(uuids)?], |r| r.get(0))?;
+    let held = conn.all(
+        sql,
+        params![entity_id, serde_json::to_string(uuids)?],
+        |r| r.get(0),
+    )?;
     Ok(held.into_iter().collect())
 }
 

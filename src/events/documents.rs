@@ -8,12 +8,12 @@
 //! extraction thus sends each receiver one event per invoice it changed, however many
 //! times it touched it.
 
-use super::emit;
+use super::{emit_all, Emitted};
 use crate::db::{self, changes::Changed, classes::Stored, Db, Tx};
 use crate::domain::class::{InvoiceClass, RetentionClass};
 use rust_decimal::Decimal;
 use serde_json::{json, value::RawValue, Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Marks taken per transaction when a batch ends.
 pub const CHUNK: i64 = 500;
@@ -107,31 +107,36 @@ fn flush_class<C: Stored>(tx: &Tx, batch: &str, limit: i64) -> anyhow::Result<us
             changed.push((mark, change));
         }
     }
-    // Their objects, read together (an organization's at a time).
-    let mut ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (mark, _) in &changed {
-        ids.entry(&mark.org_id).or_default().push(&mark.id);
+    // An organization's at a time (a batch is one's): their objects read together,
+    // their events written together, in the marks' order.
+    let mut by_org: BTreeMap<&str, Vec<(&Changed, Change)>> = BTreeMap::new();
+    for (mark, change) in changed {
+        by_org.entry(&mark.org_id).or_default().push((mark, change));
     }
-    let mut objects = HashMap::new();
-    for (org_id, ids) in ids {
-        objects.extend(C::get_all(tx, org_id, &ids)?);
-    }
-    for (Changed { id, org_id, .. }, change) in changed {
-        let Some(object) = objects.remove(id) else {
-            continue;
-        };
-        let (kind, changes) = match change {
-            Change::Created => (C::CREATED, None),
-            Change::Updated(changes) => (C::UPDATED, Some(changes.into())),
-        };
-        emit(
-            tx,
-            org_id,
-            kind,
-            id,
-            &RawValue::from_string(object)?,
-            changes,
-        )?;
+    for (org_id, changed) in by_org {
+        let ids: Vec<&str> = changed.iter().map(|(mark, _)| mark.id.as_str()).collect();
+        let mut objects = C::get_all(tx, org_id, &ids)?;
+        let mut found = Vec::with_capacity(changed.len());
+        for (mark, change) in changed {
+            let Some(object) = objects.remove(&mark.id) else {
+                continue; // no longer visible
+            };
+            let (kind, changes) = match change {
+                Change::Created => (C::CREATED, None),
+                Change::Updated(changes) => (C::UPDATED, Some(changes.into())),
+            };
+            found.push((mark, kind, changes, RawValue::from_string(object)?));
+        }
+        let events = found
+            .iter_mut()
+            .map(|(mark, kind, changes, object)| Emitted {
+                kind: *kind,
+                resource_id: &mark.id,
+                object,
+                changes: changes.take(),
+            })
+            .collect();
+        emit_all(tx, org_id, events)?;
     }
     Ok(marks.len())
 }

@@ -51,7 +51,12 @@ impl Ahead {
     }
 
     /// The entity's invoice row under `uuid` (a listing's entry or a document).
-    pub fn invoice(&self, conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<Known>> {
+    pub fn invoice(
+        &self,
+        conn: &Conn,
+        entity_id: &str,
+        uuid: &str,
+    ) -> anyhow::Result<Option<Known>> {
         if self.read.contains(uuid) {
             return Ok(self.invoices.get(uuid).cloned());
         }
@@ -59,7 +64,12 @@ impl Ahead {
     }
 
     /// Whether the entity holds a retention under `uuid`.
-    pub fn holds_retention(&self, conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<bool> {
+    pub fn holds_retention(
+        &self,
+        conn: &Conn,
+        entity_id: &str,
+        uuid: &str,
+    ) -> anyhow::Result<bool> {
         if self.read.contains(uuid) {
             return Ok(self.retentions.contains(uuid));
         }

@@ -114,7 +114,10 @@ pub fn store_invoice(
         (None, None) => ("active", None),
     };
     // Only a processed document has files stored.
-    let (new, has_files) = (existing.is_none(), existing.as_ref().is_some_and(|k| k.processed));
+    let (new, has_files) = (
+        existing.is_none(),
+        existing.as_ref().is_some_and(|k| k.processed),
+    );
     let id = existing
         .map(|known| known.id)
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
@@ -142,7 +145,13 @@ pub fn store_invoice(
     } else {
         db::documents::put_first_invoice(tx, &id, &doc.xml, doc.pdf.as_ref())?;
     }
-    affected.extend(payments::replace_entries(tx, owner.entity_id, &id, cfdi, !has_files)?);
+    affected.extend(payments::replace_entries(
+        tx,
+        owner.entity_id,
+        &id,
+        cfdi,
+        !has_files,
+    )?);
     // What this batch read ahead of these UUIDs no longer holds.
     ahead.touch(&uuid);
     for paid in &affected {

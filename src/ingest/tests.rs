@@ -147,10 +147,7 @@ fn scenario_4_and_8_every_order_of_a_usd_invoice_and_its_complements() {
         .replace("6D7434A6-E3F2-47AD-9E4C-08849946AFA0", uuid)
         .into_bytes();
     every_order(vec![invoice, payment, conflicting], |conn| {
-        assert_eq!(
-            field(conn, uuid, "paid_amount").as_deref(),
-            Some("4000.00")
-        );
+        assert_eq!(field(conn, uuid, "paid_amount").as_deref(), Some("4000.00"));
         assert_eq!(field(conn, uuid, "due_amount").as_deref(), Some("1000.00"));
         let conflicts: bool = testing::invoice_column(conn, uuid, "payment_conflicts");
         assert!(conflicts);
@@ -182,7 +179,10 @@ fn a_batch_sees_what_it_stored_under_a_uuid_it_read_ahead() {
     for stored in store_batch(&conn, &[ppd, complement]) {
         stored.expect("stored");
     }
-    assert_eq!(field(&conn, paid, "paid_amount").as_deref(), Some("17852.75"));
+    assert_eq!(
+        field(&conn, paid, "paid_amount").as_deref(),
+        Some("17852.75")
+    );
 
     let retention = retention_sample("ret10-intereses-tfd10.xml");
     let ret_uuid = prepare_retention(&retention, None, Verifier::offline())
@@ -191,7 +191,12 @@ fn a_batch_sees_what_it_stored_under_a_uuid_it_read_ahead() {
         .uuid()
         .expect("stamped")
         .to_string();
-    let invoice = variant("cfdi40-ingreso-pue-real-tfd.xml", &ret_uuid, "MXN", "1000.00");
+    let invoice = variant(
+        "cfdi40-ingreso-pue-real-tfd.xml",
+        &ret_uuid,
+        "MXN",
+        "1000.00",
+    );
     let conn = db();
     let stored = store_batch(&conn, &[retention, invoice]);
     stored[0].as_ref().expect("the retention");
@@ -258,7 +263,10 @@ fn a_listing_page_writes_its_new_entries_together_and_a_repeated_one_in_order() 
     assert_eq!(pending.len(), page.len(), "every entry still needs its XML");
     assert_eq!(testing::count(&conn, "invoices"), 301);
     let repeated = "00000000-0000-4000-8000-0000000003E8";
-    assert_eq!(field(&conn, repeated, "status").as_deref(), Some("cancelled"));
+    assert_eq!(
+        field(&conn, repeated, "status").as_deref(),
+        Some("cancelled")
+    );
     assert_eq!(
         field(&conn, repeated, "cancelled_at").as_deref(),
         Some("2026-03-02T10:00:00")
@@ -267,7 +275,10 @@ fn a_listing_page_writes_its_new_entries_together_and_a_repeated_one_in_order() 
     assert_eq!(field(&conn, last, "total").as_deref(), Some("100.50"));
     assert_eq!(field(&conn, last, "type").as_deref(), Some("I"));
     // A type outside the SAT's catalog is not stored.
-    assert_eq!(field(&conn, "00000000-0000-4000-8000-000000000129", "type"), None);
+    assert_eq!(
+        field(&conn, "00000000-0000-4000-8000-000000000129", "type"),
+        None
+    );
 }
 
 #[test]
@@ -403,8 +414,16 @@ fn invoices_read_together_are_the_ones_read_alone() {
         .expect("ids");
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     let together = db::invoices::get_all(&conn, ORG, &ids).expect("together");
-    assert!(together.len() >= 10, "the samples that store: {}", together.len());
-    assert_eq!(together.len(), ids.len() - 1, "all but the metadata-only row");
+    assert!(
+        together.len() >= 10,
+        "the samples that store: {}",
+        together.len()
+    );
+    assert_eq!(
+        together.len(),
+        ids.len() - 1,
+        "all but the metadata-only row"
+    );
     for id in &ids {
         let alone = db::invoices::get(&conn, ORG, id).expect("alone");
         assert_eq!(together.get(*id), alone.as_ref());
@@ -691,8 +710,17 @@ fn an_invoice_and_a_retention_never_share_a_uuid_in_either_order() {
     let invoice = prepare(&invoice_xml, None, Verifier::offline()).expect("prepares");
     assert_eq!(invoice.cfdi.uuid().expect("stamped"), uuid);
     let store_invoice = |conn: &db::Memory| {
-        conn.tx(|tx| Ok(store_invoice(tx, OWNER, Direction::Issued, None, &invoice, &mut Ahead::none())))
-            .expect("tx")
+        conn.tx(|tx| {
+            Ok(store_invoice(
+                tx,
+                OWNER,
+                Direction::Issued,
+                None,
+                &invoice,
+                &mut Ahead::none(),
+            ))
+        })
+        .expect("tx")
     };
     let store_ret = |conn: &db::Memory| {
         conn.tx(|tx| {

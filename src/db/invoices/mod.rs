@@ -272,11 +272,7 @@ pub fn get(conn: &Conn, org_id: &str, id: &str) -> anyhow::Result<Option<String>
 /// `get` each of the organization's invoices among `ids` that is visible, by id: one
 /// statement for them all (an extraction's events render one per invoice it changed),
 /// and one more per invoice with relations.
-pub fn get_all(
-    conn: &Conn,
-    org_id: &str,
-    ids: &[&str],
-) -> anyhow::Result<HashMap<String, String>> {
+pub fn get_all(conn: &Conn, org_id: &str, ids: &[&str]) -> anyhow::Result<HashMap<String, String>> {
     let rows = conn.all(
         &full_select("org_id = ?1 AND id IN (SELECT value FROM json_each(?2))"),
         params![org_id, serde_json::to_string(ids)?],
