@@ -26,12 +26,13 @@ pub fn replace(
     entries: &[(String, Entry)],
     first: bool,
 ) -> anyhow::Result<()> {
-    if !first {
-        conn.defer(
-            "DELETE FROM payment_entries WHERE payment_invoice_id = ?1",
-            params![payment_invoice_id],
-        )?;
-    }
+    super::rows::clear(
+        conn,
+        "payment_entries",
+        "payment_invoice_id",
+        payment_invoice_id,
+        first,
+    )?;
     for (seq, (uuid, e)) in entries.iter().enumerate() {
         conn.defer(
             "INSERT INTO payment_entries (payment_invoice_id, entity_id, seq, related_uuid, paid_at, installment,

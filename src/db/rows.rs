@@ -61,6 +61,19 @@ pub fn insert<'a, T>(
     Ok(())
 }
 
+/// Deletes the rows of `table` whose `column` is `id`, before they are written again;
+/// nothing when there can be none (`first`: the invoice's first document), so most of an
+/// extraction's documents send no such statement.
+pub fn clear(conn: &Conn, table: &str, column: &str, id: &str, first: bool) -> anyhow::Result<()> {
+    if !first {
+        conn.defer(
+            &format!("DELETE FROM {table} WHERE {column} = ?1"),
+            crate::db::sql::params![id],
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

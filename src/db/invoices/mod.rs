@@ -455,12 +455,7 @@ pub fn store_item_pages(
     items: &[Item],
     first: bool,
 ) -> anyhow::Result<()> {
-    if !first {
-        conn.defer(
-            "DELETE FROM invoice_item_pages WHERE invoice_id = ?1",
-            params![invoice_id],
-        )?;
-    }
+    crate::db::rows::clear(conn, "invoice_item_pages", "invoice_id", invoice_id, first)?;
     for (page, chunk) in (1i64..).zip(items.chunks(ITEMS_PAGE).skip(1)) {
         conn.defer(
             "INSERT INTO invoice_item_pages (invoice_id, page, items_json) VALUES (?1, ?2, ?3)",

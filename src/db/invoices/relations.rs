@@ -34,13 +34,8 @@ pub fn store(
     related: &[Related],
     first: bool,
 ) -> anyhow::Result<()> {
-    if !first {
-        for table in ["invoice_relations", "invoice_relation_counts"] {
-            conn.defer(
-                &format!("DELETE FROM {table} WHERE invoice_id = ?1"),
-                params![invoice_id],
-            )?;
-        }
+    for table in ["invoice_relations", "invoice_relation_counts"] {
+        crate::db::rows::clear(conn, table, "invoice_id", invoice_id, first)?;
     }
     let rows: Vec<(i64, &Related)> = (0..).zip(related).collect();
     insert(
