@@ -89,7 +89,8 @@ pub fn store_retention(
     }
     // One UUID, one document of either class: a stored invoice of the entity holds it
     // (its metadata-only row, a listing's entry, is no document yet).
-    if let Some((_, true)) = invoices::find(tx, owner.entity_id, &uuid)? {
+    let invoice = invoices::write::known(tx, owner.entity_id, &uuid)?;
+    if invoice.is_some_and(|known| known.processed) {
         return Err(IngestError::UuidTaken { uuid });
     }
     if let Some(id) = &existing {

@@ -545,12 +545,3 @@ pub fn awaiting_xml(
         |r| r.get(0),
     )
 }
-
-/// The id of an invoice of an entity and whether its XML was processed.
-pub fn find(conn: &Conn, entity_id: &str, uuid: &str) -> anyhow::Result<Option<(String, bool)>> {
-    conn.opt(
-        "SELECT id, xml_processed FROM invoices WHERE entity_id = ?1 AND uuid = ?2",
-        params![entity_id, uuid],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )
-}

@@ -103,8 +103,8 @@ pub fn set_status(
 /// A listing's entry new to the entity, to be stored as a metadata-only row.
 pub struct Listed<'a> {
     pub id: String,
-    pub uuid: String,
-    pub status: &'static str,
+    uuid: String,
+    status: &'static str,
     entry: &'a Metadata,
     /// Of the entry, as the row stores them: a type the SAT's catalog knows, exact text.
     invoice_type: Option<&'a str>,
