@@ -155,8 +155,8 @@ CREATE TABLE IF NOT EXISTS invoices (
     -- The seal's verification (`seal::verify`, version 25): NULL until verified (what
     -- was stored before is verified in the background, `jobs::seals`).
     seal_status         TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
-    seal_json           TEXT,                     -- the `seal` object, compact JSON
     seal_awaits         TEXT,                     -- the SAT certificate its stamp waits for
+    seal_key            TEXT,                     -- its `seal` object in seal_objects (version 27)
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -339,8 +339,8 @@ CREATE TABLE IF NOT EXISTS retentions (
     created_at             TEXT NOT NULL,
     updated_at             TEXT NOT NULL,
     seal_status            TEXT CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
-    seal_json              TEXT,
     seal_awaits            TEXT,
+    seal_key               TEXT,
     UNIQUE (entity_id, uuid)
 );
 CREATE INDEX IF NOT EXISTS retentions_org_issued ON retentions (org_id, issued_at DESC, id DESC);
@@ -495,6 +495,15 @@ CREATE TABLE IF NOT EXISTS login_failures (
     key       TEXT PRIMARY KEY,                  -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
     failures  INTEGER NOT NULL,
     since     TEXT NOT NULL                      -- when this count began
+) WITHOUT ROWID;
+
+-- Each distinct `seal` object of the documents' verifications (`db::seals`), under its
+-- key: the first 16 bytes of its SHA-256 in hex. Documents refer to it by `seal_key`;
+-- those of one certificate mostly share one (version 27). Never deleted: a key names
+-- one content for good.
+CREATE TABLE IF NOT EXISTS seal_objects (
+    key     TEXT PRIMARY KEY,
+    object  TEXT NOT NULL                         -- compact JSON
 ) WITHOUT ROWID;
 
 -- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline

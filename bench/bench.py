@@ -841,7 +841,7 @@ def scenario_seals(tmp):
     db_path = os.path.join(data_dir, "cfdi-extract.db")
     db = sqlite3.connect(db_path)
     n = db.execute("SELECT count(*) FROM invoices WHERE xml_processed = 1").fetchone()[0]
-    db.execute("UPDATE invoices SET seal_status = NULL, seal_json = NULL, seal_awaits = NULL")
+    db.execute("UPDATE invoices SET seal_status = NULL, seal_key = NULL, seal_awaits = NULL")
     db.commit()
     db.close()
     pending = lambda: sqlite3.connect(f"file:{db_path}?mode=ro", uri=True).execute(

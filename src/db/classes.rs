@@ -80,6 +80,15 @@ pub fn search<'a>(conn: &Conn, q: &mut Query<'a>, search: &'a Search, columns: &
     }
 }
 
+/// The stored `seal` object (`db::seals`) of the row a statement reads (its
+/// `seal_key`), as text; a macro so that statements written as literals can splice it.
+macro_rules! seal_object {
+    () => {
+        "(SELECT so.object FROM seal_objects so WHERE so.key = seal_key)"
+    };
+}
+pub(crate) use seal_object;
+
 /// The lists' `seal` filter as a condition over a class's table (`db::seals`' columns).
 pub fn seal(filter: SealFilter) -> &'static str {
     match filter {

@@ -10,6 +10,7 @@
 pub mod changes;
 pub mod classes;
 pub mod codec;
+mod content_key;
 pub mod deliveries;
 pub mod documents;
 pub mod efirmas;

@@ -19,7 +19,8 @@ pub use crate::db::invoices::write::Owner;
 
 /// The retention view: columns and stored JSON parts (`json()` keeps their numbers'
 /// digits as written, so amounts stay exact JSON numbers).
-const VIEW_JSON: &str = "json_object(
+const VIEW_JSON: &str = concat!(
+    "json_object(
     'id', id, 'entity_id', entity_id, 'uuid', uuid, 'direction', direction, 'version', version,
     'internal_folio', internal_folio, 'issued_at', issued_at, 'certified_at', certified_at,
     'retention_key', retention_key, 'retention_description', retention_description,
@@ -30,8 +31,11 @@ const VIEW_JSON: &str = "json_object(
     'totals', json(totals_json), 'withheld_taxes', json(withheld_json),
     'complements', json(complements_json), 'related', json(related_json),
     'status', status, 'cancelled_at', cancelled_at, 'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
-    'seal', json(seal_json),
-    'created_at', created_at, 'updated_at', updated_at)";
+    'seal', json(",
+    crate::db::classes::seal_object!(),
+    "),
+    'created_at', created_at, 'updated_at', updated_at)"
+);
 
 /// Filters of `GET /v1/retentions`, already validated.
 #[derive(Debug, Default, Clone)]
@@ -230,9 +234,13 @@ impl Stored for RetentionClass {
         table: "retention_changes",
         key: "retention_id",
         source: "retentions",
-        snapshot: "json_object('status', status, 'cancelled_at', cancelled_at,
+        snapshot: concat!(
+            "json_object('status', status, 'cancelled_at', cancelled_at,
             'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
-            'seal', json(seal_json))",
+            'seal', json(",
+            crate::db::classes::seal_object!(),
+            "))"
+        ),
     };
     const CREATED: Kind = Kind::RetentionCreated;
     const UPDATED: Kind = Kind::RetentionUpdated;

@@ -1,8 +1,10 @@
 //! Each document's seal verification, in its class's own table (`seal_status`,
-//! `seal_json`, `seal_awaits`; version 26): written by the ingest with the document,
-//! and by the seal verifier (`ops::seals`) for what was stored before it and for the
-//! documents whose stamp waited for a SAT certificate. `seal_status` NULL: not
-//! verified yet.
+//! `seal_key`, `seal_awaits`; versions 26 and 27): written by the ingest with the
+//! document, and by the seal verifier (`ops::seals`) for what was stored before it and
+//! for the documents whose stamp waited for a SAT certificate. `seal_status` NULL: not
+//! verified yet. The `seal` object itself is kept once in `seal_objects` under its
+//! digest (`key`): the documents of one certificate mostly share one answer, 632 bytes
+//! a document otherwise (version 27).
 
 use super::classes::Stored;
 use super::sql::params;
@@ -13,34 +15,64 @@ use crate::seal::{Seal, Verified};
 /// cadena original stylesheet for.
 const NOT_SEALED: &str = "the document is no CFDI nor CFDI de Retenciones the SAT seals";
 
-/// The stored form of an answer: its status, the `seal` object, the awaited number.
-pub fn columns(verified: Option<&Verified>) -> anyhow::Result<(String, String, Option<String>)> {
-    let (seal, awaits) = match verified {
-        Some(v) => (v.seal.clone(), v.awaits.clone()),
-        None => (Seal::unreadable(NOT_SEALED), None),
-    };
-    let status = serde_json::to_value(seal.status)?
-        .as_str()
-        .unwrap_or("unverified")
-        .to_string();
-    Ok((status, serde_json::to_string(&seal)?, awaits))
+/// A verification's answer as it is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: String,
+    /// `object`'s key in `seal_objects` (`db::content_key`).
+    pub key: String,
+    /// The `seal` object, compact JSON.
+    pub object: String,
+    /// The SAT certificate its stamp waits for.
+    pub awaits: Option<String>,
+}
+
+impl Answer {
+    pub fn of(verified: Option<&Verified>) -> anyhow::Result<Answer> {
+        let (seal, awaits) = match verified {
+            Some(v) => (v.seal.clone(), v.awaits.clone()),
+            None => (Seal::unreadable(NOT_SEALED), None),
+        };
+        let status = serde_json::to_value(seal.status)?
+            .as_str()
+            .unwrap_or("unverified")
+            .to_string();
+        let object = serde_json::to_string(&seal)?;
+        Ok(Answer {
+            status,
+            key: super::content_key::of(&object),
+            object,
+            awaits,
+        })
+    }
+}
+
+/// Keeps `answer`'s object in `seal_objects` unless it is there (deferred: PostgreSQL
+/// sends it with the transaction's next statement). Rows are never deleted: a key
+/// names one content forever, so a document's row can refer to it before or after.
+pub fn keep(conn: &Conn, answer: &Answer) -> anyhow::Result<()> {
+    conn.defer(
+        "INSERT INTO seal_objects (key, object) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING",
+        params![answer.key, answer.object],
+    )
 }
 
 /// Stores the answer the ingest found for document `id` (it is being written in this
 /// transaction, marked for its batch's events). An invoice's is written with its row
 /// instead (`invoices::write::upsert_processed`).
 pub fn put<C: Stored>(conn: &Conn, id: &str, verified: Option<&Verified>) -> anyhow::Result<()> {
-    let (status, json, awaits) = columns(verified)?;
+    let a = Answer::of(verified)?;
+    keep(conn, &a)?;
     // Deferred (PostgreSQL sends it with the transaction's next statement), and only
     // when the answer changed: a document stored again keeps its row version.
     conn.defer(
         &format!(
-            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3
-              WHERE id = ?4 AND (seal_status IS DISTINCT FROM ?1 OR seal_json IS DISTINCT FROM ?2
+            "UPDATE {} SET seal_status = ?1, seal_key = ?2, seal_awaits = ?3
+              WHERE id = ?4 AND (seal_status IS DISTINCT FROM ?1 OR seal_key IS DISTINCT FROM ?2
                 OR seal_awaits IS DISTINCT FROM ?3)",
             C::TRACKED.source
         ),
-        params![status, json, awaits, id],
+        params![a.status, a.key, a.awaits, id],
     )?;
     Ok(())
 }
@@ -63,14 +95,15 @@ pub fn unverified<C: Stored>(conn: &Conn, limit: i64) -> anyhow::Result<Vec<Stri
 /// another writer (the ingest storing it again) answered first. No event: the document
 /// had no answer to change. Whether it was stored.
 pub fn first<C: Stored>(conn: &Conn, id: &str, verified: &Verified) -> anyhow::Result<bool> {
-    let (status, json, awaits) = columns(Some(verified))?;
+    let a = Answer::of(Some(verified))?;
+    keep(conn, &a)?;
     let changed = conn.exec(
         &format!(
-            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3
+            "UPDATE {} SET seal_status = ?1, seal_key = ?2, seal_awaits = ?3
              WHERE id = ?4 AND seal_status IS NULL",
             C::TRACKED.source
         ),
-        params![status, json, awaits, id],
+        params![a.status, a.key, a.awaits, id],
     )?;
     Ok(changed > 0)
 }
@@ -110,14 +143,15 @@ pub fn again<C: Stored>(
     verified: &Verified,
     now: &str,
 ) -> anyhow::Result<bool> {
-    let (status, json, awaits) = columns(Some(verified))?;
+    let a = Answer::of(Some(verified))?;
+    keep(conn, &a)?;
     let changed = conn.exec(
         &format!(
-            "UPDATE {} SET seal_status = ?1, seal_json = ?2, seal_awaits = ?3, updated_at = ?4
+            "UPDATE {} SET seal_status = ?1, seal_key = ?2, seal_awaits = ?3, updated_at = ?4
              WHERE id = ?5 AND seal_awaits = ?6",
             C::TRACKED.source
         ),
-        params![status, json, awaits, now, id, number],
+        params![a.status, a.key, a.awaits, now, id, number],
     )?;
     Ok(changed > 0)
 }
@@ -145,10 +179,11 @@ pub fn invalid_in_period(conn: &Conn, p: &super::summary::Period) -> anyhow::Res
     ] {
         conn.each(
             &format!(
-                "SELECT id, uuid, issued_at, issuer_tax_id, receiver_tax_id, seal_json FROM {table}
+                "SELECT id, uuid, issued_at, issuer_tax_id, receiver_tax_id, {} FROM {table}
                  WHERE entity_id = ?1 AND org_id = ?2 AND direction = ?3{visible}
                    AND issued_at >= ?4 AND issued_at < ?5 AND seal_status = 'invalid'
-                 ORDER BY issued_at, id"
+                 ORDER BY issued_at, id",
+                super::classes::seal_object!()
             ),
             params![p.entity_id, p.org_id, p.direction, p.from, p.before],
             |r| {

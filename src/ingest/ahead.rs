@@ -19,6 +19,8 @@ pub struct Ahead {
     invoices: HashMap<String, Known>,
     retentions: HashSet<String>,
     payments: HashMap<String, Vec<(String, Entry)>>,
+    /// The `seal` objects the batch kept (`db::seals::keep`), by key.
+    seals: HashSet<String>,
 }
 
 impl Ahead {
@@ -42,12 +44,19 @@ impl Ahead {
             retentions: db::retentions::held_of(conn, entity_id, &list)?,
             payments: db::payment_entries::payments_of_all(conn, entity_id, &list)?,
             read,
+            seals: HashSet::new(),
         })
     }
 
     /// The batch wrote something under `uuid`: what was read ahead of it is stale.
     pub fn touch(&mut self, uuid: &str) {
         self.read.remove(uuid);
+    }
+
+    /// Whether the batch has yet to keep the `seal` object `key` (it shares one
+    /// transaction): the documents of one certificate mostly share one.
+    pub fn first_seal(&mut self, key: &str) -> bool {
+        self.seals.insert(key.to_string())
     }
 
     /// The entity's invoice row under `uuid` (a listing's entry or a document).

@@ -123,6 +123,10 @@ pub fn store_invoice(
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let entries = ahead.payments_of(tx, owner.entity_id, &uuid)?;
     let own = payments::own_aggregate(entries, cfdi, status == "cancelled");
+    let seal = db::seals::Answer::of(doc.seal.as_ref())?;
+    if ahead.first_seal(&seal.key) {
+        db::seals::keep(tx, &seal)?;
+    }
     write::upsert_processed(
         tx,
         owner,
@@ -135,7 +139,7 @@ pub fn store_invoice(
         cancelled_at.as_deref(),
         doc.pdf.is_some(),
         &own,
-        &db::seals::columns(doc.seal.as_ref())?,
+        (&seal.status, &seal.key, seal.awaits.as_deref()),
     )?;
     if new {
         db::changes::mark_new(tx, &InvoiceClass::TRACKED, owner.batch, &id)?;

@@ -107,7 +107,8 @@ fn a_plain_token_from_schema_1_is_sealed_at_start_and_still_signs() {
          DROP INDEX invoices_seal_pending;
          DROP INDEX invoices_seal_awaits;
          ALTER TABLE invoices DROP COLUMN seal_status;
-         ALTER TABLE invoices DROP COLUMN seal_json;
+         ALTER TABLE invoices DROP COLUMN seal_key;
+         DROP TABLE seal_objects;
          ALTER TABLE invoices DROP COLUMN seal_awaits;
          DROP INDEX invoice_relations_named;
          ALTER TABLE invoice_relations DROP COLUMN invoice_issued_at;

@@ -4,7 +4,7 @@
 //! the binary is refused, by `serve` and by `check`.
 
 use crate::common::app::{add_user, cli_on, command, email, eventually, Creds, TestApp, DEADLINE};
-use crate::common::engine::OnTestDatabase;
+use crate::common::engine::{OnTestDatabase, TestDb};
 use crate::common::invoices::{
     extract, import_samples, month, sample_bytes, stored_certificate, stored_document,
 };
@@ -265,10 +265,10 @@ fn back_to_schema_25(dir: &std::path::Path) {
     conn.execute_batch(
         "DROP INDEX invoices_seal_pending; DROP INDEX invoices_seal_awaits;
          DROP INDEX retentions_seal_pending; DROP INDEX retentions_seal_awaits;
-         ALTER TABLE invoices DROP COLUMN seal_status; ALTER TABLE invoices DROP COLUMN seal_json;
+         ALTER TABLE invoices DROP COLUMN seal_status; ALTER TABLE invoices DROP COLUMN seal_key;
          ALTER TABLE invoices DROP COLUMN seal_awaits;
-         ALTER TABLE retentions DROP COLUMN seal_status; ALTER TABLE retentions DROP COLUMN seal_json;
-         ALTER TABLE retentions DROP COLUMN seal_awaits;
+         ALTER TABLE retentions DROP COLUMN seal_status; ALTER TABLE retentions DROP COLUMN seal_key;
+         ALTER TABLE retentions DROP COLUMN seal_awaits; DROP TABLE seal_objects;
          PRAGMA user_version = 25;",
     )
     .expect("schema 25");
@@ -332,4 +332,80 @@ fn documents_stored_before_seals_were_verified_are_verified_once_in_the_backgrou
     let after = client.list_all("/v1/events?event=invoice.updated", 100);
     assert_eq!(after.len(), updates, "{after:?}");
     assert_eq!(verified, stored, "the same objects, the same answers");
+}
+
+/// A version 26 database, whose rows each held their `seal` object, moves each distinct
+/// object to `seal_objects` once and keeps its key in the rows (version 27): the same
+/// objects listed, no event, and one stored object where every invoice held a copy.
+#[test]
+fn seal_objects_held_by_each_row_move_to_one_stored_copy_each() {
+    let mut app = TestApp::spawn_with(&[]);
+    let client = app.client();
+    let entity = crate::common::invoices::id_of(&crate::common::invoices::valid_entity(
+        &client,
+        "AAA010101AAA",
+        "sandbox1",
+    ));
+    extract(
+        &client,
+        &entity,
+        month(2025, 3).0,
+        month(2025, 3).0,
+        "issued",
+    );
+    let stored = eventually(DEADLINE, "every stamp verified", || {
+        let all = client.list_all("/v1/invoices", 100);
+        all.iter()
+            .all(|i| i["seal"]["status"] == "valid")
+            .then_some(all)
+    });
+    assert!(stored.len() > 1);
+    let events = client.list_all("/v1/events", 100).len();
+    app.kill();
+    let mut db = TestDb::open(app.data_dir());
+    let text = db.pick("TEXT", "TEXT COLLATE \"C\"").to_string();
+    let version = db.pick(
+        "PRAGMA user_version = 26",
+        "UPDATE cfdi_extract_schema SET version = 26",
+    );
+    db.batch(&format!(
+        "ALTER TABLE invoices ADD COLUMN seal_json {text};
+         UPDATE invoices SET seal_json = (SELECT object FROM seal_objects WHERE key = seal_key);
+         ALTER TABLE invoices DROP COLUMN seal_key;
+         ALTER TABLE retentions ADD COLUMN seal_json {text};
+         ALTER TABLE retentions DROP COLUMN seal_key;
+         DROP TABLE seal_objects;
+         {version};"
+    ));
+    drop(db);
+    app.start();
+    let client = app.client();
+    assert_eq!(client.list_all("/v1/invoices", 100), stored);
+    assert_eq!(client.list_all("/v1/events", 100).len(), events);
+    let mut db = TestDb::open(app.data_dir());
+    let version = db
+        .pick(
+            "PRAGMA user_version",
+            "SELECT version FROM cfdi_extract_schema",
+        )
+        .to_string();
+    assert!(
+        db.try_rows("SELECT seal_json FROM invoices", &[]).is_err(),
+        "the column is gone"
+    );
+    let mut count = |sql: &str| db.value(sql, &[]).int().expect(sql);
+    assert_eq!(count(&version), cfdi_extract::db::migrate::VERSION);
+    assert_eq!(
+        count("SELECT count(*) FROM seal_objects"),
+        1,
+        "one certificate, one answer"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM invoices WHERE xml_processed = 1 AND seal_key IS NOT NULL"),
+        stored.len() as i64
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM invoices WHERE seal_key NOT IN (SELECT key FROM seal_objects)"),
+        0
+    );
 }

@@ -21,7 +21,8 @@ impl Stored for InvoiceClass {
         table: "invoice_changes",
         key: "invoice_id",
         source: "invoices",
-        snapshot: "CASE WHEN xml_processed = 1 THEN json_object(
+        snapshot: concat!(
+            "CASE WHEN xml_processed = 1 THEN json_object(
             'status', status, 'cancelled_at', cancelled_at,
             'has_pdf', json(CASE WHEN has_pdf <> 0 THEN 'true' ELSE 'false' END),
             'paid_amount', paid_amount, 'due_amount', due_amount,
@@ -30,7 +31,10 @@ impl Stored for InvoiceClass {
             'sat_status', json(CASE WHEN sat_state IS NOT NULL THEN json_object(
                 'state', sat_state, 'cancellable', sat_cancellable,
                 'cancellation_status', sat_cancellation_status, 'efos', sat_efos) END),
-            'seal', json(seal_json)) END",
+            'seal', json(",
+            crate::db::classes::seal_object!(),
+            ")) END"
+        ),
     };
     const CREATED: Kind = Kind::InvoiceCreated;
     const UPDATED: Kind = Kind::InvoiceUpdated;

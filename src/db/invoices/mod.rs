@@ -190,7 +190,7 @@ fn list_sql<'a>(
     after: Option<&'a (&'a str, &'a str)>,
     limit: &'a dyn Param,
 ) -> Query<'a> {
-    let mut q = filtered(conn, view::COLUMNS, view::LIST_69B_JOIN, org_id, f);
+    let mut q = filtered(conn, view::COLUMNS, view::JOINS, org_id, f);
     let (after_clause, order_by) = f.order.sql();
     if let Some((at, id)) = after {
         q.after(after_clause, at, id);
@@ -290,7 +290,7 @@ fn full_select(condition: &str) -> String {
          WHERE {condition} AND xml_processed = 1",
         view::COLUMNS,
         relations::PRESENT,
-        view::LIST_69B_JOIN
+        view::JOINS
     )
 }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 crate::db::sql::columns! {
-    /// The view's columns, in `render`'s order; `LIST_69B_JOIN` gives the `x.` ones.
+    /// The view's columns, in `render`'s order; `JOINS` gives the `so.` and `x.` ones.
     Id = "id",
     EntityId = "entity_id",
     Uuid = "uuid",
@@ -51,7 +51,7 @@ crate::db::sql::columns! {
     SatEfos = "sat_efos",
     SatCheckedAt = "sat_checked_at",
     SatCheckAt = "sat_check_at",
-    SealJson = "seal_json",
+    SealObject = "so.object",
     CreatedAt = "created_at",
     UpdatedAt = "updated_at",
     List69bRfc = "x.rfc",
@@ -68,8 +68,10 @@ crate::db::sql::columns! {
     List69bListId = "x.list_id",
 }
 
-/// The counterparty's entry in the 69-B list (at most one: `rfc` is its key).
-pub(super) const LIST_69B_JOIN: &str = " LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
+/// The invoice's `seal` object (`db::seals`), and the counterparty's entry in the 69-B
+/// list (at most one: `rfc` is its key).
+pub(super) const JOINS: &str = " LEFT JOIN seal_objects so ON so.key = seal_key \
+    LEFT JOIN efos_entries x ON x.rfc = upper(CASE \
     WHEN direction = 'issued' THEN receiver_tax_id ELSE issuer_tax_id END)";
 
 #[derive(Serialize)]
@@ -233,7 +235,7 @@ pub(super) fn render(r: &Row) -> anyhow::Result<String> {
         payment_conflicts: flag(PaymentConflicts)?,
         items_count: r.get::<Option<i64>>(ItemsCount.at())?.unwrap_or(0),
         sat_status,
-        seal: text(SealJson)?
+        seal: text(SealObject)?
             .map(serde_json::from_str::<&RawValue>)
             .transpose()?,
         counterparty_69b,

@@ -165,7 +165,8 @@ pub fn insert_metadata(
 /// downloads a period's package again, an import repeats a file) keeps its `updated_at`
 /// unless something a client sees changed, so `updated_since` reports only real
 /// changes. (SET expressions read the row as it was before the update.) The seal's
-/// answer (`seals::columns`) is written with the row, not by an update after it: on
+/// answer (`seals::Answer`: its status, its object's key, the certificate it awaits;
+/// the object kept by the caller) is written with the row, not by an update after it: on
 /// PostgreSQL each update writes a new row version and an entry in each index.
 /// `first`: no document of this invoice was stored before (what one would have
 /// written beside the row, its concepts' pages and relations, is not there to replace).
@@ -182,10 +183,9 @@ pub fn upsert_processed(
     cancelled_at: Option<&str>,
     has_pdf: bool,
     agg: &Aggregate,
-    seal: &(String, String, Option<String>),
+    seal: (&str, &str, Option<&str>),
 ) -> anyhow::Result<()> {
     let now = crate::time::now();
-    let (seal_status, seal_json, seal_awaits) = seal;
     let payments_json = (c.invoice_type == InvoiceType::P)
         .then(|| serde_json::to_string(&c.payments))
         .transpose()?;
@@ -195,7 +195,7 @@ pub fn upsert_processed(
             receiver_cfdi_use, currency, exchange_rate, subtotal, discount, taxes_transferred, taxes_withheld, total,
             payment_method, payment_form, status, cancelled_at, has_pdf, items_json, items_count, payments_json,
             stated_taxes_json, paid_amount, due_amount, last_payment_date, fully_paid_at, payment_conflicts, outstanding,
-            sat_check_at, created_at, updated_at, seal_status, seal_json, seal_awaits)
+            sat_check_at, created_at, updated_at, seal_status, seal_key, seal_awaits)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?8, ?9,
             ?10, ?11, ?12, ?13, ?14, ?15, ?16,
             ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24,
@@ -219,7 +219,7 @@ pub fn upsert_processed(
             paid_amount = excluded.paid_amount, due_amount = excluded.due_amount,
             last_payment_date = excluded.last_payment_date, fully_paid_at = excluded.fully_paid_at,
             payment_conflicts = excluded.payment_conflicts, outstanding = excluded.outstanding,
-            seal_status = excluded.seal_status, seal_json = excluded.seal_json,
+            seal_status = excluded.seal_status, seal_key = excluded.seal_key,
             seal_awaits = excluded.seal_awaits,
             sat_check_at = CASE WHEN invoices.sat_checked_at IS NULL AND invoices.sat_check_at IS NULL
                 THEN excluded.sat_check_at ELSE invoices.sat_check_at END,
@@ -255,7 +255,7 @@ pub fn upsert_processed(
             agg.last_payment_date, agg.fully_paid_at, agg.payment_conflicts,
             agg.due_amount > rust_decimal::Decimal::ZERO, now,
             // ?41-?43
-            seal_status, seal_json, seal_awaits,
+            seal.0, seal.1, seal.2,
         ],
     )?;
     super::store_item_pages(tx, id, &c.items, first)?;

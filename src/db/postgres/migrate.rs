@@ -80,6 +80,28 @@ const STEPS: &[(i64, &str)] = &[
          ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_json TEXT COLLATE \"C\";
          ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_awaits TEXT COLLATE \"C\";",
     ),
+    // SQLite's version 27 (`move_seals`): each `seal` object once, in `seal_objects`,
+    // under the key `db::content_key` computes (the first 16 bytes of its SHA-256, hex).
+    (
+        27,
+        "CREATE TABLE IF NOT EXISTS seal_objects (
+             key     TEXT COLLATE \"C\" PRIMARY KEY,
+             object  TEXT COLLATE \"C\" NOT NULL
+         );
+         ALTER TABLE invoices ADD COLUMN IF NOT EXISTS seal_key TEXT COLLATE \"C\";
+         ALTER TABLE retentions ADD COLUMN IF NOT EXISTS seal_key TEXT COLLATE \"C\";
+         INSERT INTO seal_objects (key, object)
+             SELECT DISTINCT left(encode(sha256(convert_to(seal_json, 'UTF8')), 'hex'), 32), seal_json
+               FROM (SELECT seal_json FROM invoices UNION SELECT seal_json FROM retentions) o
+              WHERE seal_json IS NOT NULL
+             ON CONFLICT DO NOTHING;
+         UPDATE invoices SET seal_key = left(encode(sha256(convert_to(seal_json, 'UTF8')), 'hex'), 32)
+          WHERE seal_json IS NOT NULL;
+         UPDATE retentions SET seal_key = left(encode(sha256(convert_to(seal_json, 'UTF8')), 'hex'), 32)
+          WHERE seal_json IS NOT NULL;
+         ALTER TABLE invoices DROP COLUMN seal_json;
+         ALTER TABLE retentions DROP COLUMN seal_json;",
+    ),
 ];
 
 pub fn apply(conn: &Connection) -> anyhow::Result<()> {

@@ -168,8 +168,8 @@ CREATE TABLE IF NOT EXISTS invoices (
     -- The seal's verification (`seal::verify`, version 25): NULL until verified (what
     -- was stored before is verified in the background, `jobs::seals`).
     seal_status         TEXT COLLATE "C" CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
-    seal_json           TEXT COLLATE "C",          -- the `seal` object, compact JSON
     seal_awaits         TEXT COLLATE "C",          -- the SAT certificate its stamp waits for
+    seal_key            TEXT COLLATE "C",          -- its `seal` object in seal_objects (version 27)
     UNIQUE (entity_id, uuid)
 );
 -- Listing is newest issued_at first within an organization; the partial indexes keep
@@ -357,8 +357,8 @@ CREATE TABLE IF NOT EXISTS retentions (
     created_at             TEXT COLLATE "C" NOT NULL,
     updated_at             TEXT COLLATE "C" NOT NULL,
     seal_status            TEXT COLLATE "C" CHECK (seal_status IN ('valid', 'invalid', 'unverified')),
-    seal_json              TEXT COLLATE "C",
     seal_awaits            TEXT COLLATE "C",
+    seal_key               TEXT COLLATE "C",
     UNIQUE (entity_id, uuid)
 );
 CREATE INDEX IF NOT EXISTS retentions_org_issued ON retentions (org_id, issued_at DESC, id DESC);
@@ -516,6 +516,15 @@ CREATE TABLE IF NOT EXISTS login_failures (
     key       TEXT COLLATE "C" PRIMARY KEY,      -- a:ADDRESS or e:ADDRESS:EMAIL-HASH
     failures  BIGINT NOT NULL,
     since     TEXT COLLATE "C" NOT NULL          -- when this count began
+);
+
+-- Each distinct `seal` object of the documents' verifications (`db::seals`), under its
+-- key: the first 16 bytes of its SHA-256 in hex. Documents refer to it by `seal_key`;
+-- those of one certificate mostly share one (version 27). Never deleted: a key names
+-- one content for good.
+CREATE TABLE IF NOT EXISTS seal_objects (
+    key     TEXT COLLATE "C" PRIMARY KEY,
+    object  TEXT COLLATE "C" NOT NULL             -- compact JSON
 );
 
 -- The SAT's stamping certificates (NoCertificadoSAT → DER), to verify SelloSAT offline

@@ -3,12 +3,12 @@
 //! the steps after its version (they bring its existing tables to the current shape),
 //! then `schema.sql` adds whatever is new. A new database runs `schema.sql` alone.
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The schema version this binary writes.
-pub const VERSION: i64 = 26;
+pub const VERSION: i64 = 27;
 
 /// Forward migrations: `(version, sql)` run in order for databases older than `version`.
 /// Version 1 is the base schema.
@@ -347,6 +347,54 @@ ALTER TABLE retentions ADD COLUMN seal_json TEXT;
 ALTER TABLE retentions ADD COLUMN seal_awaits TEXT;
 ";
 
+/// Version 27: the `seal` objects move from each document's row (`seal_json`) to
+/// `seal_objects`, once each, and the row keeps its key (`db::content_key`). Runs after
+/// `schema.sql` (which creates `seal_objects`) on each table that still has the column.
+fn move_seals(tx: &Transaction) -> anyhow::Result<()> {
+    for table in ["invoices", "retentions"] {
+        let has = |column: &str| {
+            tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+                [table, column],
+                |r| r.get::<_, bool>(0),
+            )
+        };
+        if !has("seal_json")? {
+            continue;
+        }
+        if !has("seal_key")? {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN seal_key TEXT"))?;
+        }
+        tx.execute_batch(
+            "CREATE TEMP TABLE IF NOT EXISTS seal_moved (object TEXT PRIMARY KEY, key TEXT NOT NULL)",
+        )?;
+        let objects: Vec<String> = tx
+            .prepare(&format!(
+                "SELECT DISTINCT seal_json FROM {table} WHERE seal_json IS NOT NULL"
+            ))?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        for object in objects {
+            let key = crate::db::content_key::of(&object);
+            tx.execute(
+                "INSERT INTO seal_objects (key, object) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                [&key, &object],
+            )?;
+            tx.execute(
+                "INSERT INTO temp.seal_moved (object, key) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                [&object, &key],
+            )?;
+        }
+        tx.execute_batch(&format!(
+            "UPDATE {table} SET seal_key = (SELECT key FROM temp.seal_moved WHERE object = seal_json)
+              WHERE seal_json IS NOT NULL;
+             ALTER TABLE {table} DROP COLUMN seal_json;"
+        ))?;
+    }
+    tx.execute_batch("DROP TABLE IF EXISTS temp.seal_moved")?;
+    Ok(())
+}
+
 pub fn apply(conn: &mut Connection) -> anyhow::Result<()> {
     // Table rebuilds must not cascade (see STEP_6). The pragma is ignored inside a
     // transaction, so it is set around it and restored whatever happens.
@@ -388,6 +436,9 @@ fn apply_steps(conn: &mut Connection) -> anyhow::Result<()> {
         tx.execute_batch(STEP_26_RETENTIONS)?;
     }
     tx.execute_batch(SCHEMA)?;
+    if from < 27 {
+        move_seals(&tx)?;
+    }
 
     if current != VERSION {
         tx.pragma_update(None, "user_version", VERSION)?;
