@@ -1028,7 +1028,78 @@ def engines_only():
         print(f"| {engine} | {what} | {value} |")
 
 
+def versus_round(binary):
+    """One round of `versus` on a fresh data directory with `binary`: the rows a change
+    is most likely to move, on one BIG month (so the listing and the disk are at that
+    size, not at BENCH_INVOICES)."""
+    global BIN
+    kept, BIN = BIN, binary
+    tmp = tempfile.mkdtemp(prefix="cfdi-bench-")
+    try:
+        data_dir = os.path.join(tmp, "main")
+        server = Server(data_dir, binary=binary)
+        idle = server.rss()
+        big, hooks = new_user(data_dir, "Big"), new_user(data_dir, "Hooks")
+        up = wrk(server.base + "/up")
+        trivial = wrk(server.base + "/v1/webhooks", header=f"Authorization: {basic(hooks)}")
+        cpu = cpu_seconds(server.proc.pid)
+        ingest = month_ingest(server, big, 0)
+        ingest["cpu"] = (cpu_seconds(server.proc.pid) - cpu) * 1e6 / ingest["n"]
+        page = wrk(server.base + "/v1/invoices?limit=50", header=f"Authorization: {basic(big)}")
+        receiver = deliveries.Receiver(ROOT)
+        call(server, "POST", "/v1/webhooks", hooks, {"url": receiver.url, "events": ["invoice.created"]})
+        fanout = webhook_fanout(server, hooks, receiver)
+        peak = server.peak()
+        server.stop()
+        db_path = os.path.join(data_dir, "cfdi-extract.db")
+        db = sqlite3.connect(db_path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        invoices = db.execute("SELECT count(*) FROM invoices").fetchone()[0]
+        db.close()
+        return {"up": up["rps"], "trivial": trivial["rps"], "ratio": 100 * trivial["rps"] / up["rps"],
+                "ingest": ingest["rate"], "ingest_cpu": ingest["cpu"], "n": ingest["n"],
+                "page_rps": page["rps"], "page_p99": page["p99"], "fanout": fanout["rate"],
+                "disk": os.path.getsize(db_path) / invoices, "idle": idle, "peak": peak}
+    finally:
+        BIN = kept
+        subprocess.run(["rm", "-rf", tmp])
+
+
+def versus_only():
+    """`BENCH_BEFORE=path bench/run versus`: this build against another binary on this
+    host, alternating, BENCH_RUNS rounds each on a fresh data directory, for the rows a
+    change is most likely to move (1, 2, 3, 5, 6, 7, 12 at one BIG month): whether a
+    change made a row fall back, which tables from different days (and hosts' paces)
+    cannot say. Prints the rows, writes nothing."""
+    before = os.environ.get("BENCH_BEFORE")
+    if not before:
+        sys.exit("versus needs BENCH_BEFORE=path of the binary to compare with")
+    runs = {"before": [], "this build": []}
+    for _ in range(RUNS):
+        for label, binary in (("before", before), ("this build", BIN)):
+            runs[label].append(versus_round(binary))
+            log(f"{label}: {runs[label][-1]}")
+    rows = [("1", "`GET /up`, 64 connections", "up", "{:,.0f} req/s"),
+            ("2", "authenticated `GET /v1/webhooks` (empty org)", "trivial", "{:,.0f} req/s"),
+            ("2", "(2) as a share of (1)", "ratio", "{:.0f}%"),
+            ("3", "`GET /v1/invoices?limit=50` on one BIG month, 64 connections", "page_rps", "{:,.0f} req/s"),
+            ("3", "same, p99", "page_p99", "{:.1f} ms"),
+            ("5", "ingest: BIG month end to end", "ingest", "{:,.0f} invoices/s"),
+            ("5", "the server's CPU per invoice stored", "ingest_cpu", "{:,.0f} µs"),
+            ("6", "fan-out of one extraction's invoice.created events", "fanout", "{:,.0f} deliveries/s"),
+            ("7", "RSS idle", "idle", "{:.0f} MiB"),
+            ("7", "peak RSS", "peak", "{:.0f} MiB"),
+            ("12", "disk after a checkpoint, one BIG month", "disk", "{:,.0f} B per invoice")]
+    print(f"| # | Scenario | before ({os.path.basename(before)}) | this build | runs |")
+    print("|---|---|---|---|---|")
+    for n, what, key, form in rows:
+        cells = [form.format(median_of(runs[label], key)) for label in runs]
+        spread = "; ".join(", ".join(form.format(r[key]) for r in runs[label]) for label in runs)
+        print(f"| {n} | {what} | {cells[0]} | {cells[1]} | {spread} |")
+
+
 if __name__ == "__main__":
     modes = {"exports": exports_only, "fanout": fanout_only, "listing": listing_only, "status": status_only,
-             "engines": engines_only, "list69b": list_69b_only, "seals": seals_only}
+             "engines": engines_only, "list69b": list_69b_only, "seals": seals_only,
+             "versus": versus_only}
     sys.exit(modes[sys.argv[1]]() if sys.argv[1:2] and sys.argv[1] in modes else main())
