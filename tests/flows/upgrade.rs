@@ -274,10 +274,10 @@ fn back_to_schema_25(dir: &std::path::Path) {
     .expect("schema 25");
 }
 
-#[test]
-fn documents_stored_before_seals_were_verified_are_verified_once_in_the_background() {
-    sqlite_only!("a schema 25 SQLite file upgraded in place");
-    let mut app = TestApp::spawn_with(&[]);
+/// A server with a sandbox taxpayer's month extracted and every stamp verified, and the
+/// month's invoices as listed.
+fn a_verified_month() -> (TestApp, Vec<serde_json::Value>) {
+    let app = TestApp::spawn_with(&[]);
     let client = app.client();
     // Validated first: an extraction of a pending credential fails.
     let entity = crate::common::invoices::id_of(&crate::common::invoices::valid_entity(
@@ -300,6 +300,14 @@ fn documents_stored_before_seals_were_verified_are_verified_once_in_the_backgrou
             .all(|i| i["seal"]["status"] == "valid")
             .then_some(all)
     });
+    (app, stored)
+}
+
+#[test]
+fn documents_stored_before_seals_were_verified_are_verified_once_in_the_background() {
+    sqlite_only!("a schema 25 SQLite file upgraded in place");
+    let (mut app, stored) = a_verified_month();
+    let client = app.client();
     assert!(!stored.is_empty());
     let updates = client
         .list_all("/v1/events?event=invoice.updated", 100)
@@ -339,26 +347,8 @@ fn documents_stored_before_seals_were_verified_are_verified_once_in_the_backgrou
 /// objects listed, no event, and one stored object where every invoice held a copy.
 #[test]
 fn seal_objects_held_by_each_row_move_to_one_stored_copy_each() {
-    let mut app = TestApp::spawn_with(&[]);
+    let (mut app, stored) = a_verified_month();
     let client = app.client();
-    let entity = crate::common::invoices::id_of(&crate::common::invoices::valid_entity(
-        &client,
-        "AAA010101AAA",
-        "sandbox1",
-    ));
-    extract(
-        &client,
-        &entity,
-        month(2025, 3).0,
-        month(2025, 3).0,
-        "issued",
-    );
-    let stored = eventually(DEADLINE, "every stamp verified", || {
-        let all = client.list_all("/v1/invoices", 100);
-        all.iter()
-            .all(|i| i["seal"]["status"] == "valid")
-            .then_some(all)
-    });
     assert!(stored.len() > 1);
     let events = client.list_all("/v1/events", 100).len();
     app.kill();
