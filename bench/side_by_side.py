@@ -64,7 +64,10 @@ def _page_sql(root):
         text = re.search(rf'const {name}: &str = "(.*?)";', source, re.S).group(1)
         return re.sub(r"\\\n\s*", "", text)  # Rust's line continuations
 
-    return (f"SELECT {const('COLUMNS')} FROM invoices{const('LIST_69B_JOIN')} WHERE org_id = ? AND xml_processed = 1"
+    # The `columns!` macro's entries (`Name = "sql",`), in order, as its COLUMNS joins them.
+    block = re.search(r"columns! \{(.*?)\n\}", source, re.S).group(1)
+    columns = ", ".join(re.findall(r'^\s*\w+ = "(.*?)",', block, re.M))
+    return (f"SELECT {columns} FROM invoices{const('JOINS')} WHERE org_id = ? AND xml_processed = 1"
             " ORDER BY issued_at DESC, id DESC LIMIT 51")
 
 
